@@ -1,0 +1,74 @@
+"""Settings, read once from the environment and an optional `.env` file.
+
+Every field is listed with a comment in `.env.example`. `DATABASE_URL` picks the engine:
+`sqlite+aiosqlite:///...` (embedded default) or `postgresql+asyncpg://...` (production).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRET = "change-me-in-production"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration for the API, the CLI and the tests."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ORRERY_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    env: Literal["development", "test", "production"] = "development"
+    """Deployment mode; `production` refuses placeholder secrets."""
+
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///./orrery.db",
+        validation_alias=AliasChoices("DATABASE_URL", "ORRERY_DATABASE_URL"),
+    )
+    """SQLAlchemy async URL: SQLite (aiosqlite) or PostgreSQL (asyncpg)."""
+
+    db_echo: bool = False
+    """Log every SQL statement (debugging only)."""
+
+    db_pool_size: int = Field(default=10, ge=1, le=200)
+    """Connection pool size per process (PostgreSQL only)."""
+
+    sqlite_busy_timeout_ms: int = Field(default=5000, ge=0)
+    """How long a SQLite writer waits for a lock before failing."""
+
+    secret_key: str = PLACEHOLDER_SECRET
+    """Server secret mixed into API-key hashes; changing it invalidates every key."""
+
+    host: str = "127.0.0.1"
+    """Interface `orrery serve` binds to."""
+
+    port: int = Field(default=8000, ge=1, le=65535)
+    """Port `orrery serve` listens on."""
+
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """Log level for the server and CLI."""
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secret(self) -> Settings:
+        if self.env == "production" and self.secret_key == PLACEHOLDER_SECRET:
+            raise ValueError("ORRERY_SECRET_KEY must be set to a real secret when ORRERY_ENV=production")
+        return self
+
+    @property
+    def dialect(self) -> str:
+        """`sqlite` or `postgresql`, from the URL scheme."""
+        return self.database_url.split(":", 1)[0].split("+", 1)[0]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; tests build their own `Settings`)."""
+    return Settings()

@@ -1,0 +1,27 @@
+"""Every ORM model, importable from one place (Alembic reads `Base.metadata` from here)."""
+
+from backend.db.base import Base
+from backend.db.models.chat import AgentTransition, ChatSession, Message
+from backend.db.models.graph import Edge, Entity
+from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
+from backend.db.models.knowledge import KbCollection, KbEntry, KbRelation
+from backend.db.models.memory import CheckIn, UserSummary
+
+__all__ = [
+    "AgentTransition",
+    "ApiKey",
+    "Base",
+    "ChatSession",
+    "CheckIn",
+    "Edge",
+    "Entity",
+    "KbCollection",
+    "KbEntry",
+    "KbRelation",
+    "Message",
+    "Project",
+    "ProjectMember",
+    "User",
+    "UserProfile",
+    "UserSummary",
+]

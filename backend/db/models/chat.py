@@ -1,0 +1,84 @@
+"""Conversations: sessions with a focus and an active agent, ordered messages, agent transitions."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
+from backend.vocabulary import FOCUS_KINDS, MESSAGE_ROLES, sql_in
+
+
+class ChatSession(UUIDPrimaryKey, Timestamps, Base):
+    """One conversation, optionally inside a project and focused on a project or an entity."""
+
+    __tablename__ = "chat_sessions"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    project_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    title: Mapped[str | None] = mapped_column(String(300))
+    focus_kind: Mapped[str | None] = mapped_column(String(16))
+    focus_id: Mapped[uuid.UUID | None]
+    active_agent: Mapped[str | None] = mapped_column(String(64))
+    scoping_strategy: Mapped[str | None] = mapped_column(String(64))
+    message_count: Mapped[int] = mapped_column(default=0)
+
+    __table_args__ = (
+        CheckConstraint(
+            f"focus_kind IS NULL OR focus_kind IN {sql_in(FOCUS_KINDS)}", name="focus_kind_known"
+        ),
+        CheckConstraint("(focus_kind IS NULL) = (focus_id IS NULL)", name="focus_complete"),
+        CheckConstraint("focus_kind IS NULL OR project_id IS NOT NULL", name="focus_needs_project"),
+        Index("ix_chat_sessions_user_updated", "user_id", "updated_at"),
+    )
+
+
+class Message(UUIDPrimaryKey, Base):
+    """One message in a session, numbered by `seq`, attributed to the agent that wrote it."""
+
+    __tablename__ = "messages"
+
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    seq: Mapped[int]
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text, default="")
+    agent_id: Mapped[str | None] = mapped_column(String(64))
+    tool_calls: Mapped[list[Any] | None]
+    prompt_tokens: Mapped[int | None]
+    completion_tokens: Mapped[int | None]
+    token_count: Mapped[int | None]
+    latency_ms: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),
+        CheckConstraint(f"role IN {sql_in(MESSAGE_ROLES)}", name="role_known"),
+        CheckConstraint("seq >= 1", name="seq_positive"),
+        CheckConstraint("token_count IS NULL OR token_count >= 0", name="tokens_non_negative"),
+    )
+
+
+class AgentTransition(UUIDPrimaryKey, Base):
+    """A switch of the active agent in a session, with the reason the router or model gave."""
+
+    __tablename__ = "agent_transitions"
+
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    from_agent: Mapped[str | None] = mapped_column(String(64))
+    to_agent: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str | None] = mapped_column(Text)
+    message_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("messages.id", ondelete="SET NULL"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (
+        CheckConstraint("from_agent IS NULL OR from_agent <> to_agent", name="is_a_switch"),
+        Index("ix_agent_transitions_session_created", "session_id", "created_at"),
+    )

@@ -1,0 +1,62 @@
+"""The error hierarchy every layer raises; HTTP status mapping happens only at the API edge.
+
+```
+OrreryError
+├── UserError                  the caller can fix it (bad input, unknown id)
+│   ├── NotFoundError          missing, or not visible to this user (same answer on purpose)
+│   ├── ValidationError        well-formed request that breaks a rule
+│   │   ├── UnknownRelationError
+│   │   └── CrossProjectEdgeError
+│   ├── ConflictError          would duplicate something unique
+│   └── AuthenticationError    missing, malformed or revoked API key
+└── ConfigurationError         the deployment must be fixed
+    └── DatabaseNotMigratedError
+```
+"""
+
+from __future__ import annotations
+
+
+class OrreryError(Exception):
+    """Base of every error Orrery raises on purpose."""
+
+
+class UserError(OrreryError):
+    """A mistake the caller can fix."""
+
+
+class NotFoundError(UserError):
+    """The object does not exist, or the calling user may not see it."""
+
+    def __init__(self, kind: str, ident: object) -> None:
+        super().__init__(f"{kind} {str(ident)!r} not found")
+        self.kind = kind
+        self.ident = ident
+
+
+class ValidationError(UserError):
+    """The input is well-formed but breaks a domain rule."""
+
+
+class UnknownRelationError(ValidationError):
+    """An edge names a relation outside the vocabulary."""
+
+
+class CrossProjectEdgeError(ValidationError):
+    """An edge would connect entities of two different projects."""
+
+
+class ConflictError(UserError):
+    """The write would duplicate something that must be unique."""
+
+
+class AuthenticationError(UserError):
+    """The API key is missing, malformed, unknown or revoked."""
+
+
+class ConfigurationError(OrreryError):
+    """The deployment is misconfigured; an operator must act."""
+
+
+class DatabaseNotMigratedError(ConfigurationError):
+    """The database schema is missing or not at the code's revision."""

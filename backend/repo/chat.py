@@ -1,0 +1,183 @@
+"""Chat sessions, their ordered messages and agent transitions.
+
+Message numbers come from an atomic `UPDATE ... RETURNING` on the session row, so two writers can
+never take the same `seq`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.base import utcnow
+from backend.db.models import AgentTransition, ChatSession, Message
+from backend.errors import NotFoundError, ValidationError
+from backend.repo.graph import get_entity
+from backend.repo.scope import as_uuid, require_project
+from backend.vocabulary import AGENT_IDS, FOCUS_KINDS, MESSAGE_ROLES
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message to append; `seq` and timestamps are assigned by `append_message`."""
+
+    role: str
+    content: str
+    agent_id: str | None = None
+    tool_calls: list[dict[str, Any]] | None = field(default=None)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    token_count: int | None = None
+    latency_ms: int | None = None
+
+
+def _check_agent(agent_id: str | None) -> None:
+    if agent_id is not None and agent_id not in AGENT_IDS:
+        raise ValidationError(f"unknown agent {agent_id!r}; expected one of {', '.join(AGENT_IDS)}")
+
+
+async def create_session(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    *,
+    project_id: uuid.UUID | str | None = None,
+    focus_kind: str | None = None,
+    focus_id: uuid.UUID | str | None = None,
+    title: str | None = None,
+    active_agent: str | None = None,
+) -> ChatSession:
+    """Open a chat, optionally in a project and focused on the project or one of its entities."""
+    _check_agent(active_agent)
+    if (focus_kind is None) != (focus_id is None):
+        raise ValidationError("focus_kind and focus_id go together")
+    project = await require_project(session, user_id, project_id) if project_id is not None else None
+    if focus_kind is not None:
+        if focus_kind not in FOCUS_KINDS:
+            raise ValidationError(f"unknown focus kind {focus_kind!r}; expected one of {', '.join(FOCUS_KINDS)}")
+        if project is None:
+            raise ValidationError("a focused chat needs a project_id")
+        assert focus_id is not None
+        await _check_focus(session, user_id, project.id, focus_kind, focus_id)
+    chat = ChatSession(
+        user_id=user_id,
+        project_id=project.id if project else None,
+        focus_kind=focus_kind,
+        focus_id=as_uuid(focus_id, "entity") if focus_id is not None else None,
+        title=title,
+        active_agent=active_agent,
+    )
+    session.add(chat)
+    await session.flush()
+    return chat
+
+
+async def _check_focus(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID, kind: str, focus_id: uuid.UUID | str
+) -> None:
+    if kind == "project":
+        if as_uuid(focus_id, "project") != project_id:
+            raise ValidationError("a project focus must name the session's project")
+        return
+    entity = await get_entity(session, user_id, focus_id)
+    if entity.project_id != project_id or entity.kind != kind:
+        raise NotFoundError(kind, focus_id)
+
+
+async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:
+    """One of the user's chat sessions, or `NotFoundError`."""
+    sid = as_uuid(session_id, "session")
+    chat = (
+        await session.execute(select(ChatSession).where(ChatSession.id == sid, ChatSession.user_id == user_id))
+    ).scalar_one_or_none()
+    if chat is None:
+        raise NotFoundError("session", sid)
+    return chat
+
+
+async def append_message(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, new: NewMessage
+) -> Message:
+    """Append a message with the next `seq`; the counter and the row commit together."""
+    if new.role not in MESSAGE_ROLES:
+        raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
+    _check_agent(new.agent_id)
+    sid = as_uuid(session_id, "session")
+    seq = (
+        await session.execute(
+            update(ChatSession)
+            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
+            .values(message_count=ChatSession.message_count + 1, updated_at=utcnow())
+            .returning(ChatSession.message_count)
+        )
+    ).scalar_one_or_none()
+    if seq is None:
+        raise NotFoundError("session", sid)
+    message = Message(
+        session_id=sid,
+        seq=seq,
+        role=new.role,
+        content=new.content,
+        agent_id=new.agent_id,
+        tool_calls=new.tool_calls,
+        prompt_tokens=new.prompt_tokens,
+        completion_tokens=new.completion_tokens,
+        token_count=new.token_count,
+        latency_ms=new.latency_ms,
+    )
+    session.add(message)
+    await session.flush()
+    return message
+
+
+async def list_messages(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, *, after_seq: int = 0, limit: int = 500
+) -> Sequence[Message]:
+    """A session's messages in order."""
+    chat = await get_session(session, user_id, session_id)
+    result = await session.execute(
+        select(Message)
+        .where(Message.session_id == chat.id, Message.seq > after_seq)
+        .order_by(Message.seq)
+        .limit(limit)
+    )
+    return result.scalars().all()
+
+
+async def record_transition(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID | str,
+    to_agent: str,
+    reason: str | None = None,
+    message_id: uuid.UUID | None = None,
+) -> AgentTransition | None:
+    """Switch the active agent and record why; switching to the current agent records nothing."""
+    _check_agent(to_agent)
+    chat = await get_session(session, user_id, session_id)
+    if chat.active_agent == to_agent:
+        return None
+    transition = AgentTransition(
+        session_id=chat.id, from_agent=chat.active_agent, to_agent=to_agent, reason=reason, message_id=message_id
+    )
+    chat.active_agent = to_agent
+    session.add(transition)
+    await session.flush()
+    return transition
+
+
+async def list_transitions(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str
+) -> Sequence[AgentTransition]:
+    """A session's agent switches in order."""
+    chat = await get_session(session, user_id, session_id)
+    result = await session.execute(
+        select(AgentTransition)
+        .where(AgentTransition.session_id == chat.id)
+        .order_by(AgentTransition.created_at, AgentTransition.id)
+    )
+    return result.scalars().all()

@@ -1,0 +1,156 @@
+"""Users, profiles, API keys, projects and memberships."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.base import utcnow
+from backend.db.models import ApiKey, Project, ProjectMember, User, UserProfile
+from backend.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
+from backend.repo.scope import as_uuid, member_project_ids, require_project
+from backend.security import generate_key, hash_key, is_well_formed
+from backend.vocabulary import MEMBER_ROLES
+
+
+def _clean(text: str, field: str, max_len: int) -> str:
+    value = text.strip()
+    if not value:
+        raise ValidationError(f"{field} must not be empty")
+    if len(value) > max_len:
+        raise ValidationError(f"{field} is longer than {max_len} characters")
+    return value
+
+
+async def create_user(
+    session: AsyncSession,
+    email: str,
+    display_name: str,
+    *,
+    preferred_name: str | None = None,
+    timezone: str = "UTC",
+    bio: str | None = None,
+    preferences: dict[str, Any] | None = None,
+) -> User:
+    """Create a user with a profile; a taken email is a `ConflictError` and writes nothing."""
+    email = _clean(email, "email", 320).lower()
+    if "@" not in email:
+        raise ValidationError(f"email {email!r} is not an email address")
+    if await find_user_by_email(session, email) is not None:
+        raise ConflictError(f"a user with email {email!r} already exists")
+    user = User(email=email, display_name=_clean(display_name, "display_name", 200))
+    user.profile = UserProfile(
+        preferred_name=preferred_name, timezone=timezone, bio=bio, preferences=preferences or {}
+    )
+    session.add(user)
+    await session.flush()
+    return user
+
+
+async def find_user_by_email(session: AsyncSession, email: str) -> User | None:
+    """The user with this email, or None."""
+    return (await session.execute(select(User).where(User.email == email.strip().lower()))).scalar_one_or_none()
+
+
+async def get_user(session: AsyncSession, user_id: uuid.UUID | str) -> User:
+    """The user, or `NotFoundError`."""
+    uid = as_uuid(user_id, "user")
+    user = await session.get(User, uid)
+    if user is None:
+        raise NotFoundError("user", uid)
+    return user
+
+
+async def get_profile(session: AsyncSession, user_id: uuid.UUID) -> UserProfile:
+    """The user's profile; a user without one is an error, never a made-up profile."""
+    profile = await session.get(UserProfile, user_id)
+    if profile is None:
+        raise NotFoundError("user profile", user_id)
+    return profile
+
+
+async def issue_api_key(
+    session: AsyncSession, user_id: uuid.UUID, name: str, server_secret: str
+) -> tuple[ApiKey, str]:
+    """Create an API key; returns the row and the plaintext, which is never stored."""
+    await get_user(session, user_id)
+    new = generate_key(server_secret)
+    key = ApiKey(user_id=user_id, name=_clean(name, "key name", 100), prefix=new.prefix, key_hash=new.key_hash)
+    session.add(key)
+    await session.flush()
+    return key, new.plaintext
+
+
+async def revoke_api_keys(session: AsyncSession, user_id: uuid.UUID, name: str) -> int:
+    """Revoke every active key of the user with this name; returns how many."""
+    result = await session.execute(
+        update(ApiKey)
+        .where(ApiKey.user_id == user_id, ApiKey.name == name, ApiKey.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def authenticate(session: AsyncSession, plaintext: str, server_secret: str) -> User:
+    """The user owning an active key; anything else is an `AuthenticationError`."""
+    if not is_well_formed(plaintext):
+        raise AuthenticationError("malformed API key: expected 'orr_<prefix>_<secret>'")
+    row = (
+        await session.execute(
+            select(ApiKey, User)
+            .join(User, User.id == ApiKey.user_id)
+            .where(ApiKey.key_hash == hash_key(plaintext, server_secret))
+        )
+    ).first()
+    if row is None or row[0].revoked_at is not None:
+        raise AuthenticationError("unknown or revoked API key")
+    row[0].last_used_at = utcnow()
+    return row[1]
+
+
+async def create_project(
+    session: AsyncSession, owner_id: uuid.UUID, name: str, description: str | None = None
+) -> Project:
+    """Create a project owned (and joined) by `owner_id`."""
+    await get_user(session, owner_id)
+    project = Project(owner_id=owner_id, name=_clean(name, "project name", 200), description=description)
+    session.add(project)
+    await session.flush()
+    session.add(ProjectMember(project_id=project.id, user_id=owner_id, role="owner"))
+    await session.flush()
+    return project
+
+
+async def add_member(
+    session: AsyncSession, acting_user_id: uuid.UUID, project_id: uuid.UUID, user_id: uuid.UUID, role: str
+) -> ProjectMember:
+    """Add a member; only a project's owner or editor may, and each user joins once."""
+    if role not in MEMBER_ROLES:
+        raise ValidationError(f"unknown role {role!r}; expected one of {', '.join(MEMBER_ROLES)}")
+    await require_project(session, acting_user_id, project_id, write=True)
+    await get_user(session, user_id)
+    member = ProjectMember(project_id=project_id, user_id=user_id, role=role)
+    try:
+        async with session.begin_nested():
+            session.add(member)
+    except IntegrityError:
+        raise ConflictError(f"user {str(user_id)!r} is already a member of this project") from None
+    return member
+
+
+async def list_projects(session: AsyncSession, user_id: uuid.UUID) -> Sequence[Project]:
+    """The projects the user belongs to, newest first."""
+    result = await session.execute(
+        select(Project).where(Project.id.in_(member_project_ids(user_id))).order_by(Project.created_at.desc())
+    )
+    return result.scalars().all()
+
+
+async def count_users(session: AsyncSession) -> int:
+    """How many users exist (used to decide whether a database is empty)."""
+    return int((await session.execute(select(func.count()).select_from(User))).scalar_one())

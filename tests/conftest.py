@@ -1,0 +1,102 @@
+"""Shared fixtures: every database test runs on SQLite and on a real, throwaway PostgreSQL.
+
+`ORRERY_TEST_DIALECTS=sqlite` narrows a local run; CI always runs both. PostgreSQL failing to start
+fails the run (it is never skipped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.migrations import upgrade
+from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
+
+T = TypeVar("T")
+DIALECTS = [d.strip() for d in os.environ.get("ORRERY_TEST_DIALECTS", "sqlite,postgresql").split(",") if d.strip()]
+
+
+def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run blocking work (Alembic, asyncio.run) off the test's event loop."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[ThrowawayPostgres]:
+    server = ThrowawayPostgres()
+    try:
+        server.start()
+    except PostgresUnavailable as exc:
+        pytest.fail(f"PostgreSQL could not be started: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    in_thread(upgrade, f"sqlite+aiosqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server: ThrowawayPostgres) -> str:
+    in_thread(asyncio.run, pg_server.execute("CREATE DATABASE orrery_template"))
+    in_thread(upgrade, pg_server.url("orrery_template"))
+    return "orrery_template"
+
+
+def _new_database(request: pytest.FixtureRequest, tmp_path: Path, template: bool) -> Iterator[str]:
+    if request.param == "sqlite":
+        path = tmp_path / "orrery.db"
+        if template:
+            shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    server: ThrowawayPostgres = request.getfixturevalue("pg_server")
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    source = f" TEMPLATE {request.getfixturevalue('pg_template')}" if template else ""
+    in_thread(asyncio.run, server.execute(f"CREATE DATABASE {name}{source}"))
+    yield server.url(name)
+    in_thread(asyncio.run, server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+@pytest.fixture(params=DIALECTS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a fresh, migrated database on each dialect."""
+    yield from _new_database(request, tmp_path, template=True)
+
+
+@pytest.fixture(params=DIALECTS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a fresh database with no schema at all, on each dialect."""
+    yield from _new_database(request, tmp_path, template=False)
+
+
+def settings_for(url: str, **overrides: Any) -> Settings:
+    """Settings for tests: no `.env`, a fixed secret."""
+    return Settings(_env_file=None, database_url=url, env="test", secret_key="test-secret", **overrides)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return settings_for(db_url)
+
+
+@pytest.fixture
+async def db(settings: Settings) -> AsyncIterator[Database]:
+    """A `Database` on a fresh, migrated database of each dialect."""
+    database = Database.from_settings(settings)
+    yield database
+    await database.dispose()

@@ -1,0 +1,1 @@
+"""Test helpers: a throwaway PostgreSQL server and data factories."""

@@ -1,0 +1,99 @@
+"""A throwaway PostgreSQL server on loopback, started from the machine's own binaries.
+
+`initdb` refuses to run as root, so as root the server runs as the `postgres` system user
+(created by the distribution package). Any failure raises: the caller must not skip.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class PostgresUnavailable(RuntimeError):
+    """The throwaway server could not be started; the message says why."""
+
+
+def find_bin_dir() -> Path:
+    """The directory holding `initdb` and `pg_ctl` (ORRERY_PG_BIN, PATH, or the Debian layout)."""
+    explicit = os.environ.get("ORRERY_PG_BIN")
+    candidates = [explicit] if explicit else []
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        candidates.append(str(Path(on_path).resolve().parent))
+    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    for cand in candidates:
+        if cand and (Path(cand) / "initdb").exists() and (Path(cand) / "pg_ctl").exists():
+            return Path(cand)
+    raise PostgresUnavailable(
+        "PostgreSQL binaries (initdb, pg_ctl) not found; install them (apt-get install -y postgresql) "
+        "or set ORRERY_PG_BIN"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ThrowawayPostgres:
+    """Start with `start()`, stop with `stop()`; `url(db)` gives an asyncpg URL."""
+
+    port: int = field(default_factory=_free_port)
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="orrery-pg-")))
+    user: str = "postgres"
+
+    def _run(self, *args: str) -> None:
+        cmd = list(args)
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        if proc.returncode != 0:
+            log = self.root / "server.log"
+            tail = log.read_text()[-2000:] if log.exists() else ""
+            raise PostgresUnavailable(f"{' '.join(args)} failed: {proc.stderr.strip()}\n{tail}")
+
+    def start(self) -> ThrowawayPostgres:
+        """initdb + pg_ctl start on 127.0.0.1:<port>, with durability off for speed."""
+        bin_dir = find_bin_dir()
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres", "postgres")
+        data = self.root / "data"
+        self._run(str(bin_dir / "initdb"), "-D", str(data), "-U", self.user, "-A", "trust", "-E", "UTF8",
+                  "--no-sync", "--locale=C")
+        opts = (
+            f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+            "-c full_page_writes=off -c max_connections=200"
+        )
+        self._run(str(bin_dir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(self.root / "server.log"),
+                  "-w", "-t", "60", "start")
+        return self
+
+    def stop(self) -> None:
+        """Stop the server and remove its files."""
+        try:
+            self._run(str(find_bin_dir() / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str = "postgres") -> str:
+        """SQLAlchemy asyncpg URL of a database on this server."""
+        return f"postgresql+asyncpg://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    async def execute(self, sql: str) -> None:
+        """Run one statement on the maintenance database (CREATE/DROP DATABASE)."""
+        import asyncpg
+
+        conn = await asyncpg.connect(host="127.0.0.1", port=self.port, user=self.user, database="postgres")
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
