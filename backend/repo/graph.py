@@ -239,7 +239,7 @@ async def count_by_kind(session: AsyncSession, user_id: uuid.UUID, project_id: u
         select(Entity.kind, func.count()).where(Entity.project_id == project.id).group_by(Entity.kind)
     )
     counts = dict.fromkeys(ENTITY_KINDS, 0)
-    counts.update({kind: int(n) for kind, n in rows.tuples()})
+    counts.update({kind: int(n) for kind, n in rows.all()})
     return counts
 
 
