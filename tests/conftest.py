@@ -23,7 +23,9 @@ from backend.db.migrations import upgrade
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
 
 T = TypeVar("T")
-DIALECTS = [d.strip() for d in os.environ.get("ORRERY_TEST_DIALECTS", "sqlite,postgresql").split(",") if d.strip()]
+DIALECTS = [
+    d.strip() for d in os.environ.get("ORRERY_TEST_DIALECTS", "sqlite,postgresql").split(",") if d.strip()
+]
 
 
 def in_thread(fn: Callable[..., T], *args: Any) -> T:

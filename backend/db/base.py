@@ -76,6 +76,4 @@ class Timestamps:
     """Mixin: created/updated timestamps maintained by the ORM."""
 
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(
-        default=utcnow, onupdate=utcnow
-    )
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

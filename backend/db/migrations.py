@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from alembic import command
 from backend.errors import DatabaseNotMigratedError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -58,7 +58,9 @@ async def create_session(
     project = await require_project(session, user_id, project_id) if project_id is not None else None
     if focus_kind is not None:
         if focus_kind not in FOCUS_KINDS:
-            raise ValidationError(f"unknown focus kind {focus_kind!r}; expected one of {', '.join(FOCUS_KINDS)}")
+            raise ValidationError(
+                f"unknown focus kind {focus_kind!r}; expected one of {', '.join(FOCUS_KINDS)}"
+            )
         if project is None:
             raise ValidationError("a focused chat needs a project_id")
         assert focus_id is not None
@@ -92,7 +94,9 @@ async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uui
     """One of the user's chat sessions, or `NotFoundError`."""
     sid = as_uuid(session_id, "session")
     chat = (
-        await session.execute(select(ChatSession).where(ChatSession.id == sid, ChatSession.user_id == user_id))
+        await session.execute(
+            select(ChatSession).where(ChatSession.id == sid, ChatSession.user_id == user_id)
+        )
     ).scalar_one_or_none()
     if chat is None:
         raise NotFoundError("session", sid)
@@ -135,7 +139,12 @@ async def append_message(
 
 
 async def list_messages(
-    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, *, after_seq: int = 0, limit: int = 500
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID | str,
+    *,
+    after_seq: int = 0,
+    limit: int = 500,
 ) -> Sequence[Message]:
     """A session's messages in order."""
     chat = await get_session(session, user_id, session_id)
@@ -162,7 +171,11 @@ async def record_transition(
     if chat.active_agent == to_agent:
         return None
     transition = AgentTransition(
-        session_id=chat.id, from_agent=chat.active_agent, to_agent=to_agent, reason=reason, message_id=message_id
+        session_id=chat.id,
+        from_agent=chat.active_agent,
+        to_agent=to_agent,
+        reason=reason,
+        message_id=message_id,
     )
     chat.active_agent = to_agent
     session.add(transition)

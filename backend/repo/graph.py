@@ -111,7 +111,9 @@ async def get_entities(
     if not entity_ids:
         return {}
     rows = await session.execute(
-        select(Entity).where(Entity.id.in_(set(entity_ids)), Entity.project_id.in_(member_project_ids(user_id)))
+        select(Entity).where(
+            Entity.id.in_(set(entity_ids)), Entity.project_id.in_(member_project_ids(user_id))
+        )
     )
     return {e.id: e for e in rows.scalars()}
 
@@ -232,7 +234,9 @@ async def edges_of(session: AsyncSession, user_id: uuid.UUID, entity_id: uuid.UU
     return result.scalars().all()
 
 
-async def count_by_kind(session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str) -> dict[str, int]:
+async def count_by_kind(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str
+) -> dict[str, int]:
     """Entity counts per kind for a project (zero for absent kinds)."""
     project = await require_project(session, user_id, project_id)
     rows = await session.execute(
@@ -247,5 +251,7 @@ async def count_edges(session: AsyncSession, user_id: uuid.UUID, project_id: uui
     """How many edges a project has."""
     project = await require_project(session, user_id, project_id)
     return int(
-        (await session.execute(select(func.count()).select_from(Edge).where(Edge.project_id == project.id))).scalar_one()
+        (
+            await session.execute(select(func.count()).select_from(Edge).where(Edge.project_id == project.id))
+        ).scalar_one()
     )

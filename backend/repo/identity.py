@@ -54,7 +54,9 @@ async def create_user(
 
 async def find_user_by_email(session: AsyncSession, email: str) -> User | None:
     """The user with this email, or None."""
-    return (await session.execute(select(User).where(User.email == email.strip().lower()))).scalar_one_or_none()
+    return (
+        await session.execute(select(User).where(User.email == email.strip().lower()))
+    ).scalar_one_or_none()
 
 
 async def get_user(session: AsyncSession, user_id: uuid.UUID | str) -> User:
@@ -80,7 +82,9 @@ async def issue_api_key(
     """Create an API key; returns the row and the plaintext, which is never stored."""
     await get_user(session, user_id)
     new = generate_key(server_secret)
-    key = ApiKey(user_id=user_id, name=_clean(name, "key name", 100), prefix=new.prefix, key_hash=new.key_hash)
+    key = ApiKey(
+        user_id=user_id, name=_clean(name, "key name", 100), prefix=new.prefix, key_hash=new.key_hash
+    )
     session.add(key)
     await session.flush()
     return key, new.plaintext

@@ -142,7 +142,9 @@ async def relate_entries(
     if src.project_id != dst.project_id:
         raise ValidationError("related entries must belong to the same project")
     await require_project(session, user_id, src.project_id, write=True)
-    relation = KbRelation(project_id=src.project_id, src_entry_id=src.id, rel_type=rel_type, dst_entry_id=dst.id)
+    relation = KbRelation(
+        project_id=src.project_id, src_entry_id=src.id, rel_type=rel_type, dst_entry_id=dst.id
+    )
     try:
         async with session.begin_nested():
             session.add(relation)
@@ -157,6 +159,8 @@ async def list_collections(
     """A project's collections, highest priority (lowest number) first."""
     project = await require_project(session, user_id, project_id)
     result = await session.execute(
-        select(KbCollection).where(KbCollection.project_id == project.id).order_by(KbCollection.priority, KbCollection.slug)
+        select(KbCollection)
+        .where(KbCollection.project_id == project.id)
+        .order_by(KbCollection.priority, KbCollection.slug)
     )
     return result.scalars().all()

@@ -38,7 +38,12 @@ async def add_check_in(
         if goal.kind != "goal":
             raise ValidationError(f"entity {str(goal_id)!r} is a {goal.kind}, not a goal")
     check_in = CheckIn(
-        user_id=user_id, project_id=project_id, goal_id=goal_id, note=note, mood=mood, created_at=at or utcnow()
+        user_id=user_id,
+        project_id=project_id,
+        goal_id=goal_id,
+        note=note,
+        mood=mood,
+        created_at=at or utcnow(),
     )
     session.add(check_in)
     await session.flush()

@@ -16,7 +16,7 @@ from backend.errors import NotFoundError, ValidationError
 WRITE_ROLES = ("owner", "editor")
 
 
-def member_project_ids(user_id: uuid.UUID) -> Select[tuple[uuid.UUID]]:
+def member_project_ids(user_id: uuid.UUID) -> Select[uuid.UUID]:
     """A subquery of the project ids the user belongs to."""
     return select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
 

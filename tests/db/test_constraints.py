@@ -87,8 +87,14 @@ async def test_edge_checks(db: Database) -> None:
 
     def edge(**kw: Any) -> Any:
         async def make(_s: Any) -> Edge:
-            base = {"project_id": w["project"], "src_id": w["task"], "src_kind": "task", "rel": "depends_on",
-                    "dst_id": w["other"], "dst_kind": "task"}
+            base = {
+                "project_id": w["project"],
+                "src_id": w["task"],
+                "src_kind": "task",
+                "rel": "depends_on",
+                "dst_id": w["other"],
+                "dst_kind": "task",
+            }
             return Edge(**{**base, **kw})
 
         return make
@@ -104,8 +110,16 @@ async def test_edge_checks(db: Database) -> None:
 async def test_deleting_entity_cascades_to_edges(db: Database) -> None:
     w = await _world(db)
     async with db.transaction() as session:
-        session.add(Edge(project_id=w["project"], src_id=w["task"], src_kind="task", rel="depends_on",
-                         dst_id=w["other"], dst_kind="task"))
+        session.add(
+            Edge(
+                project_id=w["project"],
+                src_id=w["task"],
+                src_kind="task",
+                rel="depends_on",
+                dst_id=w["other"],
+                dst_kind="task",
+            )
+        )
     async with db.transaction() as session:
         await session.delete(await session.get(Entity, w["task"]))
     async with db.sessions() as session:

@@ -36,12 +36,20 @@ async def world(db: Database) -> dict[str, Any]:
         task = await make_entity(session, user, launch, "task", "Write docs")
         plan = await make_entity(session, user, launch, "plan", "Docs plan")
         foreign = await make_entity(session, user, other, "task", "Elsewhere")
-        return {"user": user.id, "task": task.id, "plan": plan.id, "foreign": foreign.id, "project": launch.id}
+        return {
+            "user": user.id,
+            "task": task.id,
+            "plan": plan.id,
+            "foreign": foreign.id,
+            "project": launch.id,
+        }
 
 
 async def test_valid_edge_records_kinds_and_project(db: Database, world: dict[str, Any]) -> None:
     async with db.transaction() as session:
-        edge = await graph.create_edge(session, world["user"], world["task"], "belongs_to_plan", world["plan"])
+        edge = await graph.create_edge(
+            session, world["user"], world["task"], "belongs_to_plan", world["plan"]
+        )
     assert (edge.src_kind, edge.dst_kind, edge.project_id) == ("task", "plan", world["project"])
     async with db.sessions() as session:
         edges = await graph.edges_of(session, world["user"], world["plan"])
@@ -85,7 +93,7 @@ async def test_entity_validation_messages(db: Database, world: dict[str, Any]) -
         (graph.EntitySpec(kind="task", name="  "), "must not be empty"),
         (graph.EntitySpec(kind="task", name="x", goal_type="habit"), "only for goals"),
         (graph.EntitySpec(kind="task", name="x", is_scratch=True), "only documents"),
-        (graph.EntitySpec(kind="milestone", name="x", due_at=datetime(2026, 1, 1)), "timezone"),
+        (graph.EntitySpec(kind="milestone", name="x", due_at=datetime(2026, 1, 1)), "timezone"),  # noqa: DTZ001,
     ]
     for spec, message in cases:
         with pytest.raises(ValidationError, match=message):

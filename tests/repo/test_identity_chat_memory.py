@@ -51,16 +51,25 @@ async def test_messages_are_numbered_in_order_with_attribution(db: Database) -> 
         task = await make_entity(s, user, project)
         c = await chat.create_session(s, user.id, project_id=project.id, focus_kind="task", focus_id=task.id)
         await chat.append_message(s, user.id, c.id, chat.NewMessage("user", "Where do I start?"))
-        reply = chat.NewMessage("assistant", "With the outline.", agent_id="planner",
-                                tool_calls=[{"name": "get_linked_entities", "args": {}, "result": "ok"}],
-                                prompt_tokens=120, completion_tokens=8, latency_ms=40)
+        reply = chat.NewMessage(
+            "assistant",
+            "With the outline.",
+            agent_id="planner",
+            tool_calls=[{"name": "get_linked_entities", "args": {}, "result": "ok"}],
+            prompt_tokens=120,
+            completion_tokens=8,
+            latency_ms=40,
+        )
         await chat.append_message(s, user.id, c.id, reply)
         t = await chat.record_transition(s, user.id, c.id, "planner", "asked about order of work")
         assert t is not None and t.from_agent is None
         assert await chat.record_transition(s, user.id, c.id, "planner") is None
     async with db.sessions() as s:
         messages = await chat.list_messages(s, user.id, c.id)
-        assert [(m.seq, m.role, m.agent_id) for m in messages] == [(1, "user", None), (2, "assistant", "planner")]
+        assert [(m.seq, m.role, m.agent_id) for m in messages] == [
+            (1, "user", None),
+            (2, "assistant", "planner"),
+        ]
         assert messages[1].tool_calls == [{"name": "get_linked_entities", "args": {}, "result": "ok"}]
         assert [x.to_agent for x in await chat.list_transitions(s, user.id, c.id)] == ["planner"]
         assert (await chat.get_session(s, user.id, c.id)).active_agent == "planner"
@@ -116,7 +125,9 @@ async def test_check_ins_and_summary(db: Database) -> None:
             await memory.add_check_in(s, user.id, mood=7)
         with pytest.raises(ValidationError, match="not a goal"):
             await memory.add_check_in(s, user.id, goal_id=task.id)
-        await memory.save_user_summary(s, user.id, patterns=["writes early"], wins=[], struggles=["context switching"])
+        await memory.save_user_summary(
+            s, user.id, patterns=["writes early"], wins=[], struggles=["context switching"]
+        )
         await memory.save_user_summary(s, user.id, patterns=["writes early"], wins=["shipped"], struggles=[])
     async with db.sessions() as s:
         summary = await memory.get_user_summary(s, user.id)
@@ -130,8 +141,14 @@ async def test_kb_entries_validate_codes_and_relations(db: Database) -> None:
         project = await make_project(s, user)
         col = await knowledge.create_collection(s, user.id, project.id, "business-rules", "Business Rules")
         assert col.priority == 1
-        a = await knowledge.create_entry(s, user.id, col.id, "BR-012", "Supplier field governance",
-                                         data={"code_paths": ["src/suppliers.py"]})
+        a = await knowledge.create_entry(
+            s,
+            user.id,
+            col.id,
+            "BR-012",
+            "Supplier field governance",
+            data={"code_paths": ["src/suppliers.py"]},
+        )
         b = await knowledge.create_entry(s, user.id, col.id, "BR-015", "Approved supplier list")
         await knowledge.relate_entries(s, user.id, a.id, "refines", b.id)
         with pytest.raises(ValidationError, match="look like 'BR-012'"):

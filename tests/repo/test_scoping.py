@@ -23,8 +23,16 @@ async def two_users(db: Database) -> dict[str, Any]:
         col = await knowledge.create_collection(session, alice.id, project.id, "glossary", "Glossary")
         await knowledge.create_entry(session, alice.id, col.id, "GT-1", "Term")
         session_ = await chat.create_session(session, alice.id, project_id=project.id)
-        return {"alice": alice.id, "bob": bob.id, "project": project.id, "task": task.id, "goal": goal.id,
-                "edge": edge.id, "collection": col.id, "chat": session_.id}
+        return {
+            "alice": alice.id,
+            "bob": bob.id,
+            "project": project.id,
+            "task": task.id,
+            "goal": goal.id,
+            "edge": edge.id,
+            "collection": col.id,
+            "chat": session_.id,
+        }
 
 
 async def test_bob_cannot_read_alices_project(db: Database, two_users: dict[str, Any]) -> None:

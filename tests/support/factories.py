@@ -22,7 +22,14 @@ async def make_project(session: AsyncSession, owner: User, name: str = "Launch")
 
 
 async def make_entity(
-    session: AsyncSession, owner: User, project: Project, kind: str = "task", name: str = "Write docs", **kw: Any
+    session: AsyncSession,
+    owner: User,
+    project: Project,
+    kind: str = "task",
+    name: str = "Write docs",
+    **kw: Any,
 ) -> Entity:
     """An entity created through the repository (so validation runs)."""
-    return await graph.create_entity(session, owner.id, project.id, graph.EntitySpec(kind=kind, name=name, **kw))
+    return await graph.create_entity(
+        session, owner.id, project.id, graph.EntitySpec(kind=kind, name=name, **kw)
+    )

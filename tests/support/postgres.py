@@ -67,20 +67,44 @@ class ThrowawayPostgres:
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
         data = self.root / "data"
-        self._run(str(bin_dir / "initdb"), "-D", str(data), "-U", self.user, "-A", "trust", "-E", "UTF8",
-                  "--no-sync", "--locale=C")
+        self._run(
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            self.user,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale=C",
+        )
         opts = (
             f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
             "-c full_page_writes=off -c max_connections=200"
         )
-        self._run(str(bin_dir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(self.root / "server.log"),
-                  "-w", "-t", "60", "start")
+        self._run(
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            opts,
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def stop(self) -> None:
         """Stop the server and remove its files."""
         try:
-            self._run(str(find_bin_dir() / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop")
+            self._run(
+                str(find_bin_dir() / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop"
+            )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -1,0 +1,62 @@
+# Orrery developer commands. `make run` and `make test` are the two commands a fresh machine needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export LITELLM_LOCAL_MODEL_COST_MAP ?= True
+
+.DEFAULT_GOAL := help
+.PHONY: help install migrate demo run serve test lint format typecheck pytest bench clean lock
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the pinned dependencies and the package
+
+migrate: install ## Upgrade the database in DATABASE_URL to the newest schema
+	$(BIN)/orrery db upgrade
+
+demo: migrate ## Load the demo workspace if the database is empty, then print its summary
+	$(BIN)/orrery demo load --if-empty
+	$(BIN)/orrery demo summary
+
+run: demo ## Install, migrate, load the demo workspace and start the API server
+	@echo "Need an API key for the demo user? Run: $(BIN)/orrery demo load"
+	$(BIN)/orrery serve
+
+serve: install ## Start the API server only
+	$(BIN)/orrery serve
+
+test: install lint typecheck pytest ## Lint, type-check and run every test (SQLite and a throwaway PostgreSQL)
+
+lint: install ## ruff check + format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install ## Apply ruff's formatting and safe fixes
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: install ## mypy --strict over backend/ and tools/
+	$(BIN)/mypy
+
+pytest: install ## Run the test suite on both dialects
+	$(BIN)/pytest
+
+bench: install ## Run the benchmarks and print their table
+	$(BIN)/python -m bench.run
+
+lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, no index addresses)
+	$(BIN)/pip-compile -q --extra dev --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
+		-o requirements.lock pyproject.toml
+
+clean: ## Remove the virtualenv, caches and the local SQLite database
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache orrery.db orrery.db-shm orrery.db-wal

@@ -1,0 +1,1 @@
+"""The HTTP edge: authentication, request validation, and error-to-status mapping."""

@@ -1,0 +1,119 @@
+"""The FastAPI application: lifespan (engine + schema check), error mapping, and routes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from typing import Annotated
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+
+from backend import __version__
+from backend.api.deps import CurrentUser, SessionDep
+from backend.api.schemas import (
+    EdgeOut,
+    EntityOut,
+    EntityWithEdges,
+    Health,
+    ProjectOut,
+    ProjectSummaryOut,
+    UserOut,
+)
+from backend.config import Settings, get_settings
+from backend.db.engine import Database
+from backend.db.migrations import current_revision, ensure_current
+from backend.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    OrreryError,
+    UserError,
+)
+from backend.repo import graph, identity
+from backend.repo.summary import project_summary
+
+STATUS_BY_ERROR: list[tuple[type[OrreryError], int]] = [
+    (NotFoundError, 404),
+    (AuthenticationError, 401),
+    (ConflictError, 409),
+    (UserError, 422),
+    (OrreryError, 500),
+]
+
+
+async def _orrery_error(_request: Request, exc: Exception) -> JSONResponse:
+    status = next(code for cls, code in STATUS_BY_ERROR if isinstance(exc, cls))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        {"detail": str(exc), "error": type(exc).__name__}, status_code=status, headers=headers
+    )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; the database is opened (and its schema checked) at startup."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database.from_settings(settings)
+        try:
+            await ensure_current(db.engine)
+            app.state.db, app.state.settings = db, settings
+            yield
+        finally:
+            await db.dispose()
+
+    app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan)
+    app.add_exception_handler(OrreryError, _orrery_error)
+
+    @app.get("/health", response_model=Health)
+    async def health(request: Request) -> Health:
+        """Liveness and the database's schema revision (no authentication)."""
+        db: Database = request.app.state.db
+        return Health(status="ok", database=db.dialect, revision=await current_revision(db.engine))
+
+    @app.get("/v1/me", response_model=UserOut)
+    async def me(user: CurrentUser) -> UserOut:
+        """The user the API key belongs to."""
+        return UserOut.model_validate(user)
+
+    @app.get("/v1/projects", response_model=list[ProjectOut])
+    async def projects(user: CurrentUser, session: SessionDep) -> list[ProjectOut]:
+        """The caller's projects, newest first."""
+        return [ProjectOut.model_validate(p) for p in await identity.list_projects(session, user.id)]
+
+    @app.get("/v1/projects/{project_id}", response_model=ProjectSummaryOut)
+    async def project(project_id: str, user: CurrentUser, session: SessionDep) -> ProjectSummaryOut:
+        """A project's summary: counts by kind and state, edges, knowledge base, activity."""
+        return ProjectSummaryOut(**asdict(await project_summary(session, user.id, project_id)))
+
+    @app.get("/v1/projects/{project_id}/entities", response_model=list[EntityOut])
+    async def entities(
+        project_id: str,
+        user: CurrentUser,
+        session: SessionDep,
+        kind: str | None = None,
+        state: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> list[EntityOut]:
+        """A project's entities, newest first, filtered by kind and state."""
+        rows = await graph.list_entities(
+            session, user.id, project_id, kind=kind, state=state, limit=limit, offset=offset
+        )
+        return [EntityOut.model_validate(e) for e in rows]
+
+    @app.get("/v1/entities/{entity_id}", response_model=EntityWithEdges)
+    async def entity(entity_id: str, user: CurrentUser, session: SessionDep) -> EntityWithEdges:
+        """One entity and every edge touching it, in both directions."""
+        found = await graph.get_entity(session, user.id, entity_id)
+        edges = await graph.edges_of(session, user.id, found.id)
+        return EntityWithEdges(
+            entity=EntityOut.model_validate(found), edges=[EdgeOut.model_validate(e) for e in edges]
+        )
+
+    _ = uuid  # ids arrive as strings so malformed ones answer 404, like unknown ones
+    return app

@@ -1,0 +1,295 @@
+"""The `orrery` command line: serve, database migrations, demo and synthetic workspaces, users.
+
+Heavy modules are imported inside the commands so `orrery --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from backend.config import Settings, get_settings
+from backend.errors import OrreryError
+
+T = TypeVar("T")
+
+app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
+db_app = typer.Typer(help="Database migrations.", no_args_is_help=True)
+demo_app = typer.Typer(help="Demo and synthetic workspaces.", no_args_is_help=True)
+users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(demo_app, name="demo")
+app.add_typer(users_app, name="users")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
+    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1."""
+    try:
+        return asyncio.run(factory(get_settings()))
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+
+
+async def _with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, check: bool = True) -> T:
+    from backend.db.engine import Database
+    from backend.db.migrations import ensure_current
+
+    db = Database.from_settings(settings)
+    try:
+        if check:
+            await ensure_current(db.engine)
+        return await body(db)
+    finally:
+        await db.dispose()
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default ORRERY_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default ORRERY_PORT).")] = None,
+) -> None:
+    """Start the HTTP API (refuses an un-migrated database)."""
+    import uvicorn
+
+    async def check(settings: Settings) -> None:
+        await _with_db(settings, lambda _db: asyncio.sleep(0))
+
+    _run(check)
+    settings = get_settings()
+    uvicorn.run(
+        "backend.api.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level,
+    )
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
+    """Apply migrations up to REVISION (default: the newest)."""
+    from backend.db.migrations import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url, revision)
+    out.print(f"database migrated to {revision} ({_where(settings)})")
+
+
+@db_app.command("downgrade")
+def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision, e.g. 'base'.")]) -> None:
+    """Revert migrations down to REVISION."""
+    from backend.db.migrations import downgrade
+
+    settings = get_settings()
+    downgrade(settings.database_url, revision)
+    out.print(f"database downgraded to {revision} ({_where(settings)})")
+
+
+@db_app.command("current")
+def db_current() -> None:
+    """Show the database's revision and whether it is up to date."""
+    from backend.db.migrations import current_revision, head_revision
+
+    async def body(db: Any) -> str | None:
+        return await current_revision(db.engine)
+
+    current = _run(lambda s: _with_db(s, body, check=False))
+    head = head_revision()
+    state = "up to date" if current == head else "needs `orrery db upgrade`"
+    out.print(f"current: {current or '(none)'}  head: {head}  -> {state}")
+    if current != head:
+        raise typer.Exit(1)
+
+
+def _where(settings: Settings) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+@demo_app.command("load")
+def demo_load(
+    as_json: Annotated[bool, typer.Option("--json", help="Print ids and the API key as JSON.")] = False,
+    if_empty: Annotated[
+        bool, typer.Option("--if-empty", help="Do nothing unless the database has no users.")
+    ] = False,
+) -> None:
+    """Create the demo workspace (idempotent; rotates the demo API key)."""
+    from backend.demo.workspace import load_demo
+    from backend.repo.identity import count_users
+
+    async def body(db: Any) -> Any:
+        if if_empty:
+            async with db.sessions() as session:
+                if await count_users(session) > 0:
+                    return None
+        return await load_demo(db, get_settings().secret_key)
+
+    demo = _run(lambda s: _with_db(s, body))
+    if demo is None:
+        if not as_json:
+            out.print("database already has users; demo not loaded (drop --if-empty to load it anyway)")
+        return
+    if as_json:
+        print(json.dumps(demo.as_json()))
+        return
+    verb = "created" if demo.created else "already present"
+    out.print(f"demo workspace {verb}: project {demo.project_id}")
+    out.print(f"API key (shown once): [bold]{demo.api_key}[/]")
+    out.print(f"focus task: {demo.focus['task']}")
+
+
+@demo_app.command("synth")
+def demo_synth(
+    entities: Annotated[int, typer.Option(help="How many entities.")] = 1000,
+    edges_per_entity: Annotated[int, typer.Option(help="Edges each entity starts.")] = 3,
+    kb_entries: Annotated[int, typer.Option(help="Knowledge-base entries.")] = 100,
+    seed: Annotated[int, typer.Option(help="Random seed; same seed, same workspace.")] = 42,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Generate a large, reproducible workspace with bulk inserts."""
+    from backend.demo.synth import synthesize
+
+    async def body(db: Any) -> Any:
+        return await synthesize(
+            db,
+            entities=entities,
+            edges_per_entity=edges_per_entity,
+            kb_entries=kb_entries,
+            seed=seed,
+            server_secret=get_settings().secret_key,
+        )
+
+    started = time.perf_counter()
+    result = _run(lambda s: _with_db(s, body))
+    seconds = round(time.perf_counter() - started, 2)
+    data = {
+        "user_id": str(result.user_id),
+        "project_id": str(result.project_id),
+        "api_key": result.api_key,
+        "entities": result.entities,
+        "edges": result.edges,
+        "kb_entries": result.kb_entries,
+        "kb_relations": result.kb_relations,
+        "digest": result.digest,
+        "created": result.created,
+        "focus": {"task": str(result.focus_task_id) if result.focus_task_id else None},
+        "seconds": seconds,
+    }
+    if as_json:
+        print(json.dumps(data))
+        return
+    verb = "generated" if result.created else "already present"
+    out.print(
+        f"synthetic workspace {verb} in {seconds}s: {result.entities} entities, {result.edges} edges, "
+        f"{result.kb_entries} KB entries, {result.kb_relations} KB relations"
+    )
+    out.print(f"project {result.project_id}  digest {result.digest or '(computed on first run)'}")
+    out.print(f"API key (shown once): [bold]{result.api_key}[/]")
+
+
+@demo_app.command("summary")
+def demo_summary(
+    email: Annotated[str, typer.Option(help="Whose workspace to show.")] = "maya@demo.orrery.dev",
+) -> None:
+    """Print a summary of a user's projects (the demo user by default)."""
+    from backend.repo.identity import find_user_by_email, list_projects
+    from backend.repo.summary import project_summary
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user = await find_user_by_email(session, email)
+            if user is None:
+                from backend.errors import NotFoundError
+
+                raise NotFoundError("user", email)
+            projects = await list_projects(session, user.id)
+            return user, [await project_summary(session, user.id, p.id) for p in projects]
+
+    user, summaries = _run(lambda s: _with_db(s, body))
+    out.print(f"[bold]{user.display_name}[/] <{user.email}>  user {user.id}")
+    for s in summaries:
+        _print_summary(s)
+
+
+def _print_summary(s: Any) -> None:
+    out.print(f"\n[bold]{s.name}[/]  project {s.project_id}")
+    table = Table(show_header=True)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for kind, n in s.entities.items():
+        table.add_row(f"{kind}s", str(n))
+    table.add_row("edges", str(s.edges))
+    for slug, n in s.kb_collections.items():
+        table.add_row(f"kb: {slug}", str(n))
+    table.add_row("kb relations", str(s.kb_relations))
+    table.add_row("check-ins", str(s.check_ins))
+    table.add_row("chat sessions", str(s.chat_sessions))
+    out.print(table)
+    states = ", ".join(f"{state} {n}" for state, n in s.task_states.items())
+    out.print(f"tasks by state: {states or '-'}")
+    out.print(f"context document: {s.context_document or '-'}")
+    if s.last_check_in:
+        out.print(f"last check-in: {s.last_check_in.isoformat(timespec='minutes')}")
+
+
+@users_app.command("create")
+def users_create(
+    email: Annotated[str, typer.Argument(help="Email address (unique).")],
+    name: Annotated[str, typer.Option(help="Display name.")],
+    project: Annotated[str | None, typer.Option(help="Also create a project with this name.")] = None,
+) -> None:
+    """Create a user (with a profile) and print a new API key."""
+    from backend.repo import identity
+
+    async def body(db: Any) -> tuple[Any, str, Any]:
+        async with db.transaction() as session:
+            user = await identity.create_user(session, email, name)
+            _, key = await identity.issue_api_key(session, user.id, "default", get_settings().secret_key)
+            proj = await identity.create_project(session, user.id, project) if project else None
+            return user, key, proj
+
+    user, key, proj = _run(lambda s: _with_db(s, body))
+    out.print(f"user {user.id} created for {user.email}")
+    if proj is not None:
+        out.print(f"project {proj.id} created: {proj.name}")
+    out.print(f"API key (shown once): [bold]{key}[/]")
+
+
+@users_app.command("key")
+def users_key(
+    email: Annotated[str, typer.Argument(help="The user's email.")],
+    name: Annotated[str, typer.Option(help="A label for the key.")] = "default",
+) -> None:
+    """Issue another API key for an existing user."""
+    from backend.errors import NotFoundError
+    from backend.repo import identity
+
+    async def body(db: Any) -> str:
+        async with db.transaction() as session:
+            user = await identity.find_user_by_email(session, email)
+            if user is None:
+                raise NotFoundError("user", email)
+            return (await identity.issue_api_key(session, user.id, name, get_settings().secret_key))[1]
+
+    out.print(f"API key (shown once): [bold]{_run(lambda s: _with_db(s, body))}[/]")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,98 @@
+"""The HTTP API: authentication, user scoping and error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from backend.api.app import create_app
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+from backend.errors import DatabaseNotMigratedError
+from backend.repo import identity
+from tests.conftest import settings_for
+
+
+@pytest.fixture
+async def seeded(db: Database, settings: Settings) -> dict[str, Any]:
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        stranger = await identity.create_user(s, "stranger@example.org", "Stranger")
+        _, stranger_key = await identity.issue_api_key(s, stranger.id, "k", settings.secret_key)
+    return {"demo": demo, "stranger_key": stranger_key}
+
+
+@pytest.fixture
+def client(settings: Settings, seeded: dict[str, Any]) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_health_reports_revision(client: TestClient) -> None:
+    body = client.get("/health").json()
+    assert body["status"] == "ok" and body["revision"] == "0001"
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({}, "missing API key"),
+        ({"Authorization": "Basic abc"}, "Bearer"),
+        ({"X-API-Key": "nope"}, "malformed"),
+    ],
+)
+def test_requests_without_a_valid_key_get_401(
+    client: TestClient, headers: dict[str, str], message: str
+) -> None:
+    response = client.get("/v1/me", headers=headers)
+    assert response.status_code == 401 and message in response.json()["detail"]
+
+
+def test_owner_sees_project_summary_and_entities(client: TestClient, seeded: dict[str, Any]) -> None:
+    demo = seeded["demo"]
+    h = auth(demo.api_key)
+    assert client.get("/v1/me", headers=h).json()["email"] == "maya@demo.orrery.dev"
+    assert [p["id"] for p in client.get("/v1/projects", headers=h).json()] == [str(demo.project_id)]
+    summary = client.get(f"/v1/projects/{demo.project_id}", headers=h).json()
+    assert summary["entities"]["task"] >= 25
+    goals = client.get(f"/v1/projects/{demo.project_id}/entities", params={"kind": "goal"}, headers=h).json()
+    assert len(goals) >= 3 and {g["kind"] for g in goals} == {"goal"}
+    focus = client.get(f"/v1/entities/{demo.focus['task']}", headers=h).json()
+    assert focus["entity"]["name"] == "Finalize pricing page" and len(focus["edges"]) >= 15
+
+
+def test_other_users_data_is_not_found(client: TestClient, seeded: dict[str, Any]) -> None:
+    demo, h = seeded["demo"], auth(seeded["stranger_key"])
+    assert client.get("/v1/projects", headers=h).json() == []
+    for path in (
+        f"/v1/projects/{demo.project_id}",
+        f"/v1/projects/{demo.project_id}/entities",
+        f"/v1/entities/{demo.focus['task']}",
+        "/v1/entities/not-a-uuid",
+    ):
+        response = client.get(path, headers=h)
+        assert response.status_code == 404 and "not found" in response.json()["detail"]
+
+
+def test_bad_filter_is_a_clear_422(client: TestClient, seeded: dict[str, Any]) -> None:
+    demo = seeded["demo"]
+    response = client.get(
+        f"/v1/projects/{demo.project_id}/entities", params={"kind": "meeting"}, headers=auth(demo.api_key)
+    )
+    assert response.status_code == 422 and "unknown entity kind 'meeting'" in response.json()["detail"]
+
+
+def test_app_refuses_to_start_on_unmigrated_database(empty_db_url: str) -> None:
+    with (
+        pytest.raises(DatabaseNotMigratedError, match="orrery db upgrade"),
+        TestClient(create_app(settings_for(empty_db_url))),
+    ):
+        pass
