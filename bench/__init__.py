@@ -1,0 +1,1 @@
+"""Benchmarks: print numbers and ratios; never asserted in tests."""
