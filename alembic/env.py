@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 from logging.config import fileConfig
+from typing import Any
 
-from sqlalchemy import pool
+from sqlalchemy import JSON, pool
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from alembic import context
 from backend.config import get_settings
+from backend.db.base import UTCDateTime
 from backend.db.models import Base
 
 config = context.config
@@ -26,6 +28,18 @@ target_metadata = Base.metadata
 
 def _url() -> str:
     return config.get_main_option("sqlalchemy.url") or get_settings().database_url
+
+
+def _render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+    """Render project types as plain SQLAlchemy types so migrations never import app code."""
+    if type_ != "type":
+        return False
+    if isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    if isinstance(obj, JSON):
+        autogen_context.imports.add("from sqlalchemy.dialects import postgresql")
+        return 'sa.JSON().with_variant(postgresql.JSONB(), "postgresql")'
+    return False
 
 
 def run_migrations_offline() -> None:
@@ -47,6 +61,7 @@ def _run(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        render_item=_render_item,
     )
     with context.begin_transaction():
         context.run_migrations()

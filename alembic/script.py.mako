@@ -13,8 +13,6 @@ import sqlalchemy as sa
 from alembic import op
 ${imports if imports else ""}
 
-
-
 revision: str = ${repr(up_revision)}
 down_revision: str | None = ${repr(down_revision)}
 branch_labels: str | Sequence[str] | None = ${repr(branch_labels)}

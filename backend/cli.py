@@ -25,7 +25,11 @@ app = typer.Typer(help="Orrery: a backend for chat assistants that work in conte
 db_app = typer.Typer(help="Database migrations.", no_args_is_help=True)
 demo_app = typer.Typer(help="Demo and synthetic workspaces.", no_args_is_help=True)
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
+sessions_app = typer.Typer(help="Chat sessions.", no_args_is_help=True)
+context_app = typer.Typer(help="Inspect the working context an agent would see.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(context_app, name="context")
 app.add_typer(demo_app, name="demo")
 app.add_typer(users_app, name="users")
 
@@ -285,6 +289,177 @@ def users_key(
             return (await identity.issue_api_key(session, user.id, name, get_settings().secret_key))[1]
 
     out.print(f"API key (shown once): [bold]{_run(lambda s: _with_db(s, body))}[/]")
+
+
+async def _resolve_user(session: Any, user: str) -> Any:
+    """A user by id or email."""
+    from backend.errors import NotFoundError
+    from backend.repo import identity
+
+    if "@" in user:
+        found = await identity.find_user_by_email(session, user)
+        if found is None:
+            raise NotFoundError("user", user)
+        return found
+    return await identity.get_user(session, user)
+
+
+@sessions_app.command("create")
+def sessions_create(
+    user: Annotated[str, typer.Option(help="User id or email.")],
+    project: Annotated[str | None, typer.Option(help="Project id.")] = None,
+    focus: Annotated[str | None, typer.Option(help="KIND:ID, e.g. task:<uuid> or project:<uuid>.")] = None,
+    agent: Annotated[str | None, typer.Option(help="The active agent.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Message-scoping strategy for this session.")] = None,
+    title: Annotated[str | None, typer.Option(help="A title.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole session record.")] = False,
+) -> None:
+    """Open a chat session (optionally focused) and print its id."""
+    from backend.errors import ValidationError
+    from backend.memory.scoping import get_strategy
+    from backend.repo import chat
+
+    focus_kind, _, focus_id = (focus or "").partition(":")
+    if focus and not focus_id:
+        err.print("[bold red]error:[/] --focus must look like KIND:ID, e.g. task:<uuid>")
+        raise typer.Exit(2)
+
+    async def body(db: Any) -> Any:
+        if strategy is not None:
+            get_strategy(strategy)
+        async with db.transaction() as session:
+            owner = await _resolve_user(session, user)
+            if focus and project is None:
+                raise ValidationError("--focus needs --project")
+            record = await chat.create_session(
+                session,
+                owner.id,
+                project_id=project,
+                focus_kind=focus_kind or None,
+                focus_id=focus_id or None,
+                title=title,
+                active_agent=agent,
+            )
+            record.scoping_strategy = strategy
+            await session.flush()
+            return record
+
+    record = _run(lambda s: _with_db(s, body))
+    if not as_json:
+        print(record.id)
+        return
+    fields = (
+        "id",
+        "user_id",
+        "project_id",
+        "title",
+        "focus_kind",
+        "focus_id",
+        "active_agent",
+        "scoping_strategy",
+        "message_count",
+        "created_at",
+    )
+    print(json.dumps({f: getattr(record, f) for f in fields}, default=str))
+
+
+@sessions_app.command("say")
+def sessions_say(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    text: Annotated[str, typer.Argument(help="The message.")],
+    role: Annotated[str, typer.Option(help="user, assistant, system or tool.")] = "user",
+    agent: Annotated[str | None, typer.Option(help="Agent attribution for assistant messages.")] = None,
+) -> None:
+    """Append a message to a session (handy for trying scoping strategies)."""
+    from backend.db.models import ChatSession
+    from backend.errors import NotFoundError
+    from backend.repo import chat
+
+    async def body(db: Any) -> int:
+        async with db.transaction() as session:
+            record = await session.get(ChatSession, _uuid_or_404(session_id))
+            if record is None:
+                raise NotFoundError("session", session_id)
+            message = await chat.append_message(
+                session, record.user_id, record.id, chat.NewMessage(role, text, agent_id=agent)
+            )
+            return message.seq
+
+    out.print(f"message {_run(lambda s: _with_db(s, body))} appended")
+
+
+def _uuid_or_404(value: str) -> Any:
+    from backend.repo.scope import as_uuid
+
+    return as_uuid(value, "session")
+
+
+@context_app.command("show")
+def context_show(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    agent: Annotated[
+        str | None, typer.Option(help="Agent (default: the session's active agent, else coach).")
+    ] = None,
+    strategy: Annotated[str | None, typer.Option(help="Override the scoping strategy.")] = None,
+    base_prompt: Annotated[
+        str, typer.Option(help="The agent's base prompt.")
+    ] = "You are a helpful assistant.",
+    as_json: Annotated[bool, typer.Option("--json", help="Emit {system_prompt, messages, receipt}.")] = False,
+) -> None:
+    """Assemble the working context for a session's current turn and show it with its receipt."""
+    from backend.db.models import ChatSession
+    from backend.errors import NotFoundError
+    from backend.memory.working_context import assemble_working_context
+
+    async def body(db: Any) -> Any:
+        async with db.transaction() as session:
+            record = await session.get(ChatSession, _uuid_or_404(session_id))
+            if record is None:
+                raise NotFoundError("session", session_id)
+            return await assemble_working_context(
+                session,
+                agent=agent or record.active_agent or "coach",
+                base_prompt=base_prompt,
+                session_id=record.id,
+                user_id=record.user_id,
+                settings=get_settings(),
+                scoping=strategy,
+            )
+
+    context = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "system_prompt": context.system_prompt,
+                    "messages": context.messages,
+                    "receipt": context.receipt.as_dict(),
+                },
+                default=str,
+            )
+        )
+        return
+    _print_context(context)
+
+
+def _print_context(context: Any) -> None:
+    r = context.receipt
+    out.rule(f"system prompt · {r.agent} · {r.model} ({r.encoding})")
+    out.print(context.system_prompt, markup=False, highlight=False)
+    out.rule(f"messages · {r.strategy}")
+    for m in context.messages:
+        out.print(f"[bold]{m['role']}:[/] ", end="")
+        out.print(m["content"], markup=False, highlight=False)
+    table = Table(title=f"receipt · {r.total_tokens} tokens · budgets x{r.budget_scale:g}")
+    for column in ("section", "tokens", "budget", "included", "excluded (why)"):
+        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left")
+    for s in r.sections:
+        why = "; ".join(f"{i.key}: {i.reason}" for i in s.excluded[:4])
+        more = f" (+{len(s.excluded) - 4} more)" if len(s.excluded) > 4 else ""
+        table.add_row(s.name, str(s.tokens), str(s.budget), str(len(s.included)), why + more)
+    out.print(table)
+    for note in r.notes:
+        out.print(f"note: {note}")
 
 
 def main() -> None:

@@ -56,6 +56,48 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level for the server and CLI."""
 
+    model: str = "offline"
+    """The chat model: `offline` (deterministic, no key) or any litellm model id."""
+
+    context_window: int | None = Field(default=None, ge=1024)
+    """The model's context window in tokens; looked up from the model id when unset."""
+
+    budget_system: int = Field(default=800, ge=0)
+    """Token budget of the agent's base prompt, for a 8,192-token window (scaled to the model's)."""
+
+    budget_profile: int = Field(default=300, ge=0)
+    """Token budget of the user section: profile, goals, what we know, engagement."""
+
+    budget_expertise: int = Field(default=1500, ge=0)
+    """Token budget of the agent's expertise modules."""
+
+    budget_focus: int = Field(default=1000, ge=0)
+    """Token budget of the focus entity / location section."""
+
+    budget_related: int = Field(default=500, ge=0)
+    """Token budget of related data (linked entities, knowledge packet)."""
+
+    budget_conversation: int = Field(default=2500, ge=0)
+    """Token budget of the scoped conversation messages."""
+
+    engagement_threshold_days: int = Field(default=3, ge=0)
+    """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
+
+    scoping_strategy: str = "last_n"
+    """Default message-scoping strategy when neither the session nor the agent names one."""
+
+    agent_strategies: dict[str, str] = Field(default_factory=dict)
+    """Per-agent strategy names, as JSON: `{"planner": "relevance"}`; a session's choice wins."""
+
+    summary_keep_recent: int = Field(default=6, ge=1)
+    """`summary` strategy: how many newest messages stay verbatim beside the running summary."""
+
+    relevance_recent_window: int = Field(default=4, ge=0)
+    """`relevance` strategy: newest messages always kept before older ones are scored."""
+
+    history_scan_limit: int = Field(default=2000, ge=10)
+    """Most messages a strategy reads back from one session in one turn."""
+
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> Settings:
         if self.env == "production" and self.secret_key == PLACEHOLDER_SECRET:

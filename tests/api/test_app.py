@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from backend.api.app import create_app
 from backend.config import Settings
 from backend.db.engine import Database
+from backend.db.migrations import head_revision
 from backend.demo.workspace import load_demo
 from backend.errors import DatabaseNotMigratedError
 from backend.repo import identity
@@ -38,7 +39,7 @@ def auth(key: str) -> dict[str, str]:
 
 def test_health_reports_revision(client: TestClient) -> None:
     body = client.get("/health").json()
-    assert body["status"] == "ok" and body["revision"] == "0001"
+    assert body["status"] == "ok" and body["revision"] == head_revision()
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Every ORM model, importable from one place (Alembic reads `Base.metadata` from here)."""
 
 from backend.db.base import Base
-from backend.db.models.chat import AgentTransition, ChatSession, Message
+from backend.db.models.chat import AgentTransition, ChatSession, Message, SessionSummary
 from backend.db.models.graph import Edge, Entity
 from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
 from backend.db.models.knowledge import KbCollection, KbEntry, KbRelation
@@ -20,6 +20,7 @@ __all__ = [
     "KbRelation",
     "Message",
     "Project",
+    "SessionSummary",
     "ProjectMember",
     "User",
     "UserProfile",

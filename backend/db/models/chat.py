@@ -82,3 +82,23 @@ class AgentTransition(UUIDPrimaryKey, Base):
         CheckConstraint("from_agent IS NULL OR from_agent <> to_agent", name="is_a_switch"),
         Index("ix_agent_transitions_session_created", "session_id", "created_at"),
     )
+
+
+class SessionSummary(Base):
+    """The running summary of a session's older messages (the `summary` scoping strategy).
+
+    Extended incrementally: `covered_through_seq` says which messages are already folded in.
+    """
+
+    __tablename__ = "session_summaries"
+
+    session_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    summary: Mapped[str] = mapped_column(Text)
+    covered_through_seq: Mapped[int]
+    token_count: Mapped[int] = mapped_column(default=0)
+    model: Mapped[str] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    __table_args__ = (CheckConstraint("covered_through_seq >= 0", name="covered_non_negative"),)

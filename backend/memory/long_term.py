@@ -1,0 +1,175 @@
+"""Long-term memory (tier 3): profile, active goals, learned summary, engagement — in two queries.
+
+One query reads the user, profile, summary and the latest check-in together (outer joins and a
+scalar subquery); a second reads the active goals. The count does not grow with goals or check-ins.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import case, func, nulls_last, select, type_coerce
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.base import UTCDateTime, utcnow
+from backend.db.models import CheckIn, Entity, User, UserProfile, UserSummary
+from backend.errors import NotFoundError, ValidationError
+from backend.repo.scope import member_project_ids
+from backend.vocabulary import GOAL_TYPES, GoalType
+
+MAX_GOALS_FOR_CONTEXT = 10
+ACTIVE_GOAL_STATES = ("active", "in_progress")
+EngagementStatus = Literal["new", "engaged", "returning"]
+
+
+@dataclass(frozen=True)
+class UserProfileView:
+    """Who the person is."""
+
+    id: uuid.UUID
+    email: str
+    display_name: str
+    preferred_name: str | None
+    timezone: str
+    bio: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class GoalSummary:
+    """An active goal, as much as a prompt needs."""
+
+    id: uuid.UUID
+    title: str
+    status: str
+    goal_type: GoalType | None
+    due_at: datetime | None
+
+
+@dataclass(frozen=True)
+class UserSummaryContext:
+    """What has been learned about the person."""
+
+    patterns: list[str]
+    wins: list[str]
+    struggles: list[str]
+    last_updated: datetime | None
+
+
+@dataclass(frozen=True)
+class EngagementContext:
+    """How recently the person showed up."""
+
+    status: EngagementStatus
+    days_since_last_check_in: int | None
+    last_check_in_at: str | None
+    """ISO-8601 timestamp of the latest check-in."""
+
+
+@dataclass(frozen=True)
+class LongTermMemory:
+    """Everything tier 3 contributes to a turn."""
+
+    user_profile: UserProfileView
+    goals: list[GoalSummary]
+    user_summary: UserSummaryContext | None
+    engagement: EngagementContext
+
+
+def parse_goal_type(value: str | None) -> GoalType | None:
+    """Validate a stored goal type at runtime instead of trusting a cast."""
+    if value is None:
+        return None
+    if value not in GOAL_TYPES:
+        raise ValidationError(f"goal_type {value!r} is not one of {', '.join(GOAL_TYPES)}")
+    goal_type: GoalType = value  # type: ignore[assignment]  # narrowed by the check above
+    return goal_type
+
+
+def engagement_from(last: datetime | None, now: datetime, threshold_days: int) -> EngagementContext:
+    """`new` without check-ins; `engaged` within `threshold_days`; `returning` after that."""
+    if last is None:
+        return EngagementContext("new", None, None)
+    days = max(0, (now - last).days)
+    status: EngagementStatus = "engaged" if days <= threshold_days else "returning"
+    return EngagementContext(status, days, last.isoformat())
+
+
+async def fetch_long_term_memory(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    *,
+    project_id: uuid.UUID | None = None,
+    threshold_days: int = 3,
+    now: datetime | None = None,
+) -> LongTermMemory:
+    """Profile, goals (the session's project first), summary and engagement for one user."""
+    last_check_in = type_coerce(
+        select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
+        UTCDateTime(),
+    )
+    row = (
+        await session.execute(
+            select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"))
+            .outerjoin(UserProfile, UserProfile.user_id == User.id)
+            .outerjoin(UserSummary, UserSummary.user_id == User.id)
+            .where(User.id == user_id)
+        )
+    ).first()
+    if row is None:
+        raise NotFoundError("user", user_id)
+    user, profile, summary, last = row
+    if profile is None:
+        raise NotFoundError("user profile", user_id)
+    return LongTermMemory(
+        user_profile=UserProfileView(
+            id=user.id,
+            email=user.email,
+            display_name=user.display_name,
+            preferred_name=profile.preferred_name,
+            timezone=profile.timezone,
+            bio=profile.bio,
+            created_at=user.created_at,
+        ),
+        goals=await _active_goals(session, user_id, project_id),
+        user_summary=_summary(summary),
+        engagement=engagement_from(last, now or utcnow(), threshold_days),
+    )
+
+
+async def _active_goals(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | None
+) -> list[GoalSummary]:
+    """Most relevant first: the session's project, then the nearest due date, then recently touched."""
+    in_project = case((Entity.project_id == project_id, 0), else_=1) if project_id else None
+    order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc()]
+    if in_project is not None:
+        order.insert(0, in_project)
+    rows = await session.execute(
+        select(Entity.id, Entity.name, Entity.state, Entity.goal_type, Entity.due_at)
+        .where(
+            Entity.kind == "goal",
+            Entity.state.in_(ACTIVE_GOAL_STATES),
+            Entity.project_id.in_(member_project_ids(user_id)),
+        )
+        .order_by(*order, Entity.id)
+        .limit(MAX_GOALS_FOR_CONTEXT)
+    )
+    return [
+        GoalSummary(gid, name, state, parse_goal_type(gtype), due)
+        for gid, name, state, gtype, due in rows.all()
+    ]
+
+
+def _summary(summary: UserSummary | None) -> UserSummaryContext | None:
+    if summary is None:
+        return None
+    return UserSummaryContext(
+        patterns=[str(p) for p in summary.patterns],
+        wins=[str(w) for w in summary.wins],
+        struggles=[str(s) for s in summary.struggles],
+        last_updated=summary.updated_at,
+    )

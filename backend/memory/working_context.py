@@ -1,0 +1,252 @@
+"""Assemble what one agent sees on one turn, inside per-section token budgets, with a receipt.
+
+Round trips are constant: the session (1), long-term memory (2), the latest message for the query
+(1, skipped when the caller passes `query`), and the strategy's reads (1-2, plus one write when a
+summary is extended). Nothing grows with the number of messages, goals or check-ins.
+
+System prompt order: base prompt, user context, expertise, then caller sections (focus, related).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.config import Settings
+from backend.errors import ValidationError
+from backend.memory.expertise import EXPERTISE_DIR, modules_for
+from backend.memory.history import DbHistory
+from backend.memory.injection import InjectionItem, injection_items, render
+from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
+from backend.memory.scoping import ReceiptItem, ScopedMessage, ScopingContext, get_strategy
+from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
+from backend.repo.chat import get_session
+from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
+from backend.vocabulary import AGENT_IDS
+
+PROFILE_DROP_ORDER = ("goals", "known", "user")
+"""When the user section is over budget, optional lines are kept in this order of importance."""
+
+
+@dataclass(frozen=True)
+class ContextSection:
+    """A section a caller adds (focus entity, linked entities, knowledge packet)."""
+
+    name: str
+    """The budget it draws on: `focus` or `related`."""
+    title: str
+    items: Sequence[tuple[str, str]]
+    """`(receipt key, markdown)` pairs, kept or dropped whole, in order."""
+
+
+@dataclass(frozen=True)
+class SectionReceipt:
+    """Tokens, budget and the fate of every item in one section."""
+
+    name: str
+    budget: int
+    tokens: int
+    included: list[ReceiptItem] = field(default_factory=list)
+    excluded: list[ReceiptItem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ContextReceipt:
+    """What went into the context, what was left out, and why."""
+
+    agent: str
+    model: str
+    encoding: str
+    exact_tokens: bool
+    budget_scale: float
+    strategy: str
+    sections: list[SectionReceipt]
+    notes: list[str]
+    total_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class WorkingContext:
+    """System prompt, scoped messages, tools (filled by the orchestrator) and the receipt."""
+
+    system_prompt: str
+    messages: list[ScopedMessage]
+    tools: list[Any]
+    receipt: ContextReceipt
+    memory: LongTermMemory
+
+
+async def assemble_working_context(
+    session: AsyncSession,
+    *,
+    agent: str,
+    base_prompt: str,
+    session_id: uuid.UUID | str,
+    user_id: uuid.UUID,
+    settings: Settings,
+    scoping: str | None = None,
+    scoping_options: dict[str, Any] | None = None,
+    query: str | None = None,
+    summarizer: Summarizer | None = None,
+    sections: Sequence[ContextSection] = (),
+    now: datetime | None = None,
+    expertise_dir: Path = EXPERTISE_DIR,
+) -> WorkingContext:
+    """Build the agent's working context for the session's current turn."""
+    if agent not in AGENT_IDS:
+        raise ValidationError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_IDS)}")
+    chat = await get_session(session, user_id, session_id)
+    memory = await fetch_long_term_memory(
+        session,
+        user_id,
+        project_id=chat.project_id,
+        threshold_days=settings.engagement_threshold_days,
+        now=now,
+    )
+    counter = counter_for(settings.model)
+    budgets = Budgets.from_settings(settings)
+    history = DbHistory(session, chat.id, chat.message_count)
+    if query is None:
+        latest = await history.recent(1)
+        query = latest[0].content if latest and latest[0].role == "user" else None
+
+    base_text, base_receipt = _fit_paragraphs("system", base_prompt, budgets.system, counter)
+    profile_text, profile_receipt = _fit_profile(injection_items(memory), budgets.profile, counter)
+    expertise_text, expertise_receipt = _fit_expertise(
+        agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
+    )
+    extra = [_fit_section(s, budgets.of(s.name), counter) for s in sections]
+
+    name = (
+        scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
+    )
+    strategy = get_strategy(name)
+    scoped = await strategy.select(
+        ScopingContext(
+            agent=agent,
+            session_id=chat.id,
+            history=history,
+            query=query,
+            budget=budgets.conversation,
+            counter=counter,
+            settings=settings,
+            options=dict(scoping_options or {}),
+            summaries=SummaryStore(session),
+            summarizer=summarizer or default_summarizer(settings, counter),
+        )
+    )
+    conversation = SectionReceipt(
+        "conversation",
+        budgets.conversation,
+        sum(i.tokens or 0 for i in scoped.included),
+        scoped.included,
+        scoped.excluded,
+    )
+    parts = [base_text, profile_text, expertise_text, *(text for text, _ in extra)]
+    system_prompt = "\n\n".join(p for p in parts if p)
+    receipts = [base_receipt, profile_receipt, expertise_receipt, *(r for _, r in extra), conversation]
+    receipt = ContextReceipt(
+        agent=agent,
+        model=counter.model,
+        encoding=counter.encoding_name,
+        exact_tokens=counter.exact,
+        budget_scale=budgets.scale,
+        strategy=scoped.strategy or name,
+        sections=receipts,
+        notes=scoped.notes,
+        total_tokens=counter.count(system_prompt) + conversation.tokens,
+    )
+    return WorkingContext(system_prompt, scoped.messages, [], receipt, memory)
+
+
+def _fit_paragraphs(name: str, text: str, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
+    paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
+    keep, drop = fit_whole_items(paragraphs, budget, counter, separator="\n\n")
+    kept = "\n\n".join(paragraphs[i] for i in keep)
+    return kept, SectionReceipt(
+        name,
+        budget,
+        counter.count(kept),
+        [ReceiptItem("paragraph", f"paragraph {i + 1}", counter.count(paragraphs[i]), "fits") for i in keep],
+        [
+            ReceiptItem("paragraph", f"paragraph {i + 1}", counter.count(paragraphs[i]), "over budget")
+            for i in drop
+        ],
+    )
+
+
+def _fit_profile(
+    items: list[InjectionItem], budget: int, counter: TokenCounter
+) -> tuple[str, SectionReceipt]:
+    """Required lines always; optional lines by importance while the rendered section fits."""
+    chosen = {i for i, item in enumerate(items) if item.required}
+    optional = sorted(
+        (i for i, item in enumerate(items) if not item.required),
+        key=lambda i: (PROFILE_DROP_ORDER.index(items[i].group), i),
+    )
+    excluded: list[ReceiptItem] = []
+    for i in optional:
+        trial = chosen | {i}
+        if counter.count(render([items[j] for j in sorted(trial)])) <= budget:
+            chosen = trial
+        else:
+            excluded.append(
+                ReceiptItem(items[i].group, items[i].key, counter.count(items[i].text), "over budget")
+            )
+    text = render([items[j] for j in sorted(chosen)])
+    included = [
+        ReceiptItem(
+            items[j].group,
+            items[j].key,
+            counter.count(items[j].text),
+            "required" if items[j].required else "fits",
+        )
+        for j in sorted(chosen)
+    ]
+    return text, SectionReceipt("profile", budget, counter.count(text), included, excluded)
+
+
+def _fit_expertise(
+    agent: str, query: str | None, engagement: str, budget: int, counter: TokenCounter, directory: Path
+) -> tuple[str, SectionReceipt]:
+    modules = modules_for(agent, query, engagement, directory)
+    header = "## Expertise"
+    rendered = [m.render() for m in modules]
+    keep, drop = fit_whole_items(
+        rendered, max(0, budget - counter.count(header) - 1), counter, separator="\n\n"
+    )
+    text = "\n\n".join([header, *(rendered[i] for i in keep)]) if keep else ""
+    return text, SectionReceipt(
+        "expertise",
+        budget,
+        counter.count(text),
+        [ReceiptItem("module", modules[i].slug, counter.count(rendered[i]), "for this agent") for i in keep],
+        [ReceiptItem("module", modules[i].slug, counter.count(rendered[i]), "over budget") for i in drop],
+    )
+
+
+def _fit_section(section: ContextSection, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
+    texts = [text for _, text in section.items]
+    header = f"## {section.title}"
+    keep, drop = fit_whole_items(texts, max(0, budget - counter.count(header) - 1), counter)
+    text = "\n".join([header, *(texts[i] for i in keep)]) if keep else ""
+    return text, SectionReceipt(
+        section.name,
+        budget,
+        counter.count(text),
+        [ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), "fits") for i in keep],
+        [
+            ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), "over budget")
+            for i in drop
+        ],
+    )

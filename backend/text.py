@@ -1,0 +1,47 @@
+"""Lexical tools shared by relevance scoring and search: tokenizing, stop words, BM25."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just let me more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves also get got go going want need please tell know like
+    make think use using one two still yet ok okay hi hey hello thanks thank""".split()  # noqa: SIM905
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase word tokens without stop words; tolerant of punctuation and case."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
+
+
+def bm25_scores(
+    query: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75
+) -> list[float]:
+    """Okapi BM25 score of each tokenized document for the tokenized query."""
+    if not documents or not query:
+        return [0.0] * len(documents)
+    n = len(documents)
+    avg_len = sum(len(d) for d in documents) / n or 1.0
+    doc_freq: Counter[str] = Counter()
+    for doc in documents:
+        doc_freq.update(set(doc))
+    terms = set(query)
+    idf = {t: math.log(1 + (n - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)) for t in terms}
+    scores = []
+    for doc in documents:
+        tf = Counter(doc)
+        norm = k1 * (1 - b + b * len(doc) / avg_len)
+        scores.append(sum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if tf[t]))
+    return scores
