@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from pydantic_ai import models
 
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import upgrade
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
+
+models.ALLOW_MODEL_REQUESTS = False  # no test ever reaches a real LLM
 
 T = TypeVar("T")
 DIALECTS = [

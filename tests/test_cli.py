@@ -88,3 +88,44 @@ def test_users_and_synth(cli_env: None) -> None:
         )[1]
     )
     assert not second["created"] and second["project_id"] == first["project_id"]
+
+
+def test_sessions_and_context_show(cli_env: None) -> None:
+    assert invoke("db", "upgrade")[0] == 0
+    demo = json.loads(invoke("demo", "load", "--json")[1])
+    focus = f"task:{demo['focus']['task']}"
+    code, output = invoke(
+        "sessions",
+        "create",
+        "--user",
+        "maya@demo.orrery.dev",
+        "--project",
+        demo["project_id"],
+        "--focus",
+        focus,
+        "--agent",
+        "planner",
+        "--strategy",
+        "relevance",
+        "--json",
+    )
+    assert code == 0
+    record = json.loads(output)
+    assert record["focus_kind"] == "task" and record["scoping_strategy"] == "relevance"
+    assert invoke("sessions", "say", "--session", record["id"], "What blocks the pricing page?")[0] == 0
+
+    code, output = invoke("context", "show", "--session", record["id"], "--json")
+    assert code == 0
+    context = json.loads(output)
+    assert set(context) == {"system_prompt", "messages", "receipt"}
+    assert context["messages"] == [{"role": "user", "content": "What blocks the pricing page?"}]
+    assert context["receipt"]["strategy"] == "relevance" and context["receipt"]["agent"] == "planner"
+    code, output = invoke("context", "show", "--session", record["id"])
+    assert code == 0 and "receipt" in output and "profile" in output
+
+    code, output = invoke("sessions", "create", "--user", demo["user_id"], "--strategy", "nope")
+    assert code == 1 and "unknown scoping strategy 'nope'" in output
+    code, output = invoke("sessions", "create", "--user", demo["user_id"], "--focus", "task")
+    assert code == 2 and "KIND:ID" in output
+    code, output = invoke("context", "show", "--session", "not-a-session")
+    assert code == 1 and "not found" in output

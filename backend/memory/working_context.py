@@ -1,7 +1,7 @@
 """Assemble what one agent sees on one turn, inside per-section token budgets, with a receipt.
 
 Round trips are constant: the session (1), long-term memory (2), the latest message for the query
-(1, skipped when the caller passes `query`), and the strategy's reads (1-2, plus one write when a
+(1, skipped when the caller passes `query`), and the strategy's reads (1-3, plus a read and a write when a
 summary is extended). Nothing grows with the number of messages, goals or check-ins.
 
 System prompt order: base prompt, user context, expertise, then caller sections (focus, related).
