@@ -51,7 +51,7 @@ typecheck: install ## mypy --strict over backend/ and tools/
 pytest: install ## Run the test suite on both dialects
 	$(BIN)/pytest
 
-bench: install ## Run the benchmarks and print their table
+bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
 
 lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, no index addresses)

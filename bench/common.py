@@ -1,0 +1,33 @@
+"""Shared benchmark plumbing: fresh migrated databases on SQLite or a throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+
+from backend.config import Settings
+from backend.db.migrations import upgrade
+from tests.support.postgres import ThrowawayPostgres
+
+
+def bench_settings(url: str) -> Settings:
+    """Settings for a benchmark database (no `.env`)."""
+    return Settings(_env_file=None, database_url=url, secret_key="bench")  # type: ignore[call-arg]
+
+
+def fresh_url(dialect: str, name: str, tmp: Path, pg: ThrowawayPostgres | None) -> str:
+    """A new, migrated database on the dialect."""
+    if dialect == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp / (name + '.db')}"
+    else:
+        assert pg is not None
+        asyncio.run(pg.execute(f"CREATE DATABASE {name}"))
+        url = pg.url(name)
+    upgrade(url)
+    return url
+
+
+def median_ms(samples: list[float]) -> float:
+    """Median of timings in seconds, as milliseconds."""
+    return statistics.median(samples) * 1000

@@ -1,0 +1,78 @@
+"""Workspace loading benchmark: synthetic workspaces on SQLite and a throwaway PostgreSQL.
+
+Run `python -m bench.load --sizes 1000,10000,100000` (part of `make bench`). Prints a markdown table:
+seconds to generate and bulk-insert each workspace, rows per second, and the demo workspace load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from backend.db.engine import Database
+from backend.demo.synth import synthesize
+from backend.demo.workspace import load_demo
+from bench.common import bench_settings, fresh_url
+from tests.support.postgres import ThrowawayPostgres
+
+EDGES_PER_ENTITY = 3
+
+
+async def _measure(url: str, size: int) -> tuple[float, int]:
+    db = Database.from_settings(bench_settings(url))
+    try:
+        started = time.perf_counter()
+        result = await synthesize(
+            db, entities=size, edges_per_entity=EDGES_PER_ENTITY, kb_entries=max(10, size // 100), seed=1
+        )
+        seconds = time.perf_counter() - started
+        return seconds, result.entities + result.edges + result.kb_entries + result.kb_relations
+    finally:
+        await db.dispose()
+
+
+async def _demo(url: str) -> float:
+    db = Database.from_settings(bench_settings(url))
+    try:
+        started = time.perf_counter()
+        await load_demo(db, "bench")
+        return time.perf_counter() - started
+    finally:
+        await db.dispose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the load benchmark and print its table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated entity counts")
+    parser.add_argument("--dialects", default="sqlite,postgresql")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    dialects = args.dialects.split(",")
+    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for dialect in dialects:
+                demo_seconds = asyncio.run(_demo(fresh_url(dialect, "demo", Path(tmp), pg)))
+                rows.append(f"| {dialect} | demo workspace | - | {demo_seconds:.2f} | - |")
+                for size in sizes:
+                    url = fresh_url(dialect, f"synth_{size}", Path(tmp), pg)
+                    seconds, total = asyncio.run(_measure(url, size))
+                    rows.append(
+                        f"| {dialect} | synth {size:,} entities x{EDGES_PER_ENTITY} edges | {total:,} | "
+                        f"{seconds:.2f} | {total / seconds:,.0f} |"
+                    )
+                    print(rows[-1], flush=True)
+    finally:
+        if pg is not None:
+            pg.stop()
+    print("\n| engine | workload | rows | seconds | rows/s |\n|---|---|---:|---:|---:|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
