@@ -462,6 +462,73 @@ def _print_context(context: Any) -> None:
         out.print(f"note: {note}")
 
 
+@app.command("linked")
+def linked(
+    entity_id: Annotated[str, typer.Argument(help="The entity's id.")],
+    filter_kind: Annotated[
+        str, typer.Option("--filter", help="Only this kind (task, plan, ...), or all.")
+    ] = "all",
+    user: Annotated[
+        str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the structure as JSON.")] = False,
+) -> None:
+    """Print everything linked to an entity: what the `get_linked_entities` tool returns."""
+    from dataclasses import asdict
+
+    from backend.graph.linked import load_linked_entities_context
+    from backend.graph.linked_format import format_full
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id = await _acting_user(session, user, entity_id)
+            kind = await _entity_kind(session, user_id, entity_id)
+            return await load_linked_entities_context(
+                session,
+                user_id,
+                entity_id,
+                kind,
+                max_per_type=None,
+                include_descriptions=True,
+                filter_kind=None if filter_kind == "all" else filter_kind,
+            )
+
+    result = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(json.dumps({**asdict(result), "total": result.total}, default=str))
+    else:
+        out.print(format_full(result), markup=False, highlight=False)
+
+
+async def _acting_user(session: Any, user: str | None, entity_id: str) -> Any:
+    """The given user, or the owner of the entity's project (the CLI runs with database access)."""
+    from sqlalchemy import select
+
+    from backend.db.models import Entity, Project
+    from backend.errors import NotFoundError
+    from backend.repo.scope import as_uuid
+
+    if user is not None:
+        return (await _resolve_user(session, user)).id
+    owner = (
+        await session.execute(
+            select(Project.owner_id)
+            .join(Entity, Entity.project_id == Project.id)
+            .where(Entity.id == as_uuid(entity_id, "entity"))
+        )
+    ).scalar_one_or_none()
+    if owner is None:
+        raise NotFoundError("entity", entity_id)
+    return owner
+
+
+async def _entity_kind(session: Any, user_id: Any, entity_id: str) -> str:
+    from backend.repo.graph import get_entity
+
+    kind: str = (await get_entity(session, user_id, entity_id)).kind
+    return kind
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+_MARKDOWN_CONTROL = re.compile(r"[`<>#*\[\]|\\]")
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -19,6 +20,15 @@ STOP_WORDS = frozenset(
     would you your yours yourself yourselves also get got go going want need please tell know like
     make think use using one two still yet ok okay hi hey hello thanks thank""".split()  # noqa: SIM905
 )
+
+
+def inline_data(text: str) -> str:
+    """Stored text made safe to embed in a prompt: one line, markdown control characters escaped.
+
+    Headings (`#`), fences (backticks), tags (`<>`), emphasis (`*`), links and tables cannot form,
+    so text from the database reads as data, never as structure or instructions.
+    """
+    return _MARKDOWN_CONTROL.sub(lambda m: "\\" + m.group(0), " ".join(text.split()))
 
 
 def tokenize(text: str) -> list[str]:

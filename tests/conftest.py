@@ -21,6 +21,7 @@ from pydantic_ai import models
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import upgrade
+from backend.graph.cache import linked_cache
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
 
 models.ALLOW_MODEL_REQUESTS = False  # no test ever reaches a real LLM
@@ -101,7 +102,8 @@ def settings(db_url: str) -> Settings:
 
 @pytest.fixture
 async def db(settings: Settings) -> AsyncIterator[Database]:
-    """A `Database` on a fresh, migrated database of each dialect."""
+    """A `Database` on a fresh, migrated database of each dialect (and an empty linked cache)."""
+    linked_cache.clear()
     database = Database.from_settings(settings)
     yield database
     await database.dispose()

@@ -4,7 +4,10 @@ Round trips are constant: the session (1), long-term memory (2), the latest mess
 (1, skipped when the caller passes `query`), and the strategy's reads (1-3, plus a read and a write when a
 summary is extended). Nothing grows with the number of messages, goals or check-ins.
 
-System prompt order: base prompt, user context, expertise, then caller sections (focus, related).
+When the chat is focused on an entity, the focus entity (1 query) and its abbreviated linked
+entities (1 query, or none from the cache) are added; a project focus adds the project.
+
+System prompt order: base prompt, user context, expertise, focus, linked entities, caller sections.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
 from backend.errors import ValidationError
+from backend.graph.focus import focus_sections
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
 from backend.memory.history import DbHistory
 from backend.memory.injection import InjectionItem, injection_items, render
 from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
 from backend.memory.scoping import ReceiptItem, ScopedMessage, ScopingContext, get_strategy
+from backend.memory.sections import ContextSection
 from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
 from backend.repo.chat import get_session
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
@@ -32,17 +37,6 @@ from backend.vocabulary import AGENT_IDS
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")
 """When the user section is over budget, optional lines are kept in this order of importance."""
-
-
-@dataclass(frozen=True)
-class ContextSection:
-    """A section a caller adds (focus entity, linked entities, knowledge packet)."""
-
-    name: str
-    """The budget it draws on: `focus` or `related`."""
-    title: str
-    items: Sequence[tuple[str, str]]
-    """`(receipt key, markdown)` pairs, kept or dropped whole, in order."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +119,8 @@ async def assemble_working_context(
     expertise_text, expertise_receipt = _fit_expertise(
         agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
     )
-    extra = [_fit_section(s, budgets.of(s.name), counter) for s in sections]
+    focused = await focus_sections(session, user_id, chat, budgets, counter)
+    extra = [_fit_section(s, budgets.of(s.name), counter) for s in [*focused, *sections]]
 
     name = (
         scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
@@ -238,8 +233,9 @@ def _fit_expertise(
 def _fit_section(section: ContextSection, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
     texts = [text for _, text in section.items]
     header = f"## {section.title}"
-    keep, drop = fit_whole_items(texts, max(0, budget - counter.count(header) - 1), counter)
-    text = "\n".join([header, *(texts[i] for i in keep)]) if keep else ""
+    sep = section.separator
+    keep, drop = fit_whole_items(texts, max(0, budget - counter.count(header + sep)), counter, separator=sep)
+    text = sep.join([header, *(texts[i] for i in keep)]) if keep else ""
     return text, SectionReceipt(
         section.name,
         budget,

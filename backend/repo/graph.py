@@ -24,6 +24,7 @@ from backend.errors import (
     UnknownRelationError,
     ValidationError,
 )
+from backend.graph.cache import linked_cache
 from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.vocabulary import ENTITY_KINDS, GOAL_TYPES, RELATIONS
 
@@ -155,6 +156,7 @@ async def update_entity(
     for field, value in changes.items():
         setattr(entity, field, value)
     await session.flush()
+    await _invalidate_neighbourhood(session, entity.id)
     return entity
 
 
@@ -162,8 +164,17 @@ async def delete_entity(session: AsyncSession, user_id: uuid.UUID, entity_id: uu
     """Delete an entity and, by cascade, every edge touching it."""
     entity = await get_entity(session, user_id, entity_id)
     await require_project(session, user_id, entity.project_id, write=True)
+    await _invalidate_neighbourhood(session, entity.id)
     await session.delete(entity)
     await session.flush()
+
+
+async def _invalidate_neighbourhood(session: AsyncSession, entity_id: uuid.UUID) -> None:
+    """Drop cached linked context of an entity and of everything linked to it (one query)."""
+    rows = await session.execute(
+        select(Edge.src_id, Edge.dst_id).where(or_(Edge.src_id == entity_id, Edge.dst_id == entity_id))
+    )
+    linked_cache.invalidate(entity_id, *{end for row in rows.all() for end in row})
 
 
 async def create_edge(
@@ -205,6 +216,7 @@ async def create_edge(
             session.add(edge)
     except IntegrityError:
         raise ConflictError(f"edge {src.id} --{rel}--> {dst.id} already exists") from None
+    linked_cache.invalidate(src.id, dst.id)
     return edge
 
 
@@ -220,6 +232,7 @@ async def delete_edge(session: AsyncSession, user_id: uuid.UUID, edge_id: uuid.U
         raise NotFoundError("edge", eid)
     await require_project(session, user_id, edge.project_id, write=True)
     await session.execute(delete(Edge).where(Edge.id == eid))
+    linked_cache.invalidate(edge.src_id, edge.dst_id)
     return edge
 
 

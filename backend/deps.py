@@ -1,0 +1,22 @@
+"""What every tool call and agent run carries: the database and who is asking, about what."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from backend.config import Settings
+from backend.db.engine import Database
+
+
+@dataclass(frozen=True)
+class TurnDeps:
+    """Per-turn dependencies passed as pydantic-ai `deps`; every tool query is scoped to `user_id`."""
+
+    db: Database
+    user_id: uuid.UUID
+    settings: Settings
+    project_id: uuid.UUID | None = None
+    session_id: uuid.UUID | None = None
+    focus_kind: str | None = None
+    focus_id: uuid.UUID | None = None

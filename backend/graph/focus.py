@@ -1,0 +1,79 @@
+"""The focus of a chat as prompt sections: the focused entity and its linked entities.
+
+Only an entity focus (optionally inside a project) loads linked entities; a project focus shows the
+project; a chat without focus adds nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.models import ChatSession, Entity, Project
+from backend.graph.linked import linked_context_for
+from backend.graph.linked_format import abbreviated_within
+from backend.memory.sections import ContextSection
+from backend.repo.graph import get_entity
+from backend.text import inline_data
+from backend.tokens import Budgets, TokenCounter
+from backend.vocabulary import ENTITY_KINDS
+
+LINKED_TITLE = "Linked Entities"
+
+
+def _entity_text(entity: Entity, budget: int, counter: TokenCounter) -> str:
+    lines = [
+        f"You are focused on the {entity.kind} **{inline_data(entity.name)}** [{entity.id}].",
+        f"- **State:** {inline_data(entity.state)}",
+    ]
+    if entity.type_key:
+        lines.append(f"- **Type:** {inline_data(entity.type_key)}")
+    if entity.goal_type:
+        lines.append(f"- **Goal type:** {entity.goal_type}")
+    if entity.due_at:
+        lines.append(f"- **Due:** {entity.due_at.date().isoformat()}")
+    head = "\n".join(lines)
+    if entity.description:
+        room = budget - counter.count(head) - counter.count("\n- **Description:** ") - 12
+        description = counter.truncate(inline_data(entity.description), max(0, room))
+        if description:
+            head += f"\n- **Description:** {description}"
+    return head
+
+
+async def focus_sections(
+    session: AsyncSession, user_id: uuid.UUID, chat: ChatSession, budgets: Budgets, counter: TokenCounter
+) -> list[ContextSection]:
+    """Sections for the chat's focus (empty without one)."""
+    if chat.focus_kind is None or chat.focus_id is None:
+        return []
+    if chat.focus_kind == "project":
+        project = await session.get(Project, chat.focus_id)
+        if project is None:
+            return []
+        text = f"You are focused on the project **{inline_data(project.name)}** [{project.id}]."
+        if project.description:
+            description = counter.truncate(inline_data(project.description), budgets.focus // 2)
+            text += f"\n- **Description:** {description}"
+        return [ContextSection("focus", "Current Focus", [(f"project:{project.id}", text)])]
+    if chat.focus_kind not in ENTITY_KINDS:
+        return []
+    entity = await get_entity(session, user_id, chat.focus_id)
+    sections = [
+        ContextSection(
+            "focus",
+            "Current Focus",
+            [
+                (
+                    f"{entity.kind}:{entity.id}",
+                    _entity_text(entity, budgets.focus - counter.count("## Current Focus\n"), counter),
+                )
+            ],
+        )
+    ]
+    linked = await linked_context_for(session, entity, max_per_type=3)
+    blocks, _ = abbreviated_within(linked, budgets.related, counter, f"## {LINKED_TITLE}")
+    if blocks:
+        sections.append(ContextSection("related", LINKED_TITLE, blocks, separator="\n\n"))
+    return sections

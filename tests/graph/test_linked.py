@@ -1,0 +1,193 @@
+"""Linked entities: structure, limits, direction, scratch and context documents, formats, cache."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from backend.db.engine import Database
+from backend.errors import NotFoundError, ValidationError
+from backend.graph.linked import load_linked_entities_context
+from backend.graph.linked_format import abbreviated_within, format_abbreviated, format_full
+from backend.repo import graph
+from backend.tokens import counter_for
+from tests.support.factories import make_entity, make_project, make_user
+
+
+@pytest.fixture
+async def w(db: Database) -> dict[str, Any]:
+    """A task linked to a plan, a goal, five tasks (both directions), a milestone, documents, an output."""
+    async with db.transaction() as s:
+        u = await make_user(s)
+        p = await make_project(s, u)
+        e: dict[str, Any] = {"user": u.id, "project": p.id}
+
+        async def add(key: str, kind: str, name: str, **kw: Any) -> None:
+            e[key] = (await make_entity(s, u, p, kind, name, **kw)).id
+
+        await add("task", "task", "Finalize pricing page", state="in_progress", description="Ship the page.")
+        await add("plan", "plan", "Launch marketing")
+        await add("goal", "goal", "Reach GA", goal_type="target")
+        for i, state in enumerate(["done", "active", "todo", "in_progress", "blocked"]):
+            await add(f"t{i}", "task", f"Dependency {i}", state=state)
+        await add("ms", "milestone", "GA launch", due_at=datetime(2026, 12, 1, tzinfo=UTC))
+        await add("doc", "document", "Pricing research", description="Eighteen interviews.")
+        await add("ctx", "document", "Launch brief", is_context_document=True)
+        await add("scratch", "document", "Scratch notes", is_scratch=True)
+        await add("out", "output", "Pricing page v2")
+        await add("lonely", "task", "Nothing linked")
+        links = [
+            ("task", "belongs_to_plan", "plan"),
+            ("task", "supports_goal", "goal"),
+            ("task", "depends_on", "t0"),
+            ("task", "depends_on", "t1"),
+            ("task", "depends_on", "t2"),
+            ("t3", "depends_on", "task"),
+            ("t4", "depends_on", "task"),
+            ("task", "targets_milestone", "ms"),
+            ("task", "references", "doc"),
+            ("task", "references", "scratch"),
+            ("task", "produces", "out"),
+        ]
+        for src, rel, dst in links:
+            await graph.create_edge(s, u.id, e[src], rel, e[dst])
+        return e
+
+
+async def _load(db: Database, w: dict[str, Any], key: str = "task", kind: str = "task", **kw: Any) -> Any:
+    async with db.sessions() as s:
+        return await load_linked_entities_context(s, w["user"], w[key], kind, **kw)
+
+
+async def test_structure_counts_and_direction(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=None, include_descriptions=True)
+    assert ctx.counts == {"plans": 1, "goals": 1, "tasks": 5, "milestones": 1, "documents": 2, "outputs": 1}
+    assert ctx.total == 11 and not ctx.truncated
+    tasks = {i.name: i for i in ctx.linked["tasks"]}
+    assert tasks["Dependency 0"].direction == "outgoing" and tasks["Dependency 3"].direction == "incoming"
+    assert all(i.relation == "depends_on" and i.edge_id for i in tasks.values())
+    assert ctx.linked["milestones"][0].due_at is not None and ctx.linked["plans"][0].due_at is None
+    assert ctx.linked["documents"][0].description in ("Eighteen interviews.", None)
+
+
+async def test_scratch_is_excluded_and_context_document_is_marked(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=None)
+    docs = {d.name: d for d in ctx.linked["documents"]}
+    assert "Scratch notes" not in docs
+    brief = docs["Launch brief"]
+    assert brief.is_context_document and brief.direction == "project" and brief.edge_id is None
+    assert "- **Launch brief** [" in format_abbreviated(
+        ctx
+    ) and "project context document" in format_abbreviated(ctx)
+
+
+async def test_ordering_active_first_then_newest_and_max_per_type(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=3)
+    names = [i.name for i in ctx.linked["tasks"]]
+    assert set(names[:2]) == {"Dependency 1", "Dependency 3"}  # active / in_progress first
+    assert names[2] == "Dependency 4"  # then newest
+    assert ctx.counts["tasks"] == 5 and ctx.truncated
+
+
+async def test_no_links(db: Database, w: dict[str, Any]) -> None:
+    async with db.transaction() as s:
+        u = await make_user(s, "Solo")
+        p = await make_project(s, u)
+        lonely = await make_entity(s, u, p, "goal", "Alone", goal_type="habit")
+        ctx = await load_linked_entities_context(s, u.id, lonely.id, "goal")
+    assert ctx.total == 0 and not ctx.truncated
+    assert "No linked entities" in format_abbreviated(ctx) and "has no linked entities" in format_full(ctx)
+
+
+async def test_abbreviated_golden(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=3)
+    expected = f"""## Linked Entities
+
+This task has the following relationships:
+
+Direction: **outgoing** means this task points to the other entity (this task `belongs_to_plan` X: it is part of plan X); **incoming** means the other entity points to this task (task X `depends_on` this task: X waits for it).
+
+### Plans (1 linked)
+
+- **Launch marketing** [{w["plan"]}] (active) - belongs_to_plan
+
+### Goals (1 linked)
+
+- **Reach GA** [{w["goal"]}] (active) - supports_goal
+
+### Dependent Tasks (5 linked, showing first 3)
+
+- **Dependency 3** [{w["t3"]}] (in_progress) - depends_on (incoming)
+- **Dependency 1** [{w["t1"]}] (active) - depends_on
+- **Dependency 4** [{w["t4"]}] (blocked) - depends_on (incoming)
+- ... and 2 more tasks
+
+### Milestones (1 linked)
+
+- **GA launch** [{w["ms"]}] (active) - targets_milestone
+
+### Documents (2 linked)
+
+- **Launch brief** [{w["ctx"]}] (active) - project context document
+- **Pricing research** [{w["doc"]}] (active) - references
+
+### Outputs (1 linked)
+
+- **Pricing page v2** [{w["out"]}] (active) - produces
+
+_Use `get_linked_entities` tool to see full details including descriptions._"""
+    assert format_abbreviated(ctx) == expected
+
+
+async def test_abbreviated_stays_within_the_related_budget(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=3)
+    counter = counter_for("offline")
+    for budget in (500, 300, 150):
+        blocks, per_type = abbreviated_within(ctx, budget, counter)
+        text = "\n\n".join(["## Linked Entities", *(t for _, t in blocks)])
+        assert counter.count(text) <= budget and per_type <= 3
+
+
+async def test_full_format_has_ids_in_headers_and_descriptions(db: Database, w: dict[str, Any]) -> None:
+    text = format_full(await _load(db, w, max_per_type=None, include_descriptions=True))
+    assert f"## Linked Entities for: Finalize pricing page [{w['task']}]" in text
+    assert f"#### Pricing research [{w['doc']}]" in text and "- **Description:** Eighteen interviews." in text
+    assert "- **Relationship:** depends_on (incoming)" in text and "- **Due:** 2026-12-01" in text
+
+
+async def test_filter_kind_and_bad_input(db: Database, w: dict[str, Any]) -> None:
+    ctx = await _load(db, w, max_per_type=None, filter_kind="plan")
+    assert ctx.total == 1 and ctx.counts["plans"] == 1
+    with pytest.raises(NotFoundError):
+        await _load(db, w, kind="plan")  # wrong kind for the id
+    with pytest.raises(ValidationError, match="unknown entity kind"):
+        await _load(db, w, kind="meeting")
+    async with db.sessions() as s:
+        with pytest.raises(NotFoundError):
+            await load_linked_entities_context(s, w["user"], "not-a-uuid", "task")
+        stranger = await make_user(s, "Eve")
+        with pytest.raises(NotFoundError):
+            await load_linked_entities_context(s, stranger.id, w["task"], "task")
+
+
+async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
+    db: Database, w: dict[str, Any]
+) -> None:
+    statements: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    first = await _load(db, w)
+    n = len(statements)
+    again = await _load(db, w)
+    assert again is first and len(statements) == n + 1  # only the access check ran
+    async with db.transaction() as s:
+        edge = await graph.create_edge(s, w["user"], w["lonely"], "relates_to", w["task"])
+    assert (await _load(db, w)).total == first.total + 1
+    async with db.transaction() as s:
+        await graph.delete_edge(s, w["user"], edge.id)
+    assert (await _load(db, w)).total == first.total
+    async with db.transaction() as s:
+        await graph.update_entity(s, w["user"], w["plan"], name="Renamed plan")
+    assert (await _load(db, w)).linked["plans"][0].name == "Renamed plan"

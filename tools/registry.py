@@ -1,0 +1,50 @@
+"""The one tool registry: agents, the HTTP API and the MCP server all read it.
+
+Each entry names a plain typed async function whose docstring is the description the model reads
+(parameter descriptions are required), and whether it only reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import Tool
+
+from backend.deps import TurnDeps
+from backend.errors import ValidationError
+from tools import graph
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered tool."""
+
+    name: str
+    function: Callable[..., Any]
+    read_only: bool
+    group: str
+
+
+REGISTRY: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (ToolSpec("get_linked_entities", graph.get_linked_entities, read_only=True, group="graph"),)
+}
+
+
+def tool_names(*, read_only: bool | None = None) -> list[str]:
+    """Registered tool names, optionally only the read-only (or only the writing) ones."""
+    return sorted(n for n, s in REGISTRY.items() if read_only is None or s.read_only == read_only)
+
+
+def agent_tools(names: Iterable[str] | None = None) -> list[Tool[TurnDeps]]:
+    """pydantic-ai tools for the given names (default: all), with strict parameter docs."""
+    chosen = list(names) if names is not None else tool_names()
+    unknown = [n for n in chosen if n not in REGISTRY]
+    if unknown:
+        raise ValidationError(f"unknown tools: {', '.join(unknown)}; known: {', '.join(tool_names())}")
+    return [
+        Tool(REGISTRY[n].function, takes_ctx=True, name=n, require_parameter_descriptions=True, max_retries=2)
+        for n in chosen
+    ]
