@@ -45,9 +45,11 @@ class SectionReceipt:
 
     name: str
     budget: int
+    """What this section could use (a shared budget minus what earlier sections took)."""
     tokens: int
     included: list[ReceiptItem] = field(default_factory=list)
     excluded: list[ReceiptItem] = field(default_factory=list)
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ async def assemble_working_context(
         agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
     )
     focused = await focus_sections(session, user_id, chat, budgets, counter)
-    extra = [_fit_section(s, budgets.of(s.name), counter) for s in [*focused, *sections]]
+    extra = _fit_sections([*focused, *sections], budgets, counter)
 
     name = (
         scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
@@ -230,19 +232,39 @@ def _fit_expertise(
     )
 
 
+def _fit_sections(
+    sections: Sequence[ContextSection], budgets: Budgets, counter: TokenCounter
+) -> list[tuple[str, SectionReceipt]]:
+    """Sections drawing on the same budget share it, first come first served."""
+    remaining: dict[str, int] = {}
+    fitted = []
+    for section in sections:
+        budget = remaining.setdefault(section.name, budgets.of(section.name))
+        text, receipt = _fit_section(section, budget, counter)
+        remaining[section.name] = budget - receipt.tokens
+        fitted.append((text, receipt))
+    return fitted
+
+
 def _fit_section(section: ContextSection, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
     texts = [text for _, text in section.items]
     header = f"## {section.title}"
     sep = section.separator
-    keep, drop = fit_whole_items(texts, max(0, budget - counter.count(header + sep)), counter, separator=sep)
+    room = max(0, budget - counter.count(header + sep) - counter.count("\n\n"))
+    keep, drop = fit_whole_items(texts, room, counter, separator=sep)
     text = sep.join([header, *(texts[i] for i in keep)]) if keep else ""
+
+    def items(indices: list[int], reason: str) -> list[ReceiptItem]:
+        return [
+            ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), reason) for i in indices
+        ]
+
+    tokens = counter.count(text) + (counter.count("\n\n") if text else 0)  # the joint to the section before
     return text, SectionReceipt(
-        section.name,
-        budget,
-        counter.count(text),
-        [ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), "fits") for i in keep],
-        [
-            ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), "over budget")
-            for i in drop
-        ],
+        name=section.name,
+        budget=budget,
+        tokens=tokens,
+        included=items(keep, "fits"),
+        excluded=items(drop, "over budget"),
+        title=section.title,
     )

@@ -30,14 +30,10 @@ def calls_tool_once(args: dict[str, Any]) -> FunctionModel:
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = messages[-1].parts[-1]
-        if isinstance(last, ToolReturnPart | RetryPromptPart):
-            return ModelResponse(
-                parts=[
-                    TextPart(
-                        f"TOOL SAID: {last.model_response() if isinstance(last, RetryPromptPart) else last.content}"
-                    )
-                ]
-            )
+        if isinstance(last, RetryPromptPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.model_response()}")])
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.content}")])
         return ModelResponse(parts=[ToolCallPart("get_linked_entities", args)])
 
     return FunctionModel(respond)
