@@ -442,6 +442,90 @@ def context_show(
     _print_context(context)
 
 
+@context_app.command("build")
+def context_build(
+    seeds: Annotated[list[str], typer.Argument(help="Seed entity ids.")],
+    budget: Annotated[int | None, typer.Option(help="Token budget (default 4000 or the template's).")] = None,
+    strategy: Annotated[str | None, typer.Option(help="relevance, breadth, depth or semantic.")] = None,
+    template: Annotated[
+        str | None, typer.Option(help="A template name (see `orrery context templates`).")
+    ] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="structured, narrative or outline.")] = None,
+    query: Annotated[
+        str | None, typer.Option(help="What the context is for; similar items rank higher.")
+    ] = None,
+    depth: Annotated[int | None, typer.Option(help="Override the traversal depth.")] = None,
+    exclude_state: Annotated[list[str] | None, typer.Option(help="Leave out items in this state.")] = None,
+    exclude_kind: Annotated[list[str] | None, typer.Option(help="Leave out items of this kind.")] = None,
+    older_than: Annotated[
+        str | None, typer.Option(help="Leave out items untouched for this long (30d, 6m, 1y).")
+    ] = None,
+    user: Annotated[
+        str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole response structure.")] = False,
+) -> None:
+    """Build token-budgeted context around seed entities."""
+    from backend.graph.context_builder import build_context, resolve_request
+    from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template
+    from backend.tokens import counter_for
+
+    async def body(db: Any) -> Any:
+        tpl = load_template(template) if template else None
+        include = (tpl.include if tpl else IncludeSpec()).model_copy(
+            update={"depth": depth} if depth is not None else {}
+        )
+        exclude = tpl.exclude if tpl else ExcludeSpec()
+        changes = {
+            k: v
+            for k, v in {"states": exclude_state, "kinds": exclude_kind, "older_than": older_than}.items()
+            if v
+        }
+        exclude = ExcludeSpec.model_validate({**exclude.model_dump(), **changes})
+        request = resolve_request(
+            seeds,
+            budget=budget,
+            strategy=strategy,
+            include=include,
+            exclude=exclude,
+            format=fmt,
+            template=template,
+            query=query,
+        )
+        async with db.sessions() as session:
+            user_id = await _acting_user(session, user, seeds[0])
+            return await build_context(session, user_id, request, counter_for(get_settings().model))
+
+    result = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(json.dumps(result, default=str))
+        return
+    out.print(result["text"], markup=False, highlight=False)
+    meta = result["metadata"]
+    out.print(
+        f"\n[dim]{meta['items_included']} items · {meta['tokens_used']}/{meta['tokens_budget']} tokens · "
+        f"{meta['items_excluded']} excluded · {meta['round_trips']} queries[/]"
+    )
+
+
+@context_app.command("templates")
+def context_templates() -> None:
+    """List the context templates with their defaults (and validate them)."""
+    from backend.graph.templates import list_templates
+
+    try:
+        templates = list_templates()
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    table = Table(show_header=True)
+    for column in ("name", "budget", "strategy", "format", "description"):
+        table.add_column(column)
+    for t in templates:
+        table.add_row(t.name, str(t.budget or "-"), t.strategy or "-", t.format or "-", t.description)
+    out.print(table)
+
+
 def _print_context(context: Any) -> None:
     r = context.receipt
     out.rule(f"system prompt · {r.agent} · {r.model} ({r.encoding})")

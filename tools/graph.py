@@ -47,3 +47,54 @@ async def get_linked_entities(
             f"{exc}. Use an id and kind exactly as shown in the Linked Entities section."
         ) from None
     return format_full(linked)
+
+
+async def build_context(
+    ctx: RunContext[TurnDeps],
+    seeds: list[str],
+    query: str | None = None,
+    budget: int = 2000,
+    strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None,
+    template: str | None = None,
+    format: Literal["structured", "narrative", "outline"] | None = None,
+) -> str:
+    """Gather the most relevant graph context around seed entities within a token budget. Read-only.
+
+    Traverses relationships from the seeds, scores every item (distance, recency, how often it is
+    referenced, type, similarity to the query) and returns the best items that fit the budget, with
+    a note of what was left out.
+
+    Args:
+        seeds: Entity UUIDs to start from (ids in brackets in the context), one or more.
+        query: What you want to know; items similar to it rank higher.
+        budget: Maximum tokens of context to return (50 to 8000).
+        strategy: relevance (default), breadth (wide and shallow), depth (follow dependency
+            chains), or semantic (only paths that match the query).
+        template: A named context template such as project-context, task-deep-dive or goal-overview.
+        format: structured (markdown, default), narrative (prose) or outline (indented bullets).
+    """
+    from backend.graph.context_builder import build_context as build
+    from backend.graph.context_builder import resolve_request
+    from backend.tokens import counter_for
+
+    try:
+        request = resolve_request(
+            seeds,
+            budget=min(max(budget, 50), 8000),
+            strategy=strategy,
+            template=template,
+            format=format,
+            query=query,
+        )
+        async with ctx.deps.db.sessions() as session:
+            result = await build(session, ctx.deps.user_id, request, counter_for(ctx.deps.settings.model))
+    except UserError as exc:
+        raise ModelRetry(f"{exc}. Seeds must be entity ids you have seen in this conversation.") from None
+    meta = result["metadata"]
+    reasons: dict[str, int] = {}
+    for item in result["excluded"]:
+        reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
+    left_out = ", ".join(f"{n} by {r}" for r, n in sorted(reasons.items())) or "nothing"
+    used = f"{meta['tokens_used']}/{meta['tokens_budget']} tokens"
+    footer = f"\n\n_{meta['items_included']} items, {used}; left out: {left_out}._"
+    return str(result["text"]) + footer

@@ -29,7 +29,10 @@ class ToolSpec:
 
 REGISTRY: dict[str, ToolSpec] = {
     spec.name: spec
-    for spec in (ToolSpec("get_linked_entities", graph.get_linked_entities, read_only=True, group="graph"),)
+    for spec in (
+        ToolSpec("get_linked_entities", graph.get_linked_entities, read_only=True, group="graph"),
+        ToolSpec("build_context", graph.build_context, read_only=True, group="graph"),
+    )
 }
 
 

@@ -1,0 +1,120 @@
+"""Context templates: named YAML files in `prompts/templates/context/` with build_context defaults.
+
+A template may set `description`, `budget`, `strategy`, `include` (`depth`, `relations`, `kinds`,
+`descriptions`), `exclude` (`kinds`, `states`, `older_than` such as `30d`, `6m`, `1y`) and `format`.
+Files are validated when loaded; a bad one is a `ConfigurationError` that names the file and field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from backend.errors import ConfigurationError, ValidationError
+from backend.vocabulary import ENTITY_KINDS, RELATIONS
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "prompts" / "templates" / "context"
+Strategy = Literal["relevance", "breadth", "depth", "semantic"]
+Format = Literal["structured", "narrative", "outline"]
+_AGE = re.compile(r"^(\d+)([dwmy])$")
+_DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
+
+
+def parse_age(value: str) -> timedelta:
+    """`30d`, `2w`, `6m`, `1y` as a timedelta."""
+    match = _AGE.match(value.strip().lower())
+    if not match:
+        raise ValidationError(f"older_than {value!r} must look like 30d, 2w, 6m or 1y")
+    return timedelta(days=int(match.group(1)) * _DAYS[match.group(2)])
+
+
+def _known(values: list[str] | None, vocabulary: tuple[str, ...], what: str) -> list[str] | None:
+    unknown = [v for v in values or [] if v not in vocabulary]
+    if unknown:
+        raise ValueError(f"unknown {what}: {', '.join(unknown)}")
+    return values
+
+
+class IncludeSpec(BaseModel):
+    """What to traverse and include."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    depth: int | None = Field(default=None, ge=0, le=6)
+    relations: list[str] | None = None
+    kinds: list[str] | None = None
+    descriptions: bool = True
+
+    @field_validator("relations")
+    @classmethod
+    def _relations(cls, v: list[str] | None) -> list[str] | None:
+        return _known(v, RELATIONS, "relations")
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, v: list[str] | None) -> list[str] | None:
+        return _known(v, ENTITY_KINDS, "kinds")
+
+
+class ExcludeSpec(BaseModel):
+    """What to leave out (reported with reason `filter`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] = Field(default_factory=list)
+    states: list[str] = Field(default_factory=list)
+    older_than: str | None = None
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, v: list[str]) -> list[str]:
+        return _known(v, ENTITY_KINDS, "kinds") or []
+
+    @field_validator("older_than")
+    @classmethod
+    def _age(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_age(v)
+        return v
+
+
+class ContextTemplate(BaseModel):
+    """A reusable build_context configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    description: str = ""
+    budget: int | None = Field(default=None, ge=50, le=200_000)
+    strategy: Strategy | None = None
+    include: IncludeSpec = Field(default_factory=IncludeSpec)
+    exclude: ExcludeSpec = Field(default_factory=ExcludeSpec)
+    format: Format | None = None
+
+
+def load_template(name: str, directory: Path = TEMPLATE_DIR) -> ContextTemplate:
+    """A template by name; unknown names list the available ones."""
+    path = directory / f"{name}.yaml"
+    if not re.match(r"^[a-z0-9-]+$", name) or not path.exists():
+        raise ValidationError(f"unknown template {name!r}; available: {', '.join(template_names(directory))}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return ContextTemplate.model_validate({**data, "name": name})
+    except (yaml.YAMLError, PydanticValidationError) as exc:
+        raise ConfigurationError(f"template {path.name!r} is invalid: {exc}") from None
+
+
+def template_names(directory: Path = TEMPLATE_DIR) -> list[str]:
+    """Every template name in the directory."""
+    return sorted(p.stem for p in directory.glob("*.yaml"))
+
+
+def list_templates(directory: Path = TEMPLATE_DIR) -> list[ContextTemplate]:
+    """Every template, validated."""
+    return [load_template(name, directory) for name in template_names(directory)]
