@@ -129,3 +129,26 @@ def test_sessions_and_context_show(cli_env: None) -> None:
     assert code == 2 and "KIND:ID" in output
     code, output = invoke("context", "show", "--session", "not-a-session")
     assert code == 1 and "not found" in output
+
+
+def test_linked_and_context_build(cli_env: None) -> None:
+    assert invoke("db", "upgrade")[0] == 0
+    demo = json.loads(invoke("demo", "load", "--json")[1])
+    task = demo["focus"]["task"]
+    code, output = invoke("linked", task, "--filter", "document", "--json")
+    linked = json.loads(output)
+    assert code == 0 and linked["counts"]["documents"] == 4 and linked["total"] == 4
+    code, output = invoke("linked", task)
+    assert code == 0 and "## Linked Entities for: Finalize pricing page" in output
+
+    code, output = invoke("context", "build", task, "--budget", "500", "--query", "legal review", "--json")
+    result = json.loads(output)
+    assert code == 0 and result["metadata"]["tokens_used"] <= 500 and result["related"]
+    code, output = invoke("context", "build", task, "--template", "task-deep-dive")
+    assert code == 0 and "- Legal review of pricing terms" in output
+    code, output = invoke("context", "templates")
+    assert code == 0 and "project-context" in output and "task-deep-dive" in output
+    code, output = invoke("context", "build", task, "--strategy", "sideways")
+    assert code == 1 and "unknown strategy 'sideways'" in output
+    code, output = invoke("linked", "00000000-0000-4000-8000-000000000000")
+    assert code == 1 and "not found" in output

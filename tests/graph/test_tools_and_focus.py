@@ -108,3 +108,47 @@ async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: 
         "## Current Focus" not in unfocused.system_prompt
         and "## Linked Entities" not in unfocused.system_prompt
     )
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """A model that calls `tool` once with `args`, then answers with what it got back."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, RetryPromptPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.model_response()}")])
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.content}")])
+        return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+    return FunctionModel(respond)
+
+
+async def test_build_context_tool(db: Database, settings: Settings) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    agent = Agent(
+        calls(
+            "build_context",
+            {"seeds": [str(demo.focus["task"])], "query": "legal review", "budget": 400, "format": "outline"},
+        ),
+        deps_type=TurnDeps,
+        tools=agent_tools(),
+    )
+    out = str(
+        (await agent.run("context?", deps=TurnDeps(db=db, user_id=demo.user_id, settings=settings))).output
+    )
+    assert "Context: Finalize pricing page" in out and "Legal review of pricing terms" in out
+    assert "/400 tokens; left out:" in out
+    bad = Agent(calls("build_context", {"seeds": ["nope"]}), deps_type=TurnDeps, tools=agent_tools())
+    out = str(
+        (await bad.run("context?", deps=TurnDeps(db=db, user_id=demo.user_id, settings=settings))).output
+    )
+    assert "not found" in out and "Seeds must be entity ids" in out
+
+
+def test_registry_lists_read_only_graph_tools() -> None:
+    from tools.registry import tool_names
+
+    assert {"get_linked_entities", "build_context"} <= set(tool_names(read_only=True))
+    with pytest.raises(Exception, match="unknown tools: nope"):
+        agent_tools(["nope"])
