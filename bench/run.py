@@ -1,18 +1,18 @@
-"""`make bench`: every benchmark in turn (`python -m bench.run [load|context]`)."""
+"""`make bench`: every benchmark in turn (`python -m bench.run [load|context|graph]`)."""
 
 from __future__ import annotations
 
 import sys
 
-from bench import context, load
+from bench import context, graph, load
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context"]
+    chosen = sys.argv[1:] or ["load", "context", "graph"]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
-        {"load": load.main, "context": context.main}[name]([])
+        {"load": load.main, "context": context.main, "graph": graph.main}[name]([])
 
 
 if __name__ == "__main__":

@@ -48,6 +48,10 @@ CHAIN_RELATIONS = (
     "targets_milestone",
 )
 RECENCY_HALF_LIFE_DAYS = 30.0
+MIN_RELATED_TOKENS = 24
+"""No related item renders shorter than this, so below it the budget is full."""
+MAX_CONSECUTIVE_MISSES = 25
+"""After this many best-first items in a row did not fit, the budget counts as full."""
 
 
 @dataclass(frozen=True)
@@ -252,8 +256,11 @@ async def _traverse(
             node = _node(row)
             names[rid] = node
             candidates[rid] = Candidate(node, level, row.rel, row.direction, names[str(row.from_id)])
-            matches = bool(query_terms & set(tokenize(f"{node.name} {node.description or ''}")))
-            if not params.expand_on_match or matches or not query_terms:
+            if (
+                not params.expand_on_match
+                or not query_terms
+                or query_terms & set(tokenize(f"{node.name} {node.description or ''}"))
+            ):
                 nxt.append(row.id)
         frontier = nxt[:FRONTIER_CAP]
     depth_cut: list[str] = []
@@ -298,7 +305,8 @@ def _score(
     cands: list[Candidate], refs: dict[str, int], params: StrategyParams, query: str, now: datetime
 ) -> None:
     terms = tokenize(query)
-    content = bm25_scores(terms, [tokenize(f"{c.node.name} {c.node.description or ''}") for c in cands])
+    documents = [tokenize(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
+    content = bm25_scores(terms, documents) if terms else [0.0] * len(cands)
     top_content = max(content, default=0.0) or 1.0
     top_refs = math.log1p(max(refs.values(), default=0)) or 1.0
     for c, lexical in zip(cands, content, strict=True):
@@ -341,11 +349,16 @@ def _select(
     truncated = used > request.budget
     excluded: list[dict[str, Any]] = []
     chosen: list[tuple[Candidate, str]] = []
+    misses = 0
     for c in sorted(candidates.values(), key=lambda c: (-c.score, c.distance, c.node.id)):
         if c.node.id in request.existing_ids:
             continue
         if _filtered(c, request, now):
             excluded.append(_excluded(c, "filter"))
+            continue
+        if request.budget - used < MIN_RELATED_TOKENS or misses >= MAX_CONSECUTIVE_MISSES:
+            excluded.append(_excluded(c, "budget"))  # full: the rest is not even rendered
+            truncated = True
             continue
         block = render.related(
             c.node, c.relation, c.direction, c.via, c.distance, c.score, fmt, counter, with_desc
@@ -354,9 +367,11 @@ def _select(
         if used + cost > request.budget:
             excluded.append(_excluded(c, "budget"))
             truncated = True
+            misses += 1
             continue
         chosen.append((c, block))
         used += cost
+        misses = 0
     text = _compose(blocks, chosen, seeds, fmt, sep, counter, with_desc)
     while chosen and counter.count(text) > request.budget:  # joints can merge tokens: stay exact
         c, _ = chosen.pop()
