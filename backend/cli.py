@@ -49,7 +49,9 @@ def _run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
 async def _with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, check: bool = True) -> T:
     from backend.db.engine import Database
     from backend.db.migrations import ensure_current
+    from backend.graph.cache import configure_linked_cache
 
+    configure_linked_cache(settings.linked_cache_ttl_seconds)
     db = Database.from_settings(settings)
     try:
         if check:

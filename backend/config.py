@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     relevance_recent_window: int = Field(default=4, ge=0)
     """`relevance` strategy: newest messages always kept before older ones are scored."""
 
+    linked_cache_ttl_seconds: float = Field(default=60.0, ge=0)
+    """How long linked-entity context stays cached per entity (0 disables); edge writes invalidate it."""
+
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
 

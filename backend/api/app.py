@@ -32,6 +32,7 @@ from backend.errors import (
     OrreryError,
     UserError,
 )
+from backend.graph.cache import configure_linked_cache
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
 
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_linked_cache(settings.linked_cache_ttl_seconds)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, select, union_all
+from sqlalchemy import func, insert, select, text, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.engine import Database
@@ -205,6 +205,9 @@ async def synthesize(
         if server_secret is not None:
             await identity.revoke_api_keys(session, result.user_id, "synth")
             _, result.api_key = await identity.issue_api_key(session, result.user_id, "synth", server_secret)
+        if result.created and db.dialect == "postgresql":
+            # fresh planner statistics, or PostgreSQL plans the first queries for empty tables
+            await session.execute(text("ANALYZE entities, edges, kb_entries, kb_relations"))
     return result
 
 

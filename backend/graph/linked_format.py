@@ -49,9 +49,13 @@ def abbreviated_line(item: LinkedEntity) -> str:
 
 
 def abbreviated_blocks(
-    ctx: EntityLinkedContext, per_type: int = ABBREVIATED_PER_TYPE
+    ctx: EntityLinkedContext, per_type: int | dict[str, int] = ABBREVIATED_PER_TYPE
 ) -> list[tuple[str, str]]:
-    """The abbreviated section as `(key, markdown)` blocks: intro, one block per type, hint."""
+    """The abbreviated section as `(key, markdown)` blocks: intro, one block per type, hint.
+
+    `per_type` is one limit for every type, or a limit per group name.
+    """
+    limits = per_type if isinstance(per_type, dict) else dict.fromkeys(GROUPS.values(), per_type)
     blocks = [
         (
             "intro",
@@ -66,7 +70,7 @@ def abbreviated_blocks(
         count = ctx.counts.get(group, 0)
         if not count:
             continue
-        shown = ctx.linked[group][:per_type]
+        shown = ctx.linked[group][: limits.get(group, ABBREVIATED_PER_TYPE)]
         cut = f", showing first {len(shown)}" if count > len(shown) else ""
         lines = (
             [f"### {TITLES[group]} ({count} linked{cut})", ""]
@@ -84,16 +88,22 @@ def abbreviated_blocks(
 
 def abbreviated_within(
     ctx: EntityLinkedContext, budget: int, counter: TokenCounter, title: str = "## Linked Entities"
-) -> tuple[list[tuple[str, str]], int]:
-    """Abbreviated blocks that fit `budget` (with the title): 3 per type, fewer if needed.
+) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """Abbreviated blocks that fit `budget` (with the title), and how many items each type shows.
 
-    Returns the blocks and the per-type count used (0 means counts only).
+    Starts at 3 per type; while too long, the type showing the most items gives one up (later types,
+    such as outputs and documents, first on ties). Returns no blocks if even counts do not fit.
     """
-    for per_type in range(ABBREVIATED_PER_TYPE, -1, -1):
-        blocks = abbreviated_blocks(ctx, per_type)
+    limits = {g: min(ABBREVIATED_PER_TYPE, len(ctx.linked.get(g, []))) for g in GROUPS.values()}
+    order = list(GROUPS.values())
+    while True:
+        blocks = abbreviated_blocks(ctx, limits)
         if counter.count("\n\n".join([title, *(text for _, text in blocks)])) <= budget:
-            return blocks, per_type
-    return [], 0
+            return blocks, limits
+        if not any(limits.values()):
+            return [], limits
+        group = max(order, key=lambda g: (limits[g], order.index(g)))
+        limits[group] -= 1
 
 
 def format_abbreviated(ctx: EntityLinkedContext, per_type: int = ABBREVIATED_PER_TYPE) -> str:

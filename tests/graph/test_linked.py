@@ -146,9 +146,13 @@ async def test_abbreviated_stays_within_the_related_budget(db: Database, w: dict
     ctx = await _load(db, w, max_per_type=3)
     counter = counter_for("offline")
     for budget in (500, 300, 150):
-        blocks, per_type = abbreviated_within(ctx, budget, counter)
+        blocks, shown = abbreviated_within(ctx, budget, counter)
         text = "\n\n".join(["## Linked Entities", *(t for _, t in blocks)])
-        assert counter.count(text) <= budget and per_type <= 3
+        assert counter.count(text) <= budget and max(shown.values()) <= 3
+    blocks, shown = abbreviated_within(ctx, 10_000, counter)
+    assert shown["tasks"] == 3 and shown["plans"] == 1  # nothing cut when it fits
+    blocks, shown = abbreviated_within(ctx, 380, counter)
+    assert shown["plans"] == 1 and shown["tasks"] < 3  # the longest list gives up items first
 
 
 async def test_full_format_has_ids_in_headers_and_descriptions(db: Database, w: dict[str, Any]) -> None:
@@ -191,3 +195,21 @@ async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
     async with db.transaction() as s:
         await graph.update_entity(s, w["user"], w["plan"], name="Renamed plan")
     assert (await _load(db, w)).linked["plans"][0].name == "Renamed plan"
+
+
+def test_ttl_cache_expires_and_zero_disables() -> None:
+    import uuid
+
+    from backend.graph.cache import TTLCache
+
+    now = [0.0]
+    cache = TTLCache(60, clock=lambda: now[0])
+    key = uuid.uuid4()
+    cache.put(key, "v", "value")
+    now[0] = 59.0
+    assert cache.get(key, "v") == "value"
+    now[0] = 61.0
+    assert cache.get(key, "v") is None
+    off = TTLCache(0)
+    off.put(key, "v", "value")
+    assert off.get(key, "v") is None
