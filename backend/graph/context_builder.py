@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, func, literal, select, union_all
+from sqlalchemy import func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from backend.db.base import utcnow
 from backend.db.models import Edge, Entity
 from backend.errors import NotFoundError, ValidationError
 from backend.graph import context_render as render
+from backend.graph.edges import both_directions, far_entity
 from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
 from backend.repo.scope import as_uuid, member_project_ids
 from backend.text import bm25_scores, tokenize
@@ -178,19 +178,9 @@ async def _neighbours(
     limit: int | None = None,
 ) -> list[Any]:
     """Edges touching the frontier, both directions, with the far entity: one query."""
-    other = aliased(Entity)
-    cols = [getattr(other, c) for c in _COLUMNS]
-    rel_filter = [other.is_scratch.is_(False)] + ([Edge.rel.in_(relations)] if relations else [])
-    out = (
-        select(Edge.src_id.label("from_id"), Edge.rel, literal("outgoing", String).label("direction"), *cols)
-        .join(other, other.id == Edge.dst_id)
-        .where(Edge.src_id.in_(frontier), *rel_filter)
-    )
-    inc = (
-        select(Edge.dst_id.label("from_id"), Edge.rel, literal("incoming", String).label("direction"), *cols)
-        .join(other, other.id == Edge.src_id)
-        .where(Edge.dst_id.in_(frontier), *rel_filter)
-    )
+    other = far_entity()
+    where = [other.is_scratch.is_(False)] + ([Edge.rel.in_(relations)] if relations else [])
+    out, inc = both_directions(frontier, other, [getattr(other, c) for c in _COLUMNS], where)
     query = union_all(out, inc)
     if limit is not None:
         query = query.limit(limit)
@@ -255,7 +245,7 @@ async def _traverse(
             visited.add(rid)
             node = _node(row)
             names[rid] = node
-            candidates[rid] = Candidate(node, level, row.rel, row.direction, names[str(row.from_id)])
+            candidates[rid] = Candidate(node, level, row.relation, row.direction, names[str(row.from_id)])
             if (
                 not params.expand_on_match
                 or not query_terms
@@ -283,7 +273,7 @@ def _fanout(rows: list[Any], fanout: int | None) -> list[Any]:
     for group in by_from.values():
         group.sort(
             key=lambda r: (
-                r.rel not in CHAIN_RELATIONS,
+                r.relation not in CHAIN_RELATIONS,
                 r.state not in ("active", "in_progress"),
                 -r.updated_at.timestamp(),
             )

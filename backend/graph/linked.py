@@ -15,11 +15,11 @@ from typing import Literal
 
 from sqlalchemy import String, Uuid, and_, case, cast, exists, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from backend.db.models import Edge, Entity
 from backend.errors import NotFoundError, ValidationError
 from backend.graph.cache import linked_cache
+from backend.graph.edges import both_directions, far_entity
 from backend.repo.graph import get_entity
 from backend.vocabulary import ENTITY_KINDS
 
@@ -127,7 +127,7 @@ async def _load(
     descriptions: bool,
     filter_kind: str | None,
 ) -> EntityLinkedContext:
-    other = aliased(Entity)
+    other = far_entity()
     columns = (
         other.kind,
         other.id,
@@ -140,26 +140,7 @@ async def _load(
         other.is_context_document,
     )
     visible = [other.is_scratch.is_(False)] + ([other.kind == filter_kind] if filter_kind else [])
-    outgoing = (
-        select(
-            Edge.id.label("edge_id"),
-            Edge.rel.label("relation"),
-            literal("outgoing", String).label("direction"),
-            *columns,
-        )
-        .join(other, other.id == Edge.dst_id)
-        .where(Edge.src_id == source.id, *visible)
-    )
-    incoming = (
-        select(
-            Edge.id.label("edge_id"),
-            Edge.rel.label("relation"),
-            literal("incoming", String).label("direction"),
-            *columns,
-        )
-        .join(other, other.id == Edge.src_id)
-        .where(Edge.dst_id == source.id, *visible)
-    )
+    outgoing, incoming = both_directions([source.id], other, columns, visible)
     already_linked = exists().where(
         or_(
             and_(Edge.src_id == source.id, Edge.dst_id == other.id),
@@ -168,6 +149,7 @@ async def _load(
     )
     context_doc = select(
         cast(null(), Uuid).label("edge_id"),
+        literal(source.id, Uuid).label("from_id"),
         literal("project_context", String).label("relation"),
         literal("project", String).label("direction"),
         *columns,
