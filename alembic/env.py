@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from alembic import context
 from backend.config import get_settings
 from backend.db.base import UTCDateTime
+from backend.db.migrations import include_name
 from backend.db.models import Base
 
 config = context.config
@@ -62,6 +63,7 @@ def _run(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
         render_item=_render_item,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -21,6 +21,15 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ALEMBIC_DIR = PROJECT_ROOT / "alembic"
 
 
+FULL_TEXT_OBJECTS = ("kb_entries_fts", "search_vector", "ix_kb_entries_search_vector")
+"""Created by raw SQL in migration 0003 (FTS5 / tsvector), not by the ORM models."""
+
+
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    """Autogenerate filter: hide the full-text objects (and FTS5's shadow tables)."""
+    return not (name and name.startswith(FULL_TEXT_OBJECTS))
+
+
 def alembic_config(database_url: str) -> Config:
     """An Alembic config pointing at this project's migration chain and the given database."""
     cfg = Config()

@@ -11,6 +11,7 @@ from backend.db.migrations import (
     downgrade_async,
     ensure_current,
     head_revision,
+    include_name,
     upgrade_async,
 )
 from backend.db.models import Base
@@ -51,7 +52,9 @@ async def test_schema_matches_models_after_upgrade(empty_db_url: str) -> None:
     try:
         async with database.engine.connect() as conn:
             diff = await conn.run_sync(
-                lambda c: compare_metadata(MigrationContext.configure(c), Base.metadata)
+                lambda c: compare_metadata(
+                    MigrationContext.configure(c, opts={"include_name": include_name}), Base.metadata
+                )
             )
         assert diff == []
     finally:
