@@ -36,6 +36,32 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
 
 
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, so `pricing`, `priced` and `prices` compare equal to `price`."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            root = word[: -len(suffix)]
+            return root + "y" if suffix in ("ies", "ied") else root.rstrip("e")
+    return word.rstrip("e") if len(word) > 4 else word
+
+
+def search_terms(text: str) -> list[str]:
+    """Distinct alphanumeric search terms (stop words dropped), safe for FTS5 and tsquery syntax."""
+    return list(dict.fromkeys(t for w in tokenize(text) for t in re.findall(r"[a-z0-9]+", w) if len(t) > 1))
+
+
+def preview(text: str | None, limit: int = 150) -> str:
+    """The first `limit` characters, cut at a word boundary, with an ellipsis when cut."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",.;:") + "…"
+
+
 def bm25_scores(
     query: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75
 ) -> list[float]:

@@ -14,7 +14,7 @@ from pydantic_ai import Tool
 
 from backend.deps import TurnDeps
 from backend.errors import ValidationError
-from tools import graph
+from tools import graph, knowledge
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ REGISTRY: dict[str, ToolSpec] = {
     for spec in (
         ToolSpec("get_linked_entities", graph.get_linked_entities, read_only=True, group="graph"),
         ToolSpec("build_context", graph.build_context, read_only=True, group="graph"),
+        ToolSpec("load_context_for_task", knowledge.load_context_for_task, read_only=True, group="knowledge"),
+        ToolSpec("get_entry", knowledge.get_entry, read_only=True, group="knowledge"),
+        ToolSpec("search_knowledge", knowledge.search_knowledge, read_only=True, group="knowledge"),
+        ToolSpec("update_entry", knowledge.update_entry, read_only=False, group="knowledge"),
     )
 }
 

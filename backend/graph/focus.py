@@ -43,9 +43,14 @@ def _entity_text(entity: Entity, budget: int, counter: TokenCounter) -> str:
 
 
 async def focus_sections(
-    session: AsyncSession, user_id: uuid.UUID, chat: ChatSession, budgets: Budgets, counter: TokenCounter
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    chat: ChatSession,
+    budgets: Budgets,
+    counter: TokenCounter,
+    related_budget: int | None = None,
 ) -> list[ContextSection]:
-    """Sections for the chat's focus (empty without one)."""
+    """Sections for the chat's focus (empty without one); linked entities fit `related_budget`."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":
@@ -73,7 +78,8 @@ async def focus_sections(
         )
     ]
     linked = await linked_context_for(session, entity, max_per_type=3)
-    blocks, _ = abbreviated_within(linked, budgets.related, counter, f"## {LINKED_TITLE}")
+    room = budgets.related if related_budget is None else related_budget
+    blocks, _ = abbreviated_within(linked, room, counter, f"## {LINKED_TITLE}")
     if blocks:
         sections.append(ContextSection("related", LINKED_TITLE, blocks, separator="\n\n"))
     return sections

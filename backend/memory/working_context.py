@@ -5,9 +5,12 @@ Round trips are constant: the session (1), long-term memory (2), the latest mess
 summary is extended). Nothing grows with the number of messages, goals or check-ins.
 
 When the chat is focused on an entity, the focus entity (1 query) and its abbreviated linked
-entities (1 query, or none from the cache) are added; a project focus adds the project.
+entities (1 query, or none from the cache) are added; a project focus adds the project. On the
+session's first user message (and when the focus changes) auto-context may load the knowledge
+packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
-System prompt order: base prompt, user context, expertise, focus, linked entities, caller sections.
+System prompt order: base prompt, user context, expertise, focus, knowledge, linked entities, caller
+sections. Knowledge and linked entities share the related budget, knowledge first.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.config import Settings
 from backend.errors import ValidationError
 from backend.graph.focus import focus_sections
+from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
 from backend.memory.history import DbHistory
 from backend.memory.injection import InjectionItem, injection_items, render
@@ -65,6 +69,8 @@ class ContextReceipt:
     sections: list[SectionReceipt]
     notes: list[str]
     total_tokens: int
+    knowledge: dict[str, Any] | None = None
+    """Auto-context: status (loaded, reused, skipped), confidence, the receipt for the user, reason."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -97,6 +103,7 @@ async def assemble_working_context(
     sections: Sequence[ContextSection] = (),
     now: datetime | None = None,
     expertise_dir: Path = EXPERTISE_DIR,
+    auto_knowledge: bool = True,
 ) -> WorkingContext:
     """Build the agent's working context for the session's current turn."""
     if agent not in AGENT_IDS:
@@ -121,8 +128,15 @@ async def assemble_working_context(
     expertise_text, expertise_receipt = _fit_expertise(
         agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
     )
-    focused = await focus_sections(session, user_id, chat, budgets, counter)
-    extra = _fit_sections([*focused, *sections], budgets, counter)
+    knowledge = await auto_context(session, user_id, chat, query, counter) if auto_knowledge else None
+    kb = [knowledge.section] if knowledge and knowledge.section else []
+    kb_tokens = sum(counter.count(f"## {s.title}\n" + s.items[0][1]) for s in kb)
+    focused = await focus_sections(
+        session, user_id, chat, budgets, counter, max(0, budgets.related - kb_tokens)
+    )
+    focus_only = [s for s in focused if s.name == "focus"]
+    linked = [s for s in focused if s.name != "focus"]
+    extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)
 
     name = (
         scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
@@ -162,6 +176,16 @@ async def assemble_working_context(
         sections=receipts,
         notes=scoped.notes,
         total_tokens=counter.count(system_prompt) + conversation.tokens,
+        knowledge=(
+            {
+                "status": knowledge.status,
+                "confidence": knowledge.confidence,
+                "receipt": knowledge.receipt,
+                "reason": knowledge.reason,
+            }
+            if knowledge
+            else None
+        ),
     )
     return WorkingContext(system_prompt, scoped.messages, [], receipt, memory)
 

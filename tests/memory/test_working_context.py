@@ -58,12 +58,23 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
     assert "### Planning and dependency analysis" in prompt
     assert wc.messages == [{"role": "user", "content": "What blocks the pricing page?"}]
     assert wc.tools == []
-    sections = {r.name: r for r in wc.receipt.sections}
-    assert list(sections) == ["system", "profile", "expertise", "focus", "related", "conversation"]
-    for r in sections.values():
+    sections = wc.receipt.sections
+    assert [(r.name, r.title) for r in sections] == [
+        ("system", ""),
+        ("profile", ""),
+        ("expertise", ""),
+        ("focus", "Current Focus"),
+        ("related", "Knowledge Context"),
+        ("related", "Linked Entities"),
+        ("conversation", ""),
+    ]
+    for r in sections:
         assert r.tokens <= r.budget
+    related = [r for r in sections if r.name == "related"]
+    assert sum(r.tokens for r in related) <= 500  # knowledge and linked entities share the budget
     assert wc.receipt.strategy == "last_n" and wc.receipt.encoding == "cl100k_base"
-    parts = sum(r.tokens for r in sections.values())
+    assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "loaded"
+    parts = sum(r.tokens for r in sections)
     assert abs(wc.receipt.total_tokens - parts) <= len(sections)  # BPE merges at the joints
 
 
@@ -144,6 +155,7 @@ async def test_caller_sections_are_budgeted(db: Database, settings: Settings, de
             user_id=demo.user_id,
             settings=settings,
             sections=[ContextSection("related", "Related Notes", items)],
+            auto_knowledge=False,
         )
     linked, caller = (r for r in wc.receipt.sections if r.name == "related")
     assert linked.title == "Linked Entities" and caller.title == "Related Notes"

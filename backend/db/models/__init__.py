@@ -4,7 +4,7 @@ from backend.db.base import Base
 from backend.db.models.chat import AgentTransition, ChatSession, Message, SessionSummary
 from backend.db.models.graph import Edge, Entity
 from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
-from backend.db.models.knowledge import KbCollection, KbEntry, KbRelation
+from backend.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
 from backend.db.models.memory import CheckIn, UserSummary
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Entity",
     "KbCollection",
     "KbEntry",
+    "KbEntryRevision",
     "KbRelation",
     "Message",
     "Project",

@@ -28,6 +28,10 @@ class ChatSession(UUIDPrimaryKey, Timestamps, Base):
     active_agent: Mapped[str | None] = mapped_column(String(64))
     scoping_strategy: Mapped[str | None] = mapped_column(String(64))
     message_count: Mapped[int] = mapped_column(default=0)
+    knowledge_focus: Mapped[str | None] = mapped_column(String(80))
+    """The focus (`kind:id`, or `-` for none) the knowledge packet was loaded for."""
+    knowledge_packet: Mapped[str | None] = mapped_column(Text)
+    """The auto-loaded knowledge section, reused on later turns until the focus changes."""
 
     __table_args__ = (
         CheckConstraint(

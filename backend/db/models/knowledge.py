@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from backend.db.base import Base, Timestamps, UUIDPrimaryKey
+from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
 
 
 class KbCollection(UUIDPrimaryKey, Timestamps, Base):
@@ -66,3 +67,20 @@ class KbRelation(UUIDPrimaryKey, Base):
         CheckConstraint("length(rel_type) > 0", name="rel_type_not_empty"),
         Index("ix_kb_relations_dst_entry_id", "dst_entry_id"),
     )
+
+
+class KbEntryRevision(UUIDPrimaryKey, Base):
+    """Provenance of a change to an entry made through the product (tools, API, CLI)."""
+
+    __tablename__ = "kb_entry_revisions"
+
+    entry_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("kb_entries.id", ondelete="CASCADE"))
+    user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    session_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="SET NULL"), index=True
+    )
+    changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (Index("ix_kb_entry_revisions_entry_created", "entry_id", "created_at"),)

@@ -1,0 +1,187 @@
+"""load_context_for_task: search the KB, walk entry relations, rank, and say how confident we are.
+
+1. Search; a hit is *direct* when it names an entry's code or contains a third of the query's
+   terms (at least one, at most three). 2. Breadth-first over `kb_relations` (both directions) up
+   to `max_hops` from the top 3 hits, one query per hop. 3. Deduplicate by entry (lowest hop
+   wins). 4. Rank by hop, then collection
+   priority (business-rules > glossary > decisions > features > standards > principles > tensions >
+   strategy > tracking-events), then search rank; cap at `max_results`.
+
+Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but related entries
+(partial matches count as related, at hop 1), `none` when nothing was found.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.models import KbCollection, KbEntry, KbRelation
+from backend.errors import ValidationError
+from backend.knowledge.search import SearchHit, search_entries
+from backend.text import preview
+
+Confidence = Literal["high", "medium", "low", "none"]
+SEEDS = 3
+PREVIEW_CHARS = 150
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """One entry of the loaded context."""
+
+    entry_id: str
+    code: str
+    name: str
+    collection_slug: str
+    collection_name: str
+    description_preview: str
+    code_paths: list[str]
+    hop: int
+    relation_type: str | None
+    """How it relates to the entry it was reached from (`partial_match` for weak search hits)."""
+    parent_code: str | None
+
+
+@dataclass(frozen=True)
+class ContextLoad:
+    """The result of load_context_for_task."""
+
+    entries: list[ContextEntry]
+    confidence: Confidence
+    search_terms: str
+    total_found: int
+    direct_hits: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what `orrery kb load-context --json` prints)."""
+        return asdict(self)
+
+
+def is_direct(hit: SearchHit, term_count: int) -> bool:
+    """A code match, or a hit containing a third of the query's terms (at least 1, at most 3 needed)."""
+    needed = min(3, max(1, math.ceil(term_count / 3)))
+    return hit.exact_code or (term_count > 0 and hit.matched_terms >= needed)
+
+
+def confidence_for(direct: int, total: int) -> Confidence:
+    """high: 3+ direct hits; medium: 1-2; low: none direct but something related; none: nothing."""
+    if direct >= 3:
+        return "high"
+    if direct >= 1:
+        return "medium"
+    return "low" if total else "none"
+
+
+async def load_context_for_task(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    project_id: uuid.UUID | str,
+    task_description: str,
+    *,
+    max_results: int = 10,
+    max_hops: int = 2,
+) -> ContextLoad:
+    """The KB context for a task description (see the module docstring)."""
+    if not 1 <= max_results <= 100:
+        raise ValidationError("max_results must be between 1 and 100")
+    if not 0 <= max_hops <= 5:
+        raise ValidationError("max_hops must be between 0 and 5")
+    found = await search_entries(session, user_id, project_id, task_description, limit=max(20, max_results))
+    term_count = len([t for t in found.terms if "-" not in t])
+    direct = [h for h in found.hits if is_direct(h, term_count)]
+    weak = [h for h in found.hits if not is_direct(h, term_count)]
+    order = {h.entry_id: i for i, h in enumerate(found.hits)}
+    # entry id -> (hop, relation, parent id)
+    placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]] = {
+        h.entry_id: (0, None, None) for h in direct
+    }
+    if not direct:
+        placed.update({h.entry_id: (1, "partial_match", None) for h in weak[:SEEDS]})
+    seeds = [h.entry_id for h in (direct or weak)[:SEEDS]]
+    await _walk(session, seeds, placed, max_hops, base_hop=0 if direct else 1)
+    entries = await _entries(session, placed)
+    rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
+    ordered = sorted(
+        entries,
+        key=lambda e: (e[1][0], e[0][1].priority, rank.get(e[0][0].id, 0), e[0][0].code),
+    )
+    codes = {e.id: e.code for (e, _c), _p in entries}
+    result = [
+        _context_entry(entry, collection, placement, codes) for (entry, collection), placement in ordered
+    ]
+    return ContextLoad(
+        entries=result[:max_results],
+        confidence=confidence_for(len(direct), len(result)),
+        search_terms=" ".join(found.terms),
+        total_found=len(result),
+        direct_hits=len(direct),
+    )
+
+
+async def _walk(
+    session: AsyncSession,
+    seeds: list[uuid.UUID],
+    placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]],
+    max_hops: int,
+    base_hop: int,
+) -> None:
+    """Breadth-first over relations, one query per hop; the first (lowest) hop wins."""
+    frontier = list(seeds)
+    for hop in range(base_hop + 1, base_hop + max_hops + 1):
+        if not frontier:
+            return
+        rows = await session.execute(
+            select(KbRelation.src_entry_id, KbRelation.rel_type, KbRelation.dst_entry_id).where(
+                or_(KbRelation.src_entry_id.in_(frontier), KbRelation.dst_entry_id.in_(frontier))
+            )
+        )
+        current = set(frontier)
+        frontier = []
+        for src, rel, dst in rows.all():
+            pairs = [(dst, rel, src)] if src in current else []
+            pairs += [(src, f"{rel} (incoming)", dst)] if dst in current else []
+            for other, relation, parent in pairs:
+                if other not in placed:
+                    placed[other] = (hop, relation, parent)
+                    frontier.append(other)
+
+
+async def _entries(
+    session: AsyncSession, placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]]
+) -> list[Any]:
+    if not placed:
+        return []
+    rows = await session.execute(
+        select(KbEntry, KbCollection)
+        .join(KbCollection, KbCollection.id == KbEntry.collection_id)
+        .where(KbEntry.id.in_(list(placed)))
+    )
+    return [((e, c), placed[e.id]) for e, c in rows.all()]
+
+
+def _context_entry(
+    entry: KbEntry,
+    collection: KbCollection,
+    placement: tuple[int, str | None, uuid.UUID | None],
+    codes: dict[uuid.UUID, str],
+) -> ContextEntry:
+    hop, relation, parent = placement
+    paths = entry.data.get("code_paths", []) if isinstance(entry.data, dict) else []
+    return ContextEntry(
+        entry_id=str(entry.id),
+        code=entry.code,
+        name=entry.name,
+        collection_slug=collection.slug,
+        collection_name=collection.name,
+        description_preview=preview(entry.description, PREVIEW_CHARS),
+        code_paths=[str(p) for p in paths],
+        hop=hop,
+        relation_type=relation,
+        parent_code=codes.get(parent) if parent else None,
+    )

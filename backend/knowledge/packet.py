@@ -1,0 +1,27 @@
+"""The Context Packet: load_context_for_task's result as the markdown the assistant reads."""
+
+from __future__ import annotations
+
+from backend.knowledge.load_context import ContextLoad
+from backend.text import inline_data
+
+NO_CONTEXT = "No KB context found for this task. The knowledge base may not cover this area yet."
+GET_ENTRY_HINT = "_Use `get_entry` for full details on any entry._"
+
+
+def format_context_packet(load: ContextLoad) -> str:
+    """`## Context Loaded`, confidence, match counts, a section per collection, and the hint."""
+    if load.confidence == "none" or not load.entries:
+        return NO_CONTEXT
+    collections: dict[str, list[str]] = {}
+    for e in load.entries:
+        collections.setdefault(e.collection_name, []).append(f"- **{e.code}:** {inline_data(e.name)}")
+    lines = [
+        "## Context Loaded",
+        f"**Confidence:** {load.confidence.capitalize()}",
+        f"**Matched:** {len(load.entries)} entries across {len(collections)} collections",
+    ]
+    for name, items in collections.items():
+        lines += ["", f"### {inline_data(name)} ({len(items)})", *items]
+    lines += ["", GET_ENTRY_HINT]
+    return "\n".join(lines)
