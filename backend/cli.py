@@ -27,9 +27,13 @@ demo_app = typer.Typer(help="Demo and synthetic workspaces.", no_args_is_help=Tr
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Chat sessions.", no_args_is_help=True)
 context_app = typer.Typer(help="Inspect the working context an agent would see.", no_args_is_help=True)
+kb_app = typer.Typer(
+    help="Knowledge base: search, load context for a task, read entries.", no_args_is_help=True
+)
 app.add_typer(db_app, name="db")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(context_app, name="context")
+app.add_typer(kb_app, name="kb")
 app.add_typer(demo_app, name="demo")
 app.add_typer(users_app, name="users")
 
@@ -613,6 +617,130 @@ async def _entity_kind(session: Any, user_id: Any, entity_id: str) -> str:
 
     kind: str = (await get_entity(session, user_id, entity_id)).kind
     return kind
+
+
+ProjectOpt = Annotated[
+    str | None, typer.Option("--project", help="Project id (default: the only one with a KB).")
+]
+UserOpt = Annotated[
+    str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
+]
+
+
+async def _kb_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
+    """(user id, project id) for KB commands: the given project, or the only one that has entries."""
+    from sqlalchemy import select
+
+    from backend.db.models import KbEntry, Project
+    from backend.errors import NotFoundError, ValidationError
+    from backend.repo.scope import as_uuid
+
+    if project is None:
+        rows = (await session.execute(select(KbEntry.project_id).distinct().limit(6))).scalars().all()
+        if not rows:
+            raise ValidationError("no project has a knowledge base yet (try `orrery demo load`)")
+        if len(rows) > 1:
+            raise ValidationError(f"several projects have a knowledge base; pass --project (e.g. {rows[0]})")
+        project = str(rows[0])
+    owner = (
+        await session.execute(select(Project.owner_id).where(Project.id == as_uuid(project, "project")))
+    ).scalar()
+    if owner is None:
+        raise NotFoundError("project", project)
+    user_id = (await _resolve_user(session, user)).id if user else owner
+    return user_id, as_uuid(project, "project")
+
+
+@kb_app.command("search")
+def kb_search(
+    query: Annotated[str, typer.Argument(help="Words or entry codes.")],
+    limit: Annotated[int, typer.Option(help="At most this many hits.")] = 10,
+    project: ProjectOpt = None,
+    user: UserOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+) -> None:
+    """Full-text search over the knowledge base (FTS5 / tsvector)."""
+    from backend.knowledge.search import search_entries
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _kb_scope(session, project, user)
+            return await search_entries(session, user_id, project_id, query, limit=limit)
+
+    found = _run(lambda s: _with_db(s, body))
+    if as_json:
+        hits = [
+            {
+                "code": h.code,
+                "name": h.name,
+                "collection": h.collection_slug,
+                "rank": h.rank,
+                "matched_terms": h.matched_terms,
+            }
+            for h in found.hits
+        ]
+        print(json.dumps({"terms": found.terms, "hits": hits}, default=str))
+        return
+    if not found.hits:
+        out.print("no matching entries")
+    for h in found.hits:
+        out.print(f"[bold]{h.code}[/]  {h.name}  [dim]({h.collection_slug}, {h.matched_terms} terms)[/]")
+
+
+@kb_app.command("load-context")
+def kb_load_context(
+    task: Annotated[str, typer.Argument(help="The task description.")],
+    max_results: Annotated[int, typer.Option(help="At most this many entries.")] = 10,
+    max_hops: Annotated[int, typer.Option(help="How far to follow relations.")] = 2,
+    project: ProjectOpt = None,
+    user: UserOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print load_context_for_task's result as JSON.")
+    ] = False,
+) -> None:
+    """What load_context_for_task finds for a task: the Context Packet, or JSON."""
+    from backend.knowledge.load_context import load_context_for_task
+    from backend.knowledge.packet import format_context_packet
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _kb_scope(session, project, user)
+            return await load_context_for_task(
+                session, user_id, project_id, task, max_results=max_results, max_hops=max_hops
+            )
+
+    result = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(json.dumps(result.as_dict()))
+    else:
+        out.print(format_context_packet(result), markup=False, highlight=False)
+
+
+@kb_app.command("entry")
+def kb_entry(
+    code: Annotated[str, typer.Argument(help="The entry code, e.g. BR-012.")],
+    project: ProjectOpt = None,
+    user: UserOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the entry as JSON.")] = False,
+) -> None:
+    """Read one entry in full, with its relations."""
+    from dataclasses import asdict
+
+    from backend.knowledge.entries import get_entry
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _kb_scope(session, project, user)
+            return await get_entry(session, user_id, project_id, code)
+
+    entry = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(json.dumps(asdict(entry), default=str))
+        return
+    out.print(f"[bold]{entry.code}[/] {entry.name}  [dim]({entry.collection_name})[/]")
+    out.print(entry.description or "", markup=False, highlight=False)
+    for r in entry.related:
+        out.print(f"  {r.relation} ({r.direction}) {r.code} {r.name}", markup=False, highlight=False)
 
 
 def main() -> None:

@@ -6,15 +6,6 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelResponse,
-    RetryPromptPart,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from backend.config import Settings
 from backend.db.engine import Database
@@ -22,21 +13,13 @@ from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.memory.working_context import assemble_working_context
 from backend.repo import chat, identity
+from tests.support.models import calls
 from tools.registry import agent_tools
 
 
-def calls_tool_once(args: dict[str, Any]) -> FunctionModel:
+def calls_tool_once(args: dict[str, Any]) -> Any:
     """A model that calls get_linked_entities with `args`, then echoes what came back."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        last = messages[-1].parts[-1]
-        if isinstance(last, RetryPromptPart):
-            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.model_response()}")])
-        if isinstance(last, ToolReturnPart):
-            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.content}")])
-        return ModelResponse(parts=[ToolCallPart("get_linked_entities", args)])
-
-    return FunctionModel(respond)
+    return calls("get_linked_entities", args)
 
 
 async def _run(db: Database, settings: Settings, user_id: Any, args: dict[str, Any]) -> str:
@@ -108,20 +91,6 @@ async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: 
         "## Current Focus" not in unfocused.system_prompt
         and "## Linked Entities" not in unfocused.system_prompt
     )
-
-
-def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """A model that calls `tool` once with `args`, then answers with what it got back."""
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        last = messages[-1].parts[-1]
-        if isinstance(last, RetryPromptPart):
-            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.model_response()}")])
-        if isinstance(last, ToolReturnPart):
-            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.content}")])
-        return ModelResponse(parts=[ToolCallPart(tool, args)])
-
-    return FunctionModel(respond)
 
 
 async def test_build_context_tool(db: Database, settings: Settings) -> None:

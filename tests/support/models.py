@@ -1,0 +1,29 @@
+"""Scripted pydantic-ai models for tool tests (no real LLM is ever called)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """A model that calls `tool` once with `args`, then answers with what the tool returned."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, RetryPromptPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.model_response()}")])
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"TOOL SAID: {last.content}")])
+        return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+    return FunctionModel(respond)
