@@ -10,8 +10,8 @@ from sqlalchemy import event
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import ChatSession
-from backend.deps import TurnDeps
 from backend.demo.workspace import load_demo
+from backend.deps import TurnDeps
 from backend.knowledge.entries import entry_revisions
 from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
