@@ -27,6 +27,9 @@ demo_app = typer.Typer(help="Demo and synthetic workspaces.", no_args_is_help=Tr
 users_app = typer.Typer(help="Users and API keys.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Chat sessions.", no_args_is_help=True)
 context_app = typer.Typer(help="Inspect the working context an agent would see.", no_args_is_help=True)
+docs_app = typer.Typer(
+    help="Document index: chunk PRD, OpenAPI and schema files; story context.", no_args_is_help=True
+)
 kb_app = typer.Typer(
     help="Knowledge base: search, load context for a task, read entries.", no_args_is_help=True
 )
@@ -34,6 +37,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(context_app, name="context")
 app.add_typer(kb_app, name="kb")
+app.add_typer(docs_app, name="docs")
 app.add_typer(demo_app, name="demo")
 app.add_typer(users_app, name="users")
 
@@ -741,6 +745,104 @@ def kb_entry(
     out.print(entry.description or "", markup=False, highlight=False)
     for r in entry.related:
         out.print(f"  {r.relation} ({r.direction}) {r.code} {r.name}", markup=False, highlight=False)
+
+
+async def _project_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
+    """(user id, project id): the given project, or the only project there is."""
+    from sqlalchemy import select
+
+    from backend.db.models import Project
+    from backend.errors import ValidationError
+
+    if project is None:
+        rows = (await session.execute(select(Project.id).limit(2))).scalars().all()
+        if len(rows) != 1:
+            raise ValidationError("pass --project (the database has none or several projects)")
+        project = str(rows[0])
+    return await _kb_scope(session, project, user)
+
+
+@docs_app.command("index")
+def docs_index(
+    path: Annotated[
+        str, typer.Argument(help="The docs folder (PRD markdown, OpenAPI, Prisma/SQL/Python/zod).")
+    ],
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if nothing changed.")] = False,
+    project: Annotated[str | None, typer.Option("--project", help="Project id.")] = None,
+    user: UserOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Chunk a docs folder into the project's document index (replacing stale chunks)."""
+    from backend.docs.index import index_docs
+
+    async def body(db: Any) -> Any:
+        async with db.transaction() as session:
+            user_id, project_id = await _project_scope(session, project, user)
+            return await index_docs(session, user_id, project_id, path, force=force)
+
+    result = _run(lambda s: _with_db(s, body))
+    if as_json:
+        print(json.dumps({"success": True, **result.__dict__}))
+        return
+    if result.skipped_unchanged:
+        out.print("docs unchanged since the last index (use --force to rebuild)")
+    out.print(
+        f"{result.chunks_created} chunks: {result.stories} stories in {len(result.epics_indexed)} epics, "
+        f"{result.api_endpoints_mapped} endpoints, {result.db_models_mapped} models, "
+        f"{result.schemas_mapped} schemas"
+    )
+
+
+@docs_app.command("story")
+def docs_story(
+    story_id: Annotated[str, typer.Argument(help="A story id such as US-001.")],
+    project: Annotated[str | None, typer.Option("--project", help="Project id.")] = None,
+    user: UserOpt = None,
+) -> None:
+    """Print get_context_for_story's result (JSON)."""
+    from backend.docs.index import get_context_for_story
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _project_scope(session, project, user)
+            return await get_context_for_story(session, user_id, project_id, story_id)
+
+    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+
+
+@docs_app.command("search")
+def docs_search(
+    keywords: Annotated[list[str], typer.Argument(help="Keywords.")],
+    scope: Annotated[str, typer.Option(help="stories, specs or all.")] = "all",
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 5,
+    project: Annotated[str | None, typer.Option("--project", help="Project id.")] = None,
+    user: UserOpt = None,
+) -> None:
+    """Print search_context's result (JSON)."""
+    from backend.docs.index import search_context
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _project_scope(session, project, user)
+            return await search_context(session, user_id, project_id, keywords, scope=scope, limit=limit)  # type: ignore[arg-type]
+
+    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+
+
+@docs_app.command("summary")
+def docs_summary(
+    project: Annotated[str | None, typer.Option("--project", help="Project id.")] = None,
+    user: UserOpt = None,
+) -> None:
+    """Print get_context_summary's result (JSON)."""
+    from backend.docs.index import get_context_summary
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _project_scope(session, project, user)
+            return await get_context_summary(session, user_id, project_id)
+
+    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -152,3 +153,26 @@ def test_linked_and_context_build(cli_env: None) -> None:
     assert code == 1 and "unknown strategy 'sideways'" in output
     code, output = invoke("linked", "00000000-0000-4000-8000-000000000000")
     assert code == 1 and "not found" in output
+
+
+def test_kb_and_docs_commands(cli_env: None, tmp_path: Any) -> None:
+    assert invoke("db", "upgrade")[0] == 0
+    demo = json.loads(invoke("demo", "load", "--json")[1])
+    code, output = invoke("kb", "search", "overage billing", "--json")
+    assert code == 0 and json.loads(output)["hits"][0]["code"] == "BR-012"
+    code, output = invoke("kb", "load-context", "Add overage billing to the usage calculator", "--json")
+    result = json.loads(output)
+    assert code == 0 and result["confidence"] == "high" and result["entries"][0]["hop"] == 0
+    code, output = invoke("kb", "load-context", "center a div with css flexbox")
+    assert code == 0 and "No KB context found for this task." in output
+    code, output = invoke("kb", "entry", "br-012")
+    assert code == 0 and "Usage overage billing" in output
+    code, output = invoke("kb", "search", "???")
+    assert code == 0 and "no matching entries" in output
+
+    code, output = invoke("docs", "summary")
+    assert code == 0 and json.loads(output)["total_stories"] == 8
+    code, output = invoke("docs", "story", "US-004")
+    assert code == 0 and json.loads(output)["story"]["epic"] == "Billing"
+    code, output = invoke("docs", "index", str(tmp_path / "missing"), "--project", demo["project_id"])
+    assert code == 1 and "is not a directory" in output

@@ -14,7 +14,7 @@ from pydantic_ai import Tool
 
 from backend.deps import TurnDeps
 from backend.errors import ValidationError
-from tools import graph, knowledge
+from tools import docs, graph, knowledge
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,12 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec("get_entry", knowledge.get_entry, read_only=True, group="knowledge"),
         ToolSpec("search_knowledge", knowledge.search_knowledge, read_only=True, group="knowledge"),
         ToolSpec("update_entry", knowledge.update_entry, read_only=False, group="knowledge"),
+        ToolSpec("get_context_for_story", docs.get_context_for_story, read_only=True, group="docs"),
+        ToolSpec("get_relevant_specs", docs.get_relevant_specs, read_only=True, group="docs"),
+        ToolSpec("search_context", docs.search_context, read_only=True, group="docs"),
+        ToolSpec("list_stories_by_epic", docs.list_stories_by_epic, read_only=True, group="docs"),
+        ToolSpec("get_context_summary", docs.get_context_summary, read_only=True, group="docs"),
+        ToolSpec("index_docs", docs.index_docs, read_only=False, group="docs"),
     )
 }
 

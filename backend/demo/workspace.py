@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -18,9 +19,12 @@ from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, Entity, Project
 from backend.demo import content
+from backend.docs.index import index_docs
 from backend.repo import chat, graph, identity, knowledge, memory
 
 DEMO_KEY_NAME = "demo"
+DEMO_DOCS = Path(__file__).resolve().parent / "docs"
+"""A small PRD, OpenAPI file, Prisma schema and zod schemas, indexed into the demo project."""
 FOCUS_KEYS = {"task": "t_pricing_page", "plan": "p_marketing", "goal": "g_ga", "document": "d_brief"}
 
 
@@ -114,6 +118,7 @@ async def _create(session: AsyncSession) -> tuple[uuid.UUID, uuid.UUID]:
         )
     await memory.save_user_summary(session, user.id, **content.SUMMARY)
     await _create_chat(session, user.id, project.id, ids["t_pricing_page"])
+    await index_docs(session, user.id, project.id, DEMO_DOCS)
     return user.id, project.id
 
 

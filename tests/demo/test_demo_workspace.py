@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from backend.db.engine import Database
 from backend.db.models import ApiKey, CheckIn, Edge, Entity, KbEntry, KbRelation, User
 from backend.demo.workspace import load_demo
+from backend.docs.index import get_context_summary
 from backend.repo import graph, identity, memory
 from backend.repo.summary import project_summary
 from backend.vocabulary import KB_COLLECTION_PRIORITY
@@ -42,6 +43,9 @@ async def test_demo_shape(db: Database) -> None:
     assert len(focus_edges) >= 15  # the focus task is richly linked, in both directions
     assert {e.rel for e in focus_edges} >= {"belongs_to_plan", "supports_goal", "depends_on", "references"}
     assert any(e.dst_id == demo.focus["task"] for e in focus_edges)
+    async with db.sessions() as s:
+        docs = await get_context_summary(s, demo.user_id, demo.project_id)
+    assert docs["total_stories"] == 8 and docs["api_endpoint_count"] == 8
 
 
 async def test_demo_load_is_idempotent_and_rotates_the_key(db: Database) -> None:

@@ -2,6 +2,7 @@
 
 from backend.db.base import Base
 from backend.db.models.chat import AgentTransition, ChatSession, Message, SessionSummary
+from backend.db.models.docs import DocChunk, DocIndex
 from backend.db.models.graph import Edge, Entity
 from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
 from backend.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
@@ -13,6 +14,8 @@ __all__ = [
     "Base",
     "ChatSession",
     "CheckIn",
+    "DocChunk",
+    "DocIndex",
     "Edge",
     "Entity",
     "KbCollection",

@@ -1,0 +1,128 @@
+"""Document-index tools: story-scoped context instead of whole PRDs and specs."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Literal
+
+from pydantic_ai import ModelRetry, RunContext
+
+from backend.deps import TurnDeps
+from backend.docs import index
+from backend.errors import UserError
+
+
+def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
+    if ctx.deps.project_id is None:
+        raise ModelRetry("This conversation is not inside a project, so there is no document index.")
+    return ctx.deps.project_id
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=1, default=str)
+
+
+async def get_context_for_story(
+    ctx: RunContext[TurnDeps], story_id: str, include_related_stories: bool = True
+) -> str:
+    """Everything needed to work on one user story: the story, its acceptance criteria, and the API
+    endpoints, DB models and schemas linked to it. Read-only. Prefer it to reading whole documents.
+
+    Args:
+        story_id: The story id, such as US-001.
+        include_related_stories: Also list stories of the same epic or sharing specs.
+    """
+    try:
+        async with ctx.deps.db.sessions() as session:
+            return _json(
+                await index.get_context_for_story(
+                    session,
+                    ctx.deps.user_id,
+                    _project(ctx),
+                    story_id,
+                    include_related_stories=include_related_stories,
+                )
+            )
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+
+
+async def get_relevant_specs(
+    ctx: RunContext[TurnDeps], spec_type: Literal["api", "database", "schema"], identifiers: list[str]
+) -> str:
+    """Look up specific API endpoints, DB models or validation schemas. Read-only.
+
+    Args:
+        spec_type: api (endpoints), database (models) or schema (request/validation schemas).
+        identifiers: Endpoint paths, `METHOD /path`, operationIds, or model/schema names.
+    """
+    try:
+        async with ctx.deps.db.sessions() as session:
+            return _json(
+                await index.get_relevant_specs(
+                    session, ctx.deps.user_id, _project(ctx), spec_type, identifiers
+                )
+            )
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+
+
+async def search_context(
+    ctx: RunContext[TurnDeps],
+    keywords: list[str],
+    scope: Literal["stories", "specs", "all"] = "all",
+    limit: int = 5,
+) -> str:
+    """Find stories and specs by keywords when you do not know the story id. Read-only.
+
+    Args:
+        keywords: Words to look for.
+        scope: stories, specs or all.
+        limit: At most this many matches (1 to 50).
+    """
+    try:
+        async with ctx.deps.db.sessions() as session:
+            return _json(
+                await index.search_context(
+                    session, ctx.deps.user_id, _project(ctx), keywords, scope=scope, limit=limit
+                )
+            )
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+
+
+async def list_stories_by_epic(ctx: RunContext[TurnDeps], epic: str) -> str:
+    """List the stories of an epic with priority and acceptance-criteria counts. Read-only.
+
+    Args:
+        epic: The epic's name, such as Billing.
+    """
+    try:
+        async with ctx.deps.db.sessions() as session:
+            return _json(await index.list_stories_by_epic(session, ctx.deps.user_id, _project(ctx), epic))
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+
+
+async def get_context_summary(ctx: RunContext[TurnDeps]) -> str:
+    """What the document index holds: story count, epics, endpoint/model/schema counts. Read-only."""
+    try:
+        async with ctx.deps.db.sessions() as session:
+            return _json(await index.get_context_summary(session, ctx.deps.user_id, _project(ctx)))
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+
+
+async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
+    """Re-index the project's docs folder (the one indexed with `orrery docs index` before).
+
+    Args:
+        force: Rebuild even when no file changed.
+    """
+    try:
+        async with ctx.deps.db.transaction() as session:
+            result = await index.index_docs(session, ctx.deps.user_id, _project(ctx), force=force)
+    except UserError as exc:
+        raise ModelRetry(str(exc)) from None
+    return _json({"success": True, **result.__dict__})
