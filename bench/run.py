@@ -1,18 +1,24 @@
-"""`make bench`: every benchmark in turn (`python -m bench.run [load|context|graph]`)."""
+"""`make bench`: every benchmark in turn (`python -m bench.run [load|context|graph|knowledge]`)."""
 
 from __future__ import annotations
 
 import sys
 
-from bench import context, graph, load
+from bench import context, graph, knowledge, load
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph"]
+    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge"]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
-        {"load": load.main, "context": context.main, "graph": graph.main}[name]([])
+        runners = {
+            "load": load.main,
+            "context": context.main,
+            "graph": graph.main,
+            "knowledge": knowledge.main,
+        }
+        runners[name]([])
 
 
 if __name__ == "__main__":

@@ -142,9 +142,13 @@ async def _index(session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUI
 def _chunk_dict(c: DocChunk, *, full: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {"id": c.key, "kind": c.kind, "title": c.title}
     if c.kind == "story":
-        out |= {"epic": c.epic, "priority": c.data.get("priority"), "keywords": c.keywords}
+        out |= {"epic": c.epic, "priority": c.data.get("priority")}
         if full:
-            out |= {"content": c.content, "acceptance_criteria": c.data.get("acceptance_criteria", [])}
+            out |= {
+                "keywords": c.keywords,
+                "content": c.content,
+                "acceptance_criteria": c.data.get("acceptance_criteria", []),
+            }
     elif c.kind == "endpoint":
         out |= {
             "endpoint": c.data.get("path"),

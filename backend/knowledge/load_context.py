@@ -107,19 +107,14 @@ async def load_context_for_task(
     await _walk(session, seeds, placed, max_hops, base_hop=0 if direct else 1)
     entries = await _entries(session, placed)
     rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
-    ordered = sorted(
-        entries,
-        key=lambda e: (e[1][0], e[0][1].priority, rank.get(e[0][0].id, 0), e[0][0].code),
-    )
-    codes = {e.id: e.code for (e, _c), _p in entries}
-    result = [
-        _context_entry(entry, collection, placement, codes) for (entry, collection), placement in ordered
-    ]
+    ordered = sorted(entries, key=lambda e: (e[1][0], e[0].priority, rank.get(e[0].id, 0), e[0].code))
+    codes = {row.id: row.code for row, _p in entries}
+    result = [_context_entry(row, placement, codes) for row, placement in ordered[:max_results]]
     return ContextLoad(
-        entries=result[:max_results],
-        confidence=confidence_for(len(direct), len(result)),
+        entries=result,
+        confidence=confidence_for(len(direct), len(entries)),
         search_terms=" ".join(found.terms),
-        total_found=len(result),
+        total_found=len(entries),
         direct_hits=len(direct),
     )
 
@@ -155,31 +150,40 @@ async def _walk(
 async def _entries(
     session: AsyncSession, placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]]
 ) -> list[Any]:
+    """Plain column rows (no ORM objects): this can be hundreds of entries at two hops."""
     if not placed:
         return []
     rows = await session.execute(
-        select(KbEntry, KbCollection)
+        select(
+            KbEntry.id,
+            KbEntry.code,
+            KbEntry.name,
+            KbEntry.description,
+            KbEntry.data,
+            KbCollection.slug,
+            KbCollection.name.label("collection_name"),
+            KbCollection.priority,
+        )
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .where(KbEntry.id.in_(list(placed)))
     )
-    return [((e, c), placed[e.id]) for e, c in rows.all()]
+    return [(row, placed[row.id]) for row in rows.all()]
 
 
 def _context_entry(
-    entry: KbEntry,
-    collection: KbCollection,
+    row: Any,
     placement: tuple[int, str | None, uuid.UUID | None],
     codes: dict[uuid.UUID, str],
 ) -> ContextEntry:
     hop, relation, parent = placement
-    paths = entry.data.get("code_paths", []) if isinstance(entry.data, dict) else []
+    paths = row.data.get("code_paths", []) if isinstance(row.data, dict) else []
     return ContextEntry(
-        entry_id=str(entry.id),
-        code=entry.code,
-        name=entry.name,
-        collection_slug=collection.slug,
-        collection_name=collection.name,
-        description_preview=preview(entry.description, PREVIEW_CHARS),
+        entry_id=str(row.id),
+        code=row.code,
+        name=row.name,
+        collection_slug=row.slug,
+        collection_name=row.collection_name,
+        description_preview=preview(row.description, PREVIEW_CHARS),
         code_paths=[str(p) for p in paths],
         hop=hop,
         relation_type=relation,
