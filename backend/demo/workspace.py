@@ -60,6 +60,7 @@ async def load_demo(db: Database, server_secret: str) -> DemoWorkspace:
         else:
             user_id = user.id
             project_id = await _project_id(session, user_id)
+        await index_docs(session, user_id, project_id, DEMO_DOCS)  # skipped when already current
         await identity.revoke_api_keys(session, user_id, DEMO_KEY_NAME)
         _, api_key = await identity.issue_api_key(session, user_id, DEMO_KEY_NAME, server_secret)
         focus = await _focus_ids(session, project_id)
@@ -118,7 +119,6 @@ async def _create(session: AsyncSession) -> tuple[uuid.UUID, uuid.UUID]:
         )
     await memory.save_user_summary(session, user.id, **content.SUMMARY)
     await _create_chat(session, user.id, project.id, ids["t_pricing_page"])
-    await index_docs(session, user.id, project.id, DEMO_DOCS)
     return user.id, project.id
 
 

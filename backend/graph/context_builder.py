@@ -8,6 +8,10 @@ Each candidate is scored: distance 30% + recency 20% + references 20% + type 15%
 similarity to the query 15% (the `semantic` strategy weighs content 50%). Items go in best-first
 until the budget, counted exactly on the rendered text, is reached.
 
+The project's best-matching knowledge-base entries (full-text search on the query, or on the seed
+names) join as candidates at distance 1, scored on the same scale (`include.knowledge=False` turns
+this off).
+
 Strategies change the traversal: `relevance` (depth 2), `breadth` (depth 1, every neighbour),
 `depth` (depth 4, the 3 strongest links per node, dependency-like relations first) and `semantic`
 (depth 3, expanding only through items that match the query).
@@ -31,6 +35,7 @@ from backend.errors import NotFoundError, ValidationError
 from backend.graph import context_render as render
 from backend.graph.edges import both_directions, far_entity
 from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
+from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
 from backend.text import bm25_scores, tokenize
 from backend.tokens import TokenCounter
@@ -38,7 +43,17 @@ from backend.tokens import TokenCounter
 DEFAULT_BUDGET = 4000
 FRONTIER_CAP = 500
 DEPTH_PEEK_LIMIT = 200
-TYPE_WEIGHT = {"goal": 1.0, "milestone": 0.9, "plan": 0.85, "task": 0.8, "document": 0.7, "output": 0.6}
+TYPE_WEIGHT = {
+    "goal": 1.0,
+    "milestone": 0.9,
+    "plan": 0.85,
+    "task": 0.8,
+    "kb_entry": 0.75,
+    "document": 0.7,
+    "output": 0.6,
+}
+KNOWLEDGE_CANDIDATES = 10
+"""How many matching knowledge-base entries compete for the budget beside graph items."""
 CHAIN_RELATIONS = (
     "depends_on",
     "belongs_to_plan",
@@ -201,7 +216,7 @@ async def build_context(
     seed_ids = [as_uuid(s, "entity") for s in request.seeds]
     rows = (
         await session.execute(
-            select(*(getattr(Entity, c) for c in _COLUMNS)).where(
+            select(*(getattr(Entity, c) for c in _COLUMNS), Entity.project_id).where(
                 Entity.id.in_(seed_ids), Entity.project_id.in_(member_project_ids(user_id))
             )
         )
@@ -215,7 +230,52 @@ async def build_context(
     candidates, depth_cut, trips = await _traverse(session, seeds, depth, params, request, query_text)
     refs = await _reference_counts(session, [uuid.UUID(c.node.id) for c in candidates.values()])
     _score(list(candidates.values()), refs, params, query_text, now or utcnow())
+    if request.include.knowledge:
+        topic = query_text or " ".join(s.name for s in seeds)
+        knowledge, queries = await _knowledge_candidates(
+            session, user_id, rows[0].project_id, topic, seeds[0], params
+        )
+        candidates.update({c.node.id: c for c in knowledge})
+        trips += queries
     return _select(request, seeds, candidates, depth_cut, counter, trips + 2)
+
+
+async def _knowledge_candidates(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    project_id: uuid.UUID,
+    topic: str,
+    seed: render.Node,
+    params: StrategyParams,
+) -> tuple[list[Candidate], int]:
+    """The project's best-matching KB entries as candidates (distance 1, scored on the same scale)."""
+    found = await search_entries(session, user_id, project_id, topic, limit=KNOWLEDGE_CANDIDATES)
+    finite = [h.rank for h in found.hits if math.isfinite(h.rank)]
+    top = max(finite, default=1.0) or 1.0
+    now = utcnow()
+    out = []
+    for hit in found.hits:
+        node = render.Node(
+            str(hit.entry_id),
+            "kb_entry",
+            f"{hit.code}: {hit.name}",
+            hit.collection_slug,
+            None,
+            hit.description,
+            None,
+            now,
+        )
+        content = 1.0 if not math.isfinite(hit.rank) else max(0.0, hit.rank / top)
+        factors = {
+            "distance": 1.0,
+            "recency": 1.0,
+            "references": 0.0,
+            "type": TYPE_WEIGHT["kb_entry"],
+            "content": round(content, 4),
+        }
+        score = round(sum(params.weights[k] * v for k, v in factors.items()), 4)
+        out.append(Candidate(node, 1, "knowledge", "outgoing", seed, score, factors))
+    return out, found.queries
 
 
 async def _traverse(

@@ -90,6 +90,8 @@ def related(
     if with_description and node.description:
         description = counter.truncate(inline_data(node.description), RELATED_DESCRIPTION_TOKENS)
     name, via_name, state = inline_data(node.name), inline_data(via.name), inline_data(node.state)
+    if node.kind == "kb_entry":
+        return _knowledge(node, name, state, description, score, fmt, level or distance)
     if fmt == "narrative":
         link = (
             f"{via_name} {_phrase(relation)} {name}"
@@ -107,4 +109,18 @@ def related(
         f"### {name} [{node.id}] ({node.kind}, {state})\n"
         f"- {relation} ({direction}) via {via_name} · distance {distance} · score {score:.2f}"
     )
+    return f"{head}\n{description}" if description else head
+
+
+def _knowledge(
+    node: Node, name: str, collection: str, description: str, score: float, fmt: str, level: int
+) -> str:
+    """A knowledge-base entry among the related items."""
+    if fmt == "narrative":
+        return f"Domain knowledge {name} ({collection}). {description}".strip()
+    if fmt == "outline":
+        indent = "  " * (level - 1)
+        line = f"{indent}- {name} (knowledge base, {collection})"
+        return f"{line}\n{indent}  - {description}" if description else line
+    head = f"### {name} (knowledge base, {collection})\n- matches the topic · score {score:.2f}"
     return f"{head}\n{description}" if description else head

@@ -50,6 +50,8 @@ class IncludeSpec(BaseModel):
     relations: list[str] | None = None
     kinds: list[str] | None = None
     descriptions: bool = True
+    knowledge: bool = True
+    """Let matching knowledge-base entries compete for the budget."""
 
     @field_validator("relations")
     @classmethod

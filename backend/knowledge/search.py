@@ -49,6 +49,8 @@ class SearchResult:
 
     hits: list[SearchHit]
     terms: list[str]
+    queries: int = 1
+    """SQL statements the search ran (for round-trip accounting)."""
 
 
 def query_codes(query: str) -> list[str]:
@@ -65,7 +67,7 @@ async def search_entries(
     code_parts = {p.lower() for c in codes for p in c.split("-")}
     terms = [t for t in search_terms(query) if t not in code_parts]
     if not terms and not codes:
-        return SearchResult([], [])
+        return SearchResult([], [], 1)
     ranked = await _full_text(session, project.id, terms, limit) if terms else []
     exact = await _by_code(session, project.id, codes) if codes else []
     seen = {row[0].id for row in exact}
@@ -91,7 +93,7 @@ async def search_entries(
                 exact_code=entry.code in codes,
             )
         )
-    return SearchResult(hits, terms + codes)
+    return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes))
 
 
 async def _by_code(session: AsyncSession, project_id: uuid.UUID, codes: list[str]) -> list[Any]:

@@ -183,4 +183,26 @@ async def test_round_trips_are_constant_in_the_number_of_edges(db: Database, g: 
     async with db.sessions() as s:
         big = await build_context(s, u.id, resolve_request([str(hub.id)]), COUNTER)
     assert big["metadata"]["candidates"] == 150
-    assert big["metadata"]["round_trips"] <= small["metadata"]["round_trips"] <= 5
+    assert big["metadata"]["round_trips"] <= small["metadata"]["round_trips"] <= 7
+
+
+async def test_knowledge_entries_compete_for_the_budget(db: Database, settings: Any) -> None:
+    from backend.demo.workspace import load_demo
+
+    demo = await load_demo(db, settings.secret_key)
+    seeds = [str(demo.focus["task"])]
+    async with db.sessions() as s:
+        with_kb = await build_context(
+            s, demo.user_id, resolve_request(seeds, query="overage billing"), COUNTER
+        )
+        without = await build_context(
+            s,
+            demo.user_id,
+            resolve_request(seeds, query="overage billing", include={"knowledge": False}),
+            COUNTER,
+        )
+    kb = [i for i in with_kb["related"] if i["node"]["kind"] == "kb_entry"]
+    assert kb and kb[0]["relationship"] == "knowledge" and kb[0]["node"]["name"].startswith("BR-012")
+    assert set(kb[0]["factors"]) == {"distance", "recency", "references", "type", "content"}
+    assert "(knowledge base, business-rules)" in with_kb["text"]
+    assert not [i for i in without["related"] if i["node"]["kind"] == "kb_entry"]
