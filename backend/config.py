@@ -59,6 +59,15 @@ class Settings(BaseSettings):
     model: str = "offline"
     """The chat model: `offline` (deterministic, no key) or any litellm model id."""
 
+    litellm_api_base: str | None = Field(default=None, validation_alias=AliasChoices("LITELLM_API_BASE"))
+    """A litellm proxy's URL; when set, models go through it (OpenAI-compatible) instead of in-process."""
+
+    litellm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LITELLM_API_KEY"))
+    """The key for the litellm proxy, if it needs one."""
+
+    model_timeout_seconds: float = Field(default=60.0, gt=0)
+    """How long one model call may take."""
+
     context_window: int | None = Field(default=None, ge=1024)
     """The model's context window in tokens; looked up from the model id when unset."""
 

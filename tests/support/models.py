@@ -27,3 +27,23 @@ def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
         return ModelResponse(parts=[ToolCallPart(tool, args)])
 
     return FunctionModel(respond)
+
+
+def streaming(respond: Any) -> FunctionModel:
+    """A FunctionModel that also streams: the same responses, as text deltas and tool-call deltas."""
+    import json
+
+    from pydantic_ai.models.function import DeltaToolCall
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        response = respond(messages, info)
+        for index, part in enumerate(response.parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                args = part.args if isinstance(part.args, str) else json.dumps(part.args)
+                yield {
+                    index: DeltaToolCall(name=part.tool_name, json_args=args, tool_call_id=part.tool_call_id)
+                }
+
+    return FunctionModel(respond, stream_function=stream)

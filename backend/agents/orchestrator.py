@@ -1,0 +1,345 @@
+"""One chat turn, end to end, as a stream of events.
+
+1. Persist the user message first, in its own transaction (it is never lost).
+2. Choose the agent: an explicit choice, else the session's active agent, else the first-message
+   router; every switch is recorded as an agent transition.
+3. Assemble the working context (memory, scoping, expertise, focus, knowledge).
+4. Run the pydantic-ai agent with `TurnDeps`; stream text deltas and tool calls and results.
+5. Persist the assistant message with agent id, tool calls and results, token usage and latency;
+   apply a handoff the model asked for; record a check-in for the day.
+
+A failing model sends an `error` event and writes nothing more: the user message stays, and
+`turn(..., message=None)` retries it. Turns on one session are serialized by a per-session lock;
+different sessions run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic_ai import Agent, AgentRunResultEvent, RunContext, Tool
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    TextPartDelta,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from sqlalchemy import func, select
+
+from backend.agents.definitions import AgentDefinition, get_agent
+from backend.agents.models import build_model
+from backend.agents.router import route
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import CheckIn, Message
+from backend.deps import TurnDeps
+from backend.errors import ValidationError
+from backend.memory.scoping import ScopedMessage
+from backend.memory.working_context import WorkingContext, assemble_working_context
+from backend.repo import chat
+from backend.vocabulary import AGENT_IDS, AgentId
+from tools.registry import agent_tools
+
+EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+MAX_MESSAGE_CHARS = 20_000
+TOOL_RESULT_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One streamed event of a turn."""
+
+    type: EventType
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Handoff:
+    to: str | None = None
+    reason: str | None = None
+
+
+def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
+    """Scoped messages as pydantic-ai history (role and content only)."""
+    history: list[ModelMessage] = []
+    for m in messages:
+        if m["role"] == "assistant":
+            history.append(ModelResponse(parts=[TextPart(m["content"])]))
+        elif m["role"] == "system":
+            history.append(ModelRequest(parts=[SystemPromptPart(m["content"])]))
+        else:
+            history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
+    return history
+
+
+class Orchestrator:
+    """Runs chat turns against one database with one model factory."""
+
+    def __init__(
+        self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.model_factory = model_factory
+        self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[session_id] = lock
+        return lock
+
+    async def turn(
+        self,
+        user_id: uuid.UUID,
+        session_id: uuid.UUID | str,
+        message: str | None,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        """Run one turn; `message=None` retries the latest unanswered user message."""
+        async with self.db.sessions() as s:
+            record = await chat.get_session(s, user_id, session_id)
+        async with self._lock(record.id):
+            async for event in self._turn(user_id, record.id, message, agent, model):
+                yield event
+
+    async def _turn(
+        self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, agent: str | None, model: str | None
+    ) -> AsyncIterator[TurnEvent]:
+        started = time.perf_counter()
+        text = await self._persist_user_message(user_id, sid, message)
+        chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent)
+        yield TurnEvent("agent", {"agent": chosen.id})
+        yield TurnEvent(
+            "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
+        )
+        runner = Agent(
+            self.model_factory(model or self.settings.model, self.settings),
+            deps_type=TurnDeps,
+            instructions=wc.system_prompt,
+            tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
+            retries=2,
+        )
+        history = _history(
+            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
+        )
+        calls: dict[str, dict[str, Any]] = {}
+        result = None
+        try:
+            async with asyncio.timeout(self.settings.model_timeout_seconds):
+                async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
+                    async for event in events:
+                        for out in _translate(event, calls):
+                            yield out
+                        if isinstance(event, AgentRunResultEvent):
+                            result = event.result
+        except Exception as exc:  # any model or tool failure: report it, keep the session consistent
+            yield TurnEvent("error", {"message": f"{type(exc).__name__}: {exc}", "retry": True})
+            return
+        assert result is not None
+        usage = result.usage
+        reply = str(result.output)
+        latency = int((time.perf_counter() - started) * 1000)
+        saved = await self._persist_reply(
+            user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff
+        )
+        yield TurnEvent(
+            "done",
+            {
+                "message_id": str(saved.id),
+                "seq": saved.seq,
+                "agent": chosen.id,
+                "reply": reply,
+                "tool_calls": list(calls.values()),
+                "handoff": handoff.to,
+                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                "latency_ms": latency,
+            },
+        )
+
+    async def _persist_user_message(self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None) -> str:
+        async with self.db.transaction() as s:
+            if message is None:
+                last = (
+                    await s.execute(
+                        select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
+                    )
+                ).scalar_one_or_none()
+                if last is None or last.role != "user":
+                    raise ValidationError(
+                        "nothing to retry: the last message is not an unanswered user message"
+                    )
+                return last.content
+            text = message.strip()
+            if not text:
+                raise ValidationError("message must not be empty")
+            if len(text) > MAX_MESSAGE_CHARS:
+                raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
+            await chat.append_message(s, user_id, sid, chat.NewMessage("user", text))
+            return text
+
+    async def _prepare(
+        self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, _Handoff]:
+        async with self.db.transaction() as s:
+            record = await chat.get_session(s, user_id, sid)
+            if agent is not None:
+                chosen, reason = get_agent(agent), "chosen explicitly"
+            elif record.active_agent:
+                chosen, reason = get_agent(record.active_agent), ""
+            else:
+                routed, reason = route(text, record.focus_kind)
+                chosen = get_agent(routed)
+            if record.active_agent != chosen.id:
+                await chat.record_transition(s, user_id, sid, chosen.id, reason)
+            strategy = (
+                record.scoping_strategy or self.settings.agent_strategies.get(chosen.id) or chosen.strategy
+            )
+            wc = await assemble_working_context(
+                s,
+                agent=chosen.id,
+                base_prompt=chosen.prompt(),
+                session_id=sid,
+                user_id=user_id,
+                settings=self.settings,
+                scoping=strategy,
+                scoping_options={"max_messages": chosen.max_messages},
+                query=text,
+            )
+            deps = TurnDeps(
+                db=self.db,
+                user_id=user_id,
+                settings=self.settings,
+                project_id=record.project_id,
+                session_id=sid,
+                focus_kind=record.focus_kind,
+                focus_id=record.focus_id,
+            )
+        return chosen, wc, deps, _Handoff()
+
+    async def _persist_reply(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        agent_id: str,
+        reply: str,
+        calls: list[dict[str, Any]],
+        usage: Any,
+        latency: int,
+        handoff: _Handoff,
+    ) -> Message:
+        async with self.db.transaction() as s:
+            saved = await chat.append_message(
+                s,
+                user_id,
+                sid,
+                chat.NewMessage(
+                    "assistant",
+                    reply,
+                    agent_id=agent_id,
+                    tool_calls=calls or None,
+                    prompt_tokens=usage.input_tokens,
+                    completion_tokens=usage.output_tokens,
+                    token_count=usage.output_tokens,
+                    latency_ms=latency,
+                ),
+            )
+            if handoff.to and handoff.to != agent_id:
+                await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
+            await _check_in_today(s, user_id, sid)
+            return saved
+
+
+async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
+    """Engagement: one check-in per day of chat activity."""
+    from backend.repo.memory import add_check_in
+
+    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = (
+        await s.execute(
+            select(func.count())
+            .select_from(CheckIn)
+            .where(CheckIn.user_id == user_id, CheckIn.created_at >= start)
+        )
+    ).scalar_one()
+    if not today:
+        record = await chat.get_session(s, user_id, sid)
+        await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
+
+
+def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
+    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: AgentId, reason: str) -> str:
+        """Hand the conversation to another specialist from the next message on.
+
+        Args:
+            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner or planner.
+            reason: Why this specialist fits better, in one sentence.
+        """
+        if agent not in AGENT_IDS:
+            from pydantic_ai import ModelRetry
+
+            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_IDS)}")
+        state.to, state.reason = agent, reason
+        return (
+            f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
+        )
+
+    return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
+
+
+def _translate(
+    event: AgentStreamEvent | AgentRunResultEvent[Any], calls: dict[str, dict[str, Any]]
+) -> list[TurnEvent]:
+    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
+        return [TurnEvent("text", {"delta": event.part.content})]
+    if isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+        return [TurnEvent("text", {"delta": event.delta.content_delta})]
+    if isinstance(event, FunctionToolCallEvent):
+        call = {
+            "id": event.part.tool_call_id,
+            "name": event.part.tool_name,
+            "args": event.part.args_as_dict(),
+        }
+        calls[event.part.tool_call_id] = call
+        return [TurnEvent("tool_call", dict(call))]
+    if isinstance(event, FunctionToolResultEvent):
+        part = event.part
+        content = part.model_response_str() if isinstance(part, ToolReturnPart) else part.model_response()
+        failed = isinstance(part, RetryPromptPart) or getattr(part, "outcome", "success") != "success"
+        if part.tool_call_id in calls:
+            calls[part.tool_call_id]["result"] = content[:TOOL_RESULT_CHARS]
+            calls[part.tool_call_id]["error"] = failed
+        name = getattr(part, "tool_name", None)
+        return [
+            TurnEvent(
+                "tool_result",
+                {
+                    "id": part.tool_call_id,
+                    "name": name,
+                    "content": content[:TOOL_RESULT_CHARS],
+                    "error": failed,
+                },
+            )
+        ]
+    return []

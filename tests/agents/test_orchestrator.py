@@ -1,0 +1,202 @@
+"""A chat turn end to end with scripted models: persistence, tools, handoff, failures, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo
+from sqlalchemy import func, select
+
+from backend.agents.orchestrator import Orchestrator
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import CheckIn
+from backend.demo.workspace import load_demo
+from backend.errors import ValidationError
+from backend.repo import chat
+from tests.support.models import streaming
+
+
+def scripted(*steps: Any) -> tuple[Any, list[list[ModelMessage]]]:
+    """A model that plays `steps` in order: a str is a text reply, a tuple (tool, args) a tool call,
+    an exception is raised. It fails the test if a step is left unused (checked by the caller)."""
+    seen: list[list[ModelMessage]] = []
+    queue = list(steps)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        step = queue.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        if isinstance(step, tuple):
+            return ModelResponse(parts=[ToolCallPart(step[0], step[1])])
+        return ModelResponse(parts=[TextPart(step)])
+
+    return streaming(respond), seen
+
+
+async def _setup(db: Database, settings: Settings, **focus: Any) -> tuple[Any, Any]:
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        c = await chat.create_session(s, demo.user_id, project_id=demo.project_id, **focus)
+    return demo, c.id
+
+
+async def _run(orch: Orchestrator, demo: Any, sid: Any, message: str | None, **kw: Any) -> list[Any]:
+    return [e async for e in orch.turn(demo.user_id, sid, message, **kw)]
+
+
+async def test_turn_persists_both_messages_with_attribution(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    model, _ = scripted("Start with the legal review.")
+    orch = Orchestrator(db, settings, lambda name, s: model)
+    events = await _run(orch, demo, sid, "What should I do next on the pricing work?")
+    types = [e.type for e in events]
+    assert types[:2] == ["agent", "context"] and types[-1] == "done" and "text" in types
+    assert "".join(e.data["delta"] for e in events if e.type == "text") == "Start with the legal review."
+    async with db.sessions() as s:
+        messages = await chat.list_messages(s, demo.user_id, sid)
+        transitions = await chat.list_transitions(s, demo.user_id, sid)
+        check_ins = (await s.execute(select(func.count()).select_from(CheckIn))).scalar_one()
+    assert [(m.seq, m.role, m.agent_id) for m in messages] == [(1, "user", None), (2, "assistant", "planner")]
+    assert messages[1].latency_ms is not None and messages[1].completion_tokens
+    assert [t.to_agent for t in transitions] == ["planner"] and "next" in (transitions[0].reason or "")
+    assert check_ins >= 9
+
+
+async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings: Settings) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        sid = (
+            await chat.create_session(
+                s, demo.user_id, project_id=demo.project_id, focus_kind="task", focus_id=demo.focus["task"]
+            )
+        ).id
+    model, seen = scripted(
+        (
+            "get_linked_entities",
+            {"entity_id": str(demo.focus["task"]), "entity_kind": "task", "filter_kind": "plan"},
+        ),
+        "It belongs to Launch marketing.",
+    )
+    orch = Orchestrator(db, settings, lambda name, s: model)
+    events = await _run(orch, demo, sid, "Which plan is this in?")
+    result = next(e for e in events if e.type == "tool_result")
+    assert "Launch marketing" in result.data["content"] and not result.data["error"]
+    returned = [p for p in seen[1][-1].parts if isinstance(p, ToolReturnPart)]
+    assert "### Plans (1 total)" in str(returned[0].content)
+    async with db.sessions() as s:
+        reply = (await chat.list_messages(s, demo.user_id, sid))[-1]
+    assert reply.tool_calls is not None and reply.tool_calls[0]["name"] == "get_linked_entities"
+    assert "Launch marketing" in reply.tool_calls[0]["result"]
+
+
+async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    model, _ = scripted(
+        ("handoff_to_agent", {"agent": "motivator", "reason": "the user sounds drained"}),
+        "Handing you to the motivator.",
+        "You shipped a lot this week.",
+    )
+    orch = Orchestrator(db, settings, lambda name, s: model)
+    first = await _run(orch, demo, sid, "I need help deciding")
+    assert first[-1].data["handoff"] == "motivator" and first[-1].data["agent"] == "coach"
+    second = await _run(orch, demo, sid, "honestly I'm exhausted")
+    assert second[0].data == {"agent": "motivator"}
+    async with db.sessions() as s:
+        transitions = await chat.list_transitions(s, demo.user_id, sid)
+    assert [(t.from_agent, t.to_agent) for t in transitions] == [(None, "coach"), ("coach", "motivator")]
+    assert transitions[1].reason == "the user sounds drained" and transitions[1].message_id is not None
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [TimeoutError("model timed out"), RuntimeError("429 Too Many Requests"), RuntimeError("500 upstream")],
+)
+async def test_failures_leave_the_session_consistent_and_retry_works(
+    db: Database, settings: Settings, failure: Exception
+) -> None:
+    demo, sid = await _setup(db, settings)
+    model, _ = scripted(failure, "Recovered answer.")
+    orch = Orchestrator(db, settings, lambda name, s: model)
+    events = await _run(orch, demo, sid, "Plan my week")
+    assert events[-1].type == "error" and events[-1].data["retry"]
+    async with db.sessions() as s:
+        assert [m.role for m in await chat.list_messages(s, demo.user_id, sid)] == ["user"]
+    retried = await _run(orch, demo, sid, None)
+    assert retried[-1].type == "done" and retried[-1].data["reply"] == "Recovered answer."
+    async with db.sessions() as s:
+        messages = await chat.list_messages(s, demo.user_id, sid)
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "Plan my week"),
+        ("assistant", "Recovered answer."),
+    ]
+    with pytest.raises(ValidationError, match="nothing to retry"):
+        await _run(orch, demo, sid, None)
+
+
+async def test_malformed_tool_arguments_are_retried_by_the_model(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    model, _ = scripted(
+        ("get_linked_entities", {"entity_id": 5}),
+        ("get_linked_entities", {"entity_id": "x", "entity_kind": "task"}),
+        "Sorry, I could not find that entity.",
+    )
+    orch = Orchestrator(db, settings, lambda name, s: model)
+    events = await _run(orch, demo, sid, "what is linked to x?")
+    assert events[-1].type == "done" and [e.data["error"] for e in events if e.type == "tool_result"] == [
+        True,
+        True,
+    ]
+
+
+async def test_concurrent_turns_on_one_session_keep_order(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+
+    def echo(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        return ModelResponse(parts=[TextPart(f"re: {getattr(last, 'content', '')}")])
+
+    orch = Orchestrator(db, settings, lambda name, s: streaming(echo))
+    await asyncio.gather(*(_run(orch, demo, sid, f"message {i}") for i in range(4)))
+    async with db.sessions() as s:
+        messages = await chat.list_messages(s, demo.user_id, sid)
+    assert [m.role for m in messages] == ["user", "assistant"] * 4
+    for user, reply in zip(messages[::2], messages[1::2], strict=True):
+        assert reply.content == f"re: {user.content}"
+
+
+async def test_offline_model_answers_the_plan_question_from_context(db: Database, settings: Settings) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        sid = (
+            await chat.create_session(
+                s, demo.user_id, project_id=demo.project_id, focus_kind="task", focus_id=demo.focus["task"]
+            )
+        ).id
+    orch = Orchestrator(db, settings)
+    events = await _run(orch, demo, sid, "What plan does this task belong to?")
+    done = events[-1]
+    assert done.type == "done" and "Offline model" in done.data["reply"]
+    assert "Launch marketing" in done.data["reply"] and done.data["tool_calls"] == []
+    events = await _run(orch, demo, sid, "What is this task blocked by?")
+    assert [e.data["name"] for e in events if e.type == "tool_call"] == ["get_linked_entities"]
+    assert "Legal review of pricing terms" in events[-1].data["reply"]
+
+
+async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    orch = Orchestrator(db, settings)
+    with pytest.raises(ValidationError, match="must not be empty"):
+        await _run(orch, demo, sid, "   ")
+    async with db.transaction() as s:
+        from tests.support.factories import make_user
+
+        eve = await make_user(s, "Eve")
+    from backend.errors import NotFoundError
+
+    with pytest.raises(NotFoundError):
+        _ = [e async for e in orch.turn(eve.id, sid, "hi")]
