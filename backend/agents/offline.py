@@ -113,11 +113,7 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     user, returned, instructions = _latest(messages)
     tools = {t.name for t in info.function_tools}
     if returned is not None:
-        content = (
-            returned.model_response_str()
-            if hasattr(returned, "model_response_str")
-            else str(returned.content)
-        )
+        content = _condense(returned.model_response_str())
         return ModelResponse(
             parts=[TextPart(f"{NOTICE}\n\nHere is what `{returned.tool_name}` found:\n\n{content}")]
         )
@@ -134,7 +130,10 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(
             parts=[TextPart(f"{NOTICE}\n\nFrom the team's knowledge base:\n" + "\n".join(known))]
         )
-    if "load_context_for_task" in tools and search_terms(user):
+    domain_agent = any(
+        f"You are the **{name}**" in instructions for name in ("coach", "planner", "goal architect")
+    )
+    if "load_context_for_task" in tools and domain_agent and len(search_terms(user)) >= 2:
         return ModelResponse(parts=[ToolCallPart("load_context_for_task", {"task_description": user})])
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
     return ModelResponse(

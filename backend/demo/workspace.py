@@ -63,7 +63,7 @@ async def load_demo(db: Database, server_secret: str) -> DemoWorkspace:
         await index_docs(session, user_id, project_id, DEMO_DOCS)  # skipped when already current
         await identity.revoke_api_keys(session, user_id, DEMO_KEY_NAME)
         _, api_key = await identity.issue_api_key(session, user_id, DEMO_KEY_NAME, server_secret)
-        focus = await _focus_ids(session, project_id)
+        focus = await focus_ids(session, project_id)
     return DemoWorkspace(user_id, project_id, api_key, focus, created)
 
 
@@ -75,7 +75,8 @@ async def _project_id(session: AsyncSession, user_id: uuid.UUID) -> uuid.UUID:
     ).scalar_one()
 
 
-async def _focus_ids(session: AsyncSession, project_id: uuid.UUID) -> dict[str, uuid.UUID]:
+async def focus_ids(session: AsyncSession, project_id: uuid.UUID) -> dict[str, uuid.UUID]:
+    """The demo's focus task, plan, goal and document ids."""
     names = {kind: _name_of(key) for kind, key in FOCUS_KEYS.items()}
     rows = await session.execute(
         select(Entity.kind, Entity.name, Entity.id).where(

@@ -64,7 +64,7 @@ async def create_session(
         if project is None:
             raise ValidationError("a focused chat needs a project_id")
         assert focus_id is not None
-        await _check_focus(session, user_id, project.id, focus_kind, focus_id)
+        await check_focus(session, user_id, project.id, focus_kind, focus_id)
     chat = ChatSession(
         user_id=user_id,
         project_id=project.id if project else None,
@@ -78,9 +78,10 @@ async def create_session(
     return chat
 
 
-async def _check_focus(
+async def check_focus(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID, kind: str, focus_id: uuid.UUID | str
 ) -> None:
+    """A focus must be the session's project or one of its entities of that kind (else not found)."""
     if kind == "project":
         if as_uuid(focus_id, "project") != project_id:
             raise ValidationError("a project focus must name the session's project")

@@ -20,22 +20,32 @@ from backend.repo import chat
 from tests.support.models import streaming
 
 
-def scripted(*steps: Any) -> tuple[Any, list[list[ModelMessage]]]:
-    """A model that plays `steps` in order: a str is a text reply, a tuple (tool, args) a tool call,
-    an exception is raised. It fails the test if a step is left unused (checked by the caller)."""
-    seen: list[list[ModelMessage]] = []
-    queue = list(steps)
+class Script:
+    """A model that plays steps in order: a str is a text reply, a tuple `(tool, args)` a tool call,
+    an exception is raised. `done()` fails the test if a step was left unused."""
 
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        seen.append(list(messages))
-        step = queue.pop(0)
+    def __init__(self, *steps: Any) -> None:
+        self.queue = list(steps)
+        self.seen: list[list[ModelMessage]] = []
+        self.model = streaming(self._respond)
+
+    def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.seen.append(list(messages))
+        step = self.queue.pop(0)
         if isinstance(step, Exception):
             raise step
         if isinstance(step, tuple):
             return ModelResponse(parts=[ToolCallPart(step[0], step[1])])
         return ModelResponse(parts=[TextPart(step)])
 
-    return streaming(respond), seen
+    def done(self) -> None:
+        assert not self.queue, f"unused scripted steps: {self.queue}"
+
+
+def scripted(*steps: Any) -> tuple[Script, list[list[ModelMessage]]]:
+    """A `Script` and the messages it saw."""
+    script = Script(*steps)
+    return script, script.seen
 
 
 async def _setup(db: Database, settings: Settings, **focus: Any) -> tuple[Any, Any]:
@@ -52,7 +62,7 @@ async def _run(orch: Orchestrator, demo: Any, sid: Any, message: str | None, **k
 async def test_turn_persists_both_messages_with_attribution(db: Database, settings: Settings) -> None:
     demo, sid = await _setup(db, settings)
     model, _ = scripted("Start with the legal review.")
-    orch = Orchestrator(db, settings, lambda name, s: model)
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "What should I do next on the pricing work?")
     types = [e.type for e in events]
     assert types[:2] == ["agent", "context"] and types[-1] == "done" and "text" in types
@@ -65,6 +75,7 @@ async def test_turn_persists_both_messages_with_attribution(db: Database, settin
     assert messages[1].latency_ms is not None and messages[1].completion_tokens
     assert [t.to_agent for t in transitions] == ["planner"] and "next" in (transitions[0].reason or "")
     assert check_ins >= 9
+    model.done()
 
 
 async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings: Settings) -> None:
@@ -82,7 +93,7 @@ async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings:
         ),
         "It belongs to Launch marketing.",
     )
-    orch = Orchestrator(db, settings, lambda name, s: model)
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "Which plan is this in?")
     result = next(e for e in events if e.type == "tool_result")
     assert "Launch marketing" in result.data["content"] and not result.data["error"]
@@ -92,6 +103,7 @@ async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings:
         reply = (await chat.list_messages(s, demo.user_id, sid))[-1]
     assert reply.tool_calls is not None and reply.tool_calls[0]["name"] == "get_linked_entities"
     assert "Launch marketing" in reply.tool_calls[0]["result"]
+    model.done()
 
 
 async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, settings: Settings) -> None:
@@ -101,7 +113,7 @@ async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, 
         "Handing you to the motivator.",
         "You shipped a lot this week.",
     )
-    orch = Orchestrator(db, settings, lambda name, s: model)
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
     first = await _run(orch, demo, sid, "I need help deciding")
     assert first[-1].data["handoff"] == "motivator" and first[-1].data["agent"] == "coach"
     second = await _run(orch, demo, sid, "honestly I'm exhausted")
@@ -110,6 +122,7 @@ async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, 
         transitions = await chat.list_transitions(s, demo.user_id, sid)
     assert [(t.from_agent, t.to_agent) for t in transitions] == [(None, "coach"), ("coach", "motivator")]
     assert transitions[1].reason == "the user sounds drained" and transitions[1].message_id is not None
+    model.done()
 
 
 @pytest.mark.parametrize(
@@ -121,7 +134,7 @@ async def test_failures_leave_the_session_consistent_and_retry_works(
 ) -> None:
     demo, sid = await _setup(db, settings)
     model, _ = scripted(failure, "Recovered answer.")
-    orch = Orchestrator(db, settings, lambda name, s: model)
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "Plan my week")
     assert events[-1].type == "error" and events[-1].data["retry"]
     async with db.sessions() as s:
@@ -136,6 +149,7 @@ async def test_failures_leave_the_session_consistent_and_retry_works(
     ]
     with pytest.raises(ValidationError, match="nothing to retry"):
         await _run(orch, demo, sid, None)
+    model.done()
 
 
 async def test_malformed_tool_arguments_are_retried_by_the_model(db: Database, settings: Settings) -> None:
@@ -145,7 +159,7 @@ async def test_malformed_tool_arguments_are_retried_by_the_model(db: Database, s
         ("get_linked_entities", {"entity_id": "x", "entity_kind": "task"}),
         "Sorry, I could not find that entity.",
     )
-    orch = Orchestrator(db, settings, lambda name, s: model)
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "what is linked to x?")
     assert events[-1].type == "done" and [e.data["error"] for e in events if e.type == "tool_result"] == [
         True,
