@@ -28,9 +28,10 @@ demo: migrate ## Load the demo workspace if the database is empty, then print it
 	$(BIN)/orrery demo load --if-empty
 	$(BIN)/orrery demo summary
 
-run: demo ## Install, migrate, load the demo workspace and start the API server
-	@echo "Need an API key for the demo user? Run: $(BIN)/orrery demo load"
-	$(BIN)/orrery serve
+run: demo ## Install, migrate, load the demo workspace and chat with it in the terminal (offline model)
+	@echo "Chatting as the demo user, focused on the demo task. Try: What plan does this task belong to?"
+	@echo "(The API server: make serve. An API key for the demo user: $(BIN)/orrery demo load)"
+	$(BIN)/orrery chat --demo
 
 serve: install ## Start the API server only
 	$(BIN)/orrery serve

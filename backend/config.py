@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     litellm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LITELLM_API_KEY"))
     """The key for the litellm proxy, if it needs one."""
 
+    pattern_every_turns: int = Field(default=10, ge=0)
+    """Refresh the user summary in the background after every N assistant replies (0 turns it off)."""
+
     model_timeout_seconds: float = Field(default=60.0, gt=0)
     """How long one model call may take."""
 

@@ -6,6 +6,7 @@ tools the way a real model would for common requests.
 - Questions matching lines of a loaded Context Packet -> answered from those lines; other questions
   with searchable words -> `load_context_for_task`.
 - After a tool call -> a short answer quoting what the tool returned.
+- Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def _packet_lines(instructions: str, user: str) -> list[str]:
 def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     user, returned, instructions = _latest(messages)
     tools = {t.name for t in info.function_tools}
+    if info.output_tools:  # structured output (e.g. the pattern analyst): offline finds nothing new
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {})])
     if returned is not None:
         content = _condense(returned.model_response_str())
         return ModelResponse(

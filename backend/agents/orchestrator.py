@@ -53,6 +53,7 @@ from backend.db.models import CheckIn, Message
 from backend.deps import TurnDeps
 from backend.errors import ValidationError
 from backend.memory.scoping import ScopedMessage
+from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.repo import chat
 from backend.vocabulary import AGENT_IDS, AgentId
@@ -100,6 +101,8 @@ class Orchestrator:
         self.settings = settings
         self.model_factory = model_factory
         self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
+        self.background: set[asyncio.Task[Any]] = set()
+        """Pattern-analyst refreshes in flight (kept so they are not garbage-collected)."""
 
     def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:
         lock = self._locks.get(session_id)
@@ -129,7 +132,7 @@ class Orchestrator:
     ) -> AsyncIterator[TurnEvent]:
         started = time.perf_counter()
         text = await self._persist_user_message(user_id, sid, message)
-        chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent)
+        chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
             "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
@@ -164,6 +167,7 @@ class Orchestrator:
         saved = await self._persist_reply(
             user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff
         )
+        self._maybe_refresh_patterns(user_id, saved.seq, model)
         yield TurnEvent(
             "done",
             {
@@ -177,6 +181,31 @@ class Orchestrator:
                 "latency_ms": latency,
             },
         )
+
+    def _summarizer(self, model: str | None) -> Summarizer | None:
+        """The turn's model compacts history for the `summary` strategy (offline: extractive)."""
+        name = model or self.settings.model
+        return None if name == "offline" else ModelSummarizer(self.model_factory(name, self.settings))
+
+    def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
+        """Every `pattern_every_turns` replies, refresh the user summary without delaying the turn."""
+        every = self.settings.pattern_every_turns
+        if not every or (seq // 2) % every:
+            return
+        from backend.agents.patterns import refresh_user_summary
+
+        task = asyncio.create_task(
+            refresh_user_summary(
+                self.db, self.model_factory(model or self.settings.model, self.settings), user_id
+            )
+        )
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def drain(self) -> None:
+        """Wait for background work (tests, shutdown)."""
+        while self.background:
+            await asyncio.gather(*list(self.background), return_exceptions=True)
 
     async def _persist_user_message(self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None) -> str:
         async with self.db.transaction() as s:
@@ -200,7 +229,7 @@ class Orchestrator:
             return text
 
     async def _prepare(
-        self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None
+        self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
     ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, _Handoff]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
@@ -226,6 +255,7 @@ class Orchestrator:
                 scoping=strategy,
                 scoping_options={"max_messages": chosen.max_messages},
                 query=text,
+                summarizer=self._summarizer(model),
             )
             deps = TurnDeps(
                 db=self.db,

@@ -145,8 +145,12 @@ class ExtractiveSummarizer:
         return "\n".join([header, *lines])
 
 
-def default_summarizer(settings: Settings, counter: TokenCounter) -> Summarizer:
-    """The offline extractive summarizer for the `offline` model, else an LLM summarizer."""
-    if settings.model == "offline":
+def default_summarizer(settings: Settings, counter: TokenCounter, model: str | None = None) -> Summarizer:
+    """The offline extractive summarizer for the `offline` model, else an LLM summarizer built by the
+    model factory (so provider setup lives in one place)."""
+    name = model or settings.model
+    if name == "offline":
         return ExtractiveSummarizer(counter)
-    return ModelSummarizer(settings.model)
+    from backend.agents.models import build_model
+
+    return ModelSummarizer(build_model(name, settings))

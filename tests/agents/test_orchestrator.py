@@ -214,3 +214,60 @@ async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Se
 
     with pytest.raises(NotFoundError):
         _ = [e async for e in orch.turn(eve.id, sid, "hi")]
+
+
+async def test_summary_strategy_compacts_with_the_turns_model(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    async with db.transaction() as s:
+        record = await chat.get_session(s, demo.user_id, sid)
+        record.scoping_strategy = "summary"
+        for i in range(12):
+            await chat.append_message(
+                s,
+                demo.user_id,
+                sid,
+                chat.NewMessage("user" if i % 2 == 0 else "assistant", f"older message {i}"),
+            )
+    prompts: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        text = "".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
+        if "running summary" in (messages[0].instructions or ""):
+            prompts.append(text)
+            return ModelResponse(parts=[TextPart("SUMMARY: older messages discussed")])
+        return ModelResponse(parts=[TextPart("ok")])
+
+    orch = Orchestrator(db, settings, lambda name, s: streaming(respond))
+    events = await _run(orch, demo, sid, "and now?", model="scripted")
+    assert events[-1].type == "done" and prompts and "older message 0" in prompts[0]
+
+
+async def test_pattern_analyst_refreshes_and_merges_the_summary(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if info.output_tools:
+            args = {
+                "patterns": ["Asks for next steps after lunch"],
+                "wins": ["Got usage-based price points approved"],
+                "struggles": [],
+            }
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+        return ModelResponse(parts=[TextPart("noted")])
+
+    orch = Orchestrator(
+        db, settings.model_copy(update={"pattern_every_turns": 1}), lambda n, s: streaming(respond)
+    )
+    await _run(orch, demo, sid, "what next?", model="scripted")
+    await orch.drain()
+    async with db.sessions() as s:
+        from backend.repo.memory import get_user_summary
+
+        summary = await get_user_summary(s, demo.user_id)
+    assert summary is not None
+    assert summary.patterns[0] == "Asks for next steps after lunch" and len(summary.patterns) == 4  # merged
+    assert summary.wins.count("Got usage-based price points approved") == 1  # no duplicate
+    assert summary.struggles == [
+        "Context switching between pricing work and release engineering",
+        "Saying no to meeting requests during focus time",
+    ]
