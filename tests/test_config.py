@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _env_name(field: str) -> str:
-    return "DATABASE_URL" if field == "database_url" else f"ORRERY_{field.upper()}"
+    alias = Settings.model_fields[field].validation_alias
+    choices = getattr(alias, "choices", None)
+    return str(choices[0]) if choices else f"ORRERY_{field.upper()}"
 
 
 def test_env_example_lists_every_setting() -> None:
