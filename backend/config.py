@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     pattern_every_turns: int = Field(default=10, ge=0)
     """Refresh the user summary in the background after every N assistant replies (0 turns it off)."""
 
+    model_fallbacks: str = ""
+    """Comma-separated litellm model ids tried in order when the main model fails."""
+
     model_timeout_seconds: float = Field(default=60.0, gt=0)
     """How long one model call may take."""
 

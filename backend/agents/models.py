@@ -1,8 +1,9 @@
 """One model factory from a string: `offline`, or a litellm model id.
 
-Provider facts live here and nowhere else. With `LITELLM_API_BASE` set, any model id goes through a
-litellm proxy with pydantic-ai's OpenAI-compatible client (`LiteLLMProvider`). litellm itself is
-imported only when a real model is built, never by commands that do not need it.
+Provider facts live here and nowhere else. A litellm id (`provider/model`) runs in-process through
+`LiteLLMModel` over `litellm.acompletion`; with `LITELLM_API_BASE` set it goes through a litellm
+proxy with pydantic-ai's OpenAI-compatible client (`LiteLLMProvider`) instead. litellm is imported
+only on a real model's first request, never by commands that do not need it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ def build_model(name: str, settings: Settings) -> Model:
 
         provider = LiteLLMProvider(api_base=settings.litellm_api_base, api_key=settings.litellm_api_key)
         return OpenAIChatModel(name, provider=provider)
-    raise ConfigurationError(
-        f"model {name!r} needs a litellm proxy for now: set LITELLM_API_BASE (and LITELLM_API_KEY), "
-        "or use ORRERY_MODEL=offline. The in-process litellm adapter is not built yet."
+    if "/" not in name:
+        raise ConfigurationError(
+            f"model {name!r} is not a litellm model id: use provider/model (openai/gpt-4o-mini, "
+            "anthropic/claude-sonnet-4-5, ollama/llama3) or ORRERY_MODEL=offline"
+        )
+    from backend.agents.litellm_model import LiteLLMModel
+
+    fallbacks = [f for f in settings.model_fallbacks.split(",") if f.strip()]
+    return LiteLLMModel(
+        name, timeout=settings.model_timeout_seconds, fallbacks=[f.strip() for f in fallbacks]
     )

@@ -1,0 +1,263 @@
+"""An in-process pydantic-ai model over `litellm.acompletion`: any provider litellm knows.
+
+Maps pydantic-ai messages and tools to the OpenAI chat format litellm speaks, and back: text,
+tool calls, usage, streaming (text and tool-call deltas). Retries with backoff, the timeout and
+fallback models are litellm's own (`num_retries`, `timeout`, `fallbacks`). litellm is imported on
+the first request, never at startup.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+def openai_messages(messages: list[ModelMessage]) -> list[dict[str, Any]]:
+    """pydantic-ai history -> OpenAI chat messages (instructions first, as a system message)."""
+    out: list[dict[str, Any]] = []
+    instructions = next(
+        (m.instructions for m in reversed(messages) if isinstance(m, ModelRequest) and m.instructions), None
+    )
+    if instructions:
+        out.append({"role": "system", "content": instructions})
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, SystemPromptPart):
+                    out.append({"role": "system", "content": part.content})
+                elif isinstance(part, UserPromptPart):
+                    content = (
+                        part.content if isinstance(part.content, str) else " ".join(map(str, part.content))
+                    )
+                    out.append({"role": "user", "content": content})
+                elif isinstance(part, ToolReturnPart):
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": part.tool_call_id,
+                            "content": part.model_response_str(),
+                        }
+                    )
+                elif isinstance(part, RetryPromptPart):
+                    if part.tool_name:
+                        out.append(
+                            {
+                                "role": "tool",
+                                "tool_call_id": part.tool_call_id,
+                                "content": part.model_response(),
+                            }
+                        )
+                    else:
+                        out.append({"role": "user", "content": part.model_response()})
+        else:
+            text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+            calls = [
+                {
+                    "id": p.tool_call_id,
+                    "type": "function",
+                    "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
+                }
+                for p in message.parts
+                if isinstance(p, ToolCallPart)
+            ]
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+    return out
+
+
+def openai_tools(params: ModelRequestParameters) -> list[dict[str, Any]]:
+    """Function and output tools in the OpenAI `tools` format."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": t.parameters_json_schema,
+            },
+        }
+        for t in [*params.function_tools, *params.output_tools]
+    ]
+
+
+def _usage(raw: Any) -> RequestUsage:
+    if raw is None:
+        return RequestUsage()
+    get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)
+    return RequestUsage(
+        input_tokens=int(get("prompt_tokens", 0) or 0), output_tokens=int(get("completion_tokens", 0) or 0)
+    )
+
+
+class LiteLLMModel(Model):
+    """`LiteLLMModel("anthropic/claude-sonnet-4-5")`, `LiteLLMModel("ollama/llama3")`, ..."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        timeout: float = 60.0,
+        num_retries: int = 2,
+        fallbacks: list[str] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        super().__init__()
+        self._model_name = model_name
+        self.timeout, self.num_retries, self.fallbacks = timeout, num_retries, fallbacks or []
+        self.api_base, self.api_key = api_base, api_key
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def system(self) -> str:
+        return "litellm"
+
+    def _kwargs(
+        self, messages: list[ModelMessage], settings: ModelSettings | None, params: ModelRequestParameters
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self._model_name,
+            "messages": openai_messages(messages),
+            "timeout": self.timeout,
+            "num_retries": self.num_retries,
+        }
+        tools = openai_tools(params)
+        if tools:
+            kwargs["tools"] = tools
+            if not params.allow_text_output:
+                kwargs["tool_choice"] = "required"
+        for key in ("max_tokens", "temperature", "top_p", "seed", "stop_sequences"):
+            if settings and settings.get(key) is not None:
+                kwargs["stop" if key == "stop_sequences" else key] = settings[key]
+        if self.fallbacks:
+            kwargs["fallbacks"] = self.fallbacks
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        return kwargs
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        settings, params = self.prepare_request(model_settings, model_request_parameters)
+        raw = await _litellm().acompletion(**self._kwargs(messages, settings, params))
+        message = raw.choices[0].message
+        parts: list[Any] = []
+        if message.content:
+            parts.append(TextPart(message.content))
+        for call in message.tool_calls or []:
+            parts.append(
+                ToolCallPart(call.function.name, call.function.arguments or "{}", tool_call_id=call.id)
+            )
+        return ModelResponse(
+            parts=parts,
+            usage=_usage(getattr(raw, "usage", None)),
+            model_name=self._model_name,
+            provider_name="litellm",
+        )
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        settings, params = self.prepare_request(model_settings, model_request_parameters)
+        kwargs = self._kwargs(messages, settings, params) | {
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        stream = await _litellm().acompletion(**kwargs)
+        yield LiteLLMStreamedResponse(
+            model_request_parameters=params, _model_name=self._model_name, _stream=stream
+        )
+
+
+@dataclass
+class LiteLLMStreamedResponse(StreamedResponse):
+    """Text and tool-call deltas from litellm's OpenAI-style chunks."""
+
+    _model_name: str = ""
+    _stream: Any = None
+    _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        async for chunk in self._stream:
+            if getattr(chunk, "usage", None):
+                self._usage = _usage(chunk.usage)
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            if getattr(delta, "content", None):
+                for event in self._parts_manager.handle_text_delta(
+                    vendor_part_id="content", content=delta.content
+                ):
+                    yield event
+            for call in getattr(delta, "tool_calls", None) or []:
+                function = call.function
+                for event in self._parts_manager.handle_tool_call_delta_events(
+                    vendor_part_id=call.index,
+                    tool_name=getattr(function, "name", None) or None,
+                    args=getattr(function, "arguments", None) or None,
+                    tool_call_id=call.id or None,
+                ):
+                    yield event
+
+    async def close_stream(self) -> None:
+        close = getattr(self._stream, "aclose", None)
+        if close is not None:
+            await close()
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider_name(self) -> str:
+        return "litellm"
+
+    @property
+    def provider_url(self) -> None:
+        return None
+
+    @property
+    def timestamp(self) -> datetime:
+        return self._timestamp

@@ -1,0 +1,199 @@
+"""The in-process litellm adapter against a fake OpenAI-compatible server on loopback (real HTTP)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic_ai import Agent
+
+from backend.agents.litellm_model import LiteLLMModel
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class FakeOpenAI:
+    """Answers like OpenAI: a tool call when tools are offered and the user says CALL, else an echo."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.fail_next: int | None = None
+        self.app = FastAPI()
+        self.app.post("/v1/chat/completions")(self.complete)
+
+    def _reply(self, body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+        last = body["messages"][-1]
+        if last["role"] == "user" and "CALL" in str(last["content"]) and body.get("tools"):
+            return None, {
+                "id": "call_1",
+                "name": body["tools"][0]["function"]["name"],
+                "arguments": '{"text": "hi"}',
+            }
+        return f"echo: {last['content']}", None
+
+    async def complete(self, request: Request) -> Any:
+        body = await request.json()
+        self.requests.append(body)
+        if self.fail_next:
+            status, self.fail_next = self.fail_next, None
+            return JSONResponse(
+                {"error": {"message": "try later", "type": "server_error"}}, status_code=status
+            )
+        text, call = self._reply(body)
+        usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if call:
+                message["tool_calls"] = [
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["name"], "arguments": call["arguments"]},
+                    }
+                ]
+            return {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": body["model"],
+                "usage": usage,
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+                ],
+            }
+        return StreamingResponse(
+            self._stream(body["model"], text, call, usage), media_type="text/event-stream"
+        )
+
+    def _stream(
+        self, model: str, text: str | None, call: dict[str, Any] | None, usage: dict[str, Any]
+    ) -> Iterator[str]:
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            data = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+            return f"data: {json.dumps(data)}\n\n"
+
+        if text:
+            for word in text.split(" "):
+                yield chunk({"role": "assistant", "content": word + " "})
+        if call:
+            yield chunk(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": ""},
+                        }
+                    ],
+                }
+            )
+            for piece in (call["arguments"][:5], call["arguments"][5:]):
+                yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        yield chunk({}, "tool_calls" if call else "stop")
+        final = {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }
+        yield f"data: {json.dumps(final)}\n\n"
+        yield "data: [DONE]\n\n"
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[tuple[FakeOpenAI, str]]:
+    server_app = FakeOpenAI()
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(server_app.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield server_app, f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(timeout=5)
+
+
+def _agent(base: str) -> Agent[None, str]:
+    model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)
+    agent = Agent(model, instructions="Be brief.")
+
+    @agent.tool_plain
+    def echo_tool(text: str) -> str:
+        """Echo the text back.
+
+        Args:
+            text: What to echo.
+        """
+        return f"tool saw {text}"
+
+    return agent
+
+
+async def test_request_with_tool_call_round_trip(fake: tuple[FakeOpenAI, str]) -> None:
+    server, base = fake
+    server.requests.clear()
+    result = await _agent(base).run("please CALL the tool")
+    assert result.output.startswith("echo: tool saw hi")
+    first, second = server.requests
+    assert first["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert first["tools"][0]["function"]["name"] == "echo_tool"
+    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "tool saw hi"}
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "echo_tool"
+    assert result.usage.input_tokens == 22 and result.usage.output_tokens == 14
+
+
+async def test_streaming_text_and_tool_calls(fake: tuple[FakeOpenAI, str]) -> None:
+    from pydantic_ai import AgentRunResultEvent
+    from pydantic_ai.messages import FunctionToolCallEvent, PartDeltaEvent, PartStartEvent, TextPart
+
+    server, base = fake
+    server.requests.clear()
+    deltas, calls, output = [], [], None
+    async with _agent(base).run_stream_events("please CALL the tool") as events:
+        async for event in events:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                deltas.append(event.part.content)
+            elif isinstance(event, PartDeltaEvent) and hasattr(event.delta, "content_delta"):
+                deltas.append(event.delta.content_delta)
+            elif isinstance(event, FunctionToolCallEvent):
+                calls.append((event.part.tool_name, event.part.args_as_dict()))
+            elif isinstance(event, AgentRunResultEvent):
+                output = event.result.output
+    assert calls == [("echo_tool", {"text": "hi"})]
+    assert len(deltas) > 2 and "".join(deltas).strip() == "echo: tool saw hi"
+    assert output is not None and output.strip() == "echo: tool saw hi"
+    assert all(r.get("stream") for r in server.requests)
+
+
+async def test_server_errors_surface_as_exceptions(fake: tuple[FakeOpenAI, str]) -> None:
+    server, base = fake
+    server.fail_next = 500
+    with pytest.raises(Exception, match=r"(?i)(500|server|try later)"):
+        await _agent(base).run("hello")
+    assert (await _agent(base).run("hello again")).output == "echo: hello again"
