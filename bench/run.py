@@ -1,4 +1,4 @@
-"""`make bench`: every benchmark in turn (`python -m bench.run [load|context|graph|knowledge]`)."""
+"""`make bench`: every benchmark in turn (`python -m bench.run [NAME...]`; see `runners` below)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from bench import context, graph, knowledge, load
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge"]
+    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator"]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {

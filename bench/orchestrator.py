@@ -1,0 +1,107 @@
+"""Orchestrator benchmark: everything a turn costs except the model, with an instant scripted model.
+
+Sequential turns on one session give median and p95 overhead; 50 sessions chatting concurrently give
+turns per second. Both dialects, on the demo workspace (focused chat, knowledge base, linked
+entities). Run `python -m bench.orchestrator` (part of `make bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from backend.agents.orchestrator import Orchestrator
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+from backend.repo import chat
+from bench.common import bench_settings, fresh_url
+from tests.support.postgres import ThrowawayPostgres
+
+
+def _instant() -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("Noted. Next, finish the legal review.")])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        yield "Noted. Next, finish the legal review."
+
+    return FunctionModel(respond, stream_function=stream)
+
+
+async def _session(db: Database, demo: Any) -> Any:
+    async with db.transaction() as s:
+        return (
+            await chat.create_session(
+                s, demo.user_id, project_id=demo.project_id, focus_kind="task", focus_id=demo.focus["task"]
+            )
+        ).id
+
+
+async def _measure(url: str, turns: int, sessions: int) -> str:
+    settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 20})
+    db = Database.from_settings(settings)
+    try:
+        demo = await load_demo(db, "bench")
+        orchestrator = Orchestrator(db, settings, lambda name, s: _instant())
+        sid = await _session(db, demo)
+
+        async def one(session_id: Any, i: int) -> float:
+            started = time.perf_counter()
+            async for event in orchestrator.turn(demo.user_id, session_id, f"What should I do next? ({i})"):
+                if event.type == "error":
+                    raise RuntimeError(event.data["message"])
+            return time.perf_counter() - started
+
+        await one(sid, -1)  # warm-up
+        timings = [await one(sid, i) for i in range(turns)]
+        ids = [await _session(db, demo) for _ in range(sessions)]
+        started = time.perf_counter()
+        await asyncio.gather(*(_chat(one, s, 4) for s in ids))
+        elapsed = time.perf_counter() - started
+        p95 = statistics.quantiles(timings, n=20)[-1]
+        return (
+            f"{statistics.median(timings) * 1000:.1f} | {p95 * 1000:.1f} | "
+            f"{sessions * 4 / elapsed:.1f} turns/s ({sessions} sessions x 4 turns in {elapsed:.1f}s)"
+        )
+    finally:
+        await db.dispose()
+
+
+async def _chat(one: Any, session_id: Any, turns: int) -> None:
+    for i in range(turns):
+        await one(session_id, i)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the orchestrator benchmark and print its table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dialects", default="sqlite,postgresql")
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--sessions", type=int, default=50)
+    args = parser.parse_args(argv)
+    dialects = args.dialects.split(",")
+    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for dialect in dialects:
+                url = fresh_url(dialect, "orchestrator_bench", Path(tmp), pg)
+                rows.append(f"| {dialect} | {asyncio.run(_measure(url, args.turns, args.sessions))} |")
+                print(rows[-1], flush=True)
+    finally:
+        if pg is not None:
+            pg.stop()
+    print("\n| engine | overhead per turn, median ms | p95 ms | concurrent throughput |\n|---|---:|---:|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
