@@ -176,3 +176,20 @@ def test_kb_and_docs_commands(cli_env: None, tmp_path: Any) -> None:
     assert code == 0 and json.loads(output)["story"]["epic"] == "Billing"
     code, output = invoke("docs", "index", str(tmp_path / "missing"), "--project", demo["project_id"])
     assert code == 1 and "is not a directory" in output
+
+
+def test_chat_once_and_interactive(cli_env: None) -> None:
+    assert invoke("db", "upgrade")[0] == 0
+    assert invoke("demo", "load")[0] == 0
+    code, output = invoke("chat", "--demo", "--once", "What plan does this task belong to?", "--json")
+    result = json.loads(output)
+    assert code == 0 and result["agent"] == "planner" and "Launch marketing" in result["reply"]
+    code, output = invoke("chat", "--once", "What blocks it?", "--session", result["session_id"], "--json")
+    assert code == 0 and [c["name"] for c in json.loads(output)["tool_calls"]] == ["get_linked_entities"]
+
+    session = runner.invoke(
+        app, ["chat", "--demo"], input="What is this task blocked by?\n/context\n/agent nope\n/quit\n"
+    )
+    assert session.exit_code == 0
+    assert "get_linked_entities" in session.output and "last turn's context" in session.output
+    assert "unknown agent 'nope'" in session.output

@@ -271,3 +271,28 @@ async def test_pattern_analyst_refreshes_and_merges_the_summary(db: Database, se
         "Context switching between pricing work and release engineering",
         "Saying no to meeting requests during focus time",
     ]
+
+
+async def test_a_model_that_times_out_is_an_error_and_a_retry_works(db: Database, settings: Settings) -> None:
+    demo, sid = await _setup(db, settings)
+    slow = {"first": True}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("fast now")])
+
+    from pydantic_ai.models.function import FunctionModel
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        if slow.pop("first", False):
+            await asyncio.sleep(5)
+        yield "fast now"
+
+    orch = Orchestrator(
+        db,
+        settings.model_copy(update={"model_timeout_seconds": 0.3}),
+        lambda n, s: FunctionModel(respond, stream_function=stream),
+    )
+    first = await _run(orch, demo, sid, "anything")
+    assert first[-1].type == "error" and "Timeout" in first[-1].data["message"]
+    retried = await _run(orch, demo, sid, None)
+    assert retried[-1].type == "done" and retried[-1].data["reply"] == "fast now"
