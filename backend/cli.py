@@ -883,9 +883,33 @@ def chat_command(
         out.print(result["reply"], markup=False, highlight=False)
 
 
+@app.command("mcp")
+def mcp_command(
+    project: Annotated[
+        str | None, typer.Option("--project", help="Project id (default: the user's first).")
+    ] = None,
+) -> None:
+    """Serve the tools over MCP on stdio, as the user of ORRERY_API_KEY."""
+    import os
+
+    from backend.mcp_server import run_stdio
+
+    settings = get_settings()
+    try:
+        asyncio.run(_with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database early
+        run_stdio(settings, os.environ.get("ORRERY_API_KEY"), project or os.environ.get("ORRERY_PROJECT_ID"))
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
