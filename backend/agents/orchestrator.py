@@ -119,19 +119,31 @@ class Orchestrator:
         *,
         agent: str | None = None,
         model: str | None = None,
+        client_key: str | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        """Run one turn; `message=None` retries the latest unanswered user message."""
+        """Run one turn; `message=None` retries the latest unanswered user message; a repeated
+        `client_key` (Idempotency-Key) replays the original turn instead of running it twice."""
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
         async with self._lock(record.id):
-            async for event in self._turn(user_id, record.id, message, agent, model):
+            async for event in self._turn(user_id, record.id, message, agent, model, client_key):
                 yield event
 
     async def _turn(
-        self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, agent: str | None, model: str | None
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        message: str | None,
+        agent: str | None,
+        model: str | None,
+        client_key: str | None,
     ) -> AsyncIterator[TurnEvent]:
         started = time.perf_counter()
-        text = await self._persist_user_message(user_id, sid, message)
+        text, replay = await self._persist_user_message(user_id, sid, message, client_key)
+        if replay is not None:
+            yield TurnEvent("agent", {"agent": replay.agent_id})
+            yield TurnEvent("done", _done(replay, replayed=True))
+            return
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
@@ -168,19 +180,7 @@ class Orchestrator:
             user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff
         )
         self._maybe_refresh_patterns(user_id, saved.seq, model)
-        yield TurnEvent(
-            "done",
-            {
-                "message_id": str(saved.id),
-                "seq": saved.seq,
-                "agent": chosen.id,
-                "reply": reply,
-                "tool_calls": list(calls.values()),
-                "handoff": handoff.to,
-                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-                "latency_ms": latency,
-            },
-        )
+        yield TurnEvent("done", _done(saved, handoff=handoff.to))
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
         """The turn's model compacts history for the `summary` strategy (offline: extractive)."""
@@ -207,26 +207,53 @@ class Orchestrator:
         while self.background:
             await asyncio.gather(*list(self.background), return_exceptions=True)
 
-    async def _persist_user_message(self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None) -> str:
+    async def _persist_user_message(
+        self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, client_key: str | None
+    ) -> tuple[str, Message | None]:
+        """Store the user message (or find the one to retry); with a known `client_key`, the reply
+        already given to it comes back as the second value instead."""
         async with self.db.transaction() as s:
-            if message is None:
-                last = (
+            latest = (
+                await s.execute(
+                    select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
+                )
+            ).scalar_one_or_none()
+            if client_key is not None:
+                earlier = (
                     await s.execute(
-                        select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
+                        select(Message).where(Message.session_id == sid, Message.client_key == client_key)
                     )
                 ).scalar_one_or_none()
-                if last is None or last.role != "user":
+                if earlier is not None:
+                    reply = (
+                        await s.execute(
+                            select(Message).where(
+                                Message.session_id == sid,
+                                Message.seq == earlier.seq + 1,
+                                Message.role == "assistant",
+                            )
+                        )
+                    ).scalar_one_or_none()
+                    if reply is not None:
+                        return earlier.content, reply
+                    if latest is None or latest.id != earlier.id:
+                        raise ValidationError(
+                            "that Idempotency-Key belongs to an earlier, unanswered message"
+                        )
+                    return earlier.content, None
+            if message is None:
+                if latest is None or latest.role != "user":
                     raise ValidationError(
                         "nothing to retry: the last message is not an unanswered user message"
                     )
-                return last.content
+                return latest.content, None
             text = message.strip()
             if not text:
                 raise ValidationError("message must not be empty")
             if len(text) > MAX_MESSAGE_CHARS:
                 raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-            await chat.append_message(s, user_id, sid, chat.NewMessage("user", text))
-            return text
+            await chat.append_message(s, user_id, sid, chat.NewMessage("user", text, client_key=client_key))
+            return text, None
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
@@ -316,6 +343,21 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
     if not today:
         record = await chat.get_session(s, user_id, sid)
         await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
+
+
+def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
+    """The `done` event's data for a stored assistant message."""
+    return {
+        "message_id": str(saved.id),
+        "seq": saved.seq,
+        "agent": saved.agent_id,
+        "reply": saved.content,
+        "tool_calls": saved.tool_calls or [],
+        "handoff": handoff,
+        "usage": {"input_tokens": saved.prompt_tokens, "output_tokens": saved.completion_tokens},
+        "latency_ms": saved.latency_ms,
+        "replayed": replayed,
+    }
 
 
 def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:

@@ -34,6 +34,7 @@ class NewMessage:
     completion_tokens: int | None = None
     token_count: int | None = None
     latency_ms: int | None = None
+    client_key: str | None = None
 
 
 def _check_agent(agent_id: str | None) -> None:
@@ -133,6 +134,7 @@ async def append_message(
         completion_tokens=new.completion_tokens,
         token_count=new.token_count,
         latency_ms=new.latency_ms,
+        client_key=new.client_key,
     )
     session.add(message)
     await session.flush()

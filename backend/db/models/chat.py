@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
@@ -58,10 +58,20 @@ class Message(UUIDPrimaryKey, Base):
     completion_tokens: Mapped[int | None]
     token_count: Mapped[int | None]
     latency_ms: Mapped[int | None]
+    client_key: Mapped[str | None] = mapped_column(String(200))
+    """The client's Idempotency-Key for the user message that started a turn."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),
+        Index(
+            "uq_messages_session_client_key",
+            "session_id",
+            "client_key",
+            unique=True,
+            sqlite_where=text("client_key IS NOT NULL"),
+            postgresql_where=text("client_key IS NOT NULL"),
+        ),
         CheckConstraint(f"role IN {sql_in(MESSAGE_ROLES)}", name="role_known"),
         CheckConstraint("seq >= 1", name="seq_positive"),
         CheckConstraint("token_count IS NULL OR token_count >= 0", name="tokens_non_negative"),
