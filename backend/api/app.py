@@ -9,10 +9,13 @@ from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse
 
 from backend import __version__
+from backend.agents.orchestrator import Orchestrator
+from backend.api import errors
 from backend.api.deps import CurrentUser, SessionDep
+from backend.api.routes import chat as chat_routes
+from backend.api.routes import openai_compat
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -25,32 +28,9 @@ from backend.api.schemas import (
 from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
-from backend.errors import (
-    AuthenticationError,
-    ConflictError,
-    NotFoundError,
-    OrreryError,
-    UserError,
-)
 from backend.graph.cache import configure_linked_cache
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
-
-STATUS_BY_ERROR: list[tuple[type[OrreryError], int]] = [
-    (NotFoundError, 404),
-    (AuthenticationError, 401),
-    (ConflictError, 409),
-    (UserError, 422),
-    (OrreryError, 500),
-]
-
-
-async def _orrery_error(_request: Request, exc: Exception) -> JSONResponse:
-    status = next(code for cls, code in STATUS_BY_ERROR if isinstance(exc, cls))
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(
-        {"detail": str(exc), "error": type(exc).__name__}, status_code=status, headers=headers
-    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -64,12 +44,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
+            app.state.orchestrator = Orchestrator(db, settings)
             yield
         finally:
             await db.dispose()
 
     app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan)
-    app.add_exception_handler(OrreryError, _orrery_error)
+    errors.install(app)
+    app.include_router(chat_routes.router)
+    app.include_router(openai_compat.router)
 
     @app.get("/health", response_model=Health)
     async def health(request: Request) -> Health:

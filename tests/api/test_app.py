@@ -54,7 +54,7 @@ def test_requests_without_a_valid_key_get_401(
     client: TestClient, headers: dict[str, str], message: str
 ) -> None:
     response = client.get("/v1/me", headers=headers)
-    assert response.status_code == 401 and message in response.json()["detail"]
+    assert response.status_code == 401 and message in response.json()["error"]["message"]
 
 
 def test_owner_sees_project_summary_and_entities(client: TestClient, seeded: dict[str, Any]) -> None:
@@ -80,7 +80,7 @@ def test_other_users_data_is_not_found(client: TestClient, seeded: dict[str, Any
         "/v1/entities/not-a-uuid",
     ):
         response = client.get(path, headers=h)
-        assert response.status_code == 404 and "not found" in response.json()["detail"]
+        assert response.status_code == 404 and "not found" in response.json()["error"]["message"]
 
 
 def test_bad_filter_is_a_clear_422(client: TestClient, seeded: dict[str, Any]) -> None:
@@ -88,7 +88,9 @@ def test_bad_filter_is_a_clear_422(client: TestClient, seeded: dict[str, Any]) -
     response = client.get(
         f"/v1/projects/{demo.project_id}/entities", params={"kind": "meeting"}, headers=auth(demo.api_key)
     )
-    assert response.status_code == 422 and "unknown entity kind 'meeting'" in response.json()["detail"]
+    assert (
+        response.status_code == 422 and "unknown entity kind 'meeting'" in response.json()["error"]["message"]
+    )
 
 
 def test_app_refuses_to_start_on_unmigrated_database(empty_db_url: str) -> None:

@@ -1,0 +1,57 @@
+"""One error shape for every 4xx/5xx: `{"error": {"code", "message", "details"}}` — no stack traces."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from backend.errors import AuthenticationError, ConflictError, NotFoundError, OrreryError, UserError
+
+log = logging.getLogger("orrery.api")
+STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
+    (NotFoundError, 404, "not_found"),
+    (AuthenticationError, 401, "unauthorized"),
+    (ConflictError, 409, "conflict"),
+    (UserError, 422, "invalid"),
+    (OrreryError, 500, "internal"),
+]
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The JSON every error response carries."""
+    return {"error": {"code": code, "message": message, "details": details}}
+
+
+async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
+    status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
+
+
+async def _validation(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in exc.errors()]
+    return JSONResponse(error_body("invalid", "the request is not valid", details), status_code=422)
+
+
+async def _http(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    return JSONResponse(error_body("internal", "internal error"), status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers."""
+    app.add_exception_handler(OrreryError, _orrery)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,212 @@
+"""Chat sessions and turns: create, read, change focus/agent/strategy, and run a turn as Server-Sent
+Events (or JSON), with `Idempotency-Key` support; plus the session's next working context."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.errors import ValidationError
+from backend.repo import chat
+
+router = APIRouter(prefix="/v1/sessions", tags=["chat"])
+
+
+class Focus(BaseModel):
+    """What the chat is about."""
+
+    kind: str = Field(description="project, task, plan, goal, milestone, document or output")
+    id: uuid.UUID
+
+
+class SessionIn(BaseModel):
+    """A new chat session."""
+
+    project_id: uuid.UUID | None = None
+    focus: Focus | None = None
+    agent: str | None = None
+    scoping_strategy: str | None = None
+    title: str | None = Field(default=None, max_length=300)
+
+
+class SessionPatch(BaseModel):
+    """Changes to a session; `focus: null` clears it."""
+
+    focus: Focus | None = None
+    clear_focus: bool = False
+    agent: str | None = None
+    scoping_strategy: str | None = None
+
+
+class MessageIn(BaseModel):
+    """A user message."""
+
+    content: str = Field(min_length=1, max_length=20_000)
+    agent: str | None = None
+
+
+def _session_dict(record: Any) -> dict[str, Any]:
+    return {
+        "id": str(record.id),
+        "project_id": str(record.project_id) if record.project_id else None,
+        "focus": {"kind": record.focus_kind, "id": str(record.focus_id)} if record.focus_kind else None,
+        "active_agent": record.active_agent,
+        "scoping_strategy": record.scoping_strategy,
+        "message_count": record.message_count,
+        "title": record.title,
+    }
+
+
+@router.post("", status_code=201, summary="Open a chat session")
+async def create_session(body: SessionIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Open a session, optionally in a project and focused on the project or one of its entities."""
+    from backend.memory.scoping import get_strategy
+
+    if body.scoping_strategy:
+        get_strategy(body.scoping_strategy)
+    record = await chat.create_session(
+        session,
+        user.id,
+        project_id=body.project_id,
+        focus_kind=body.focus.kind if body.focus else None,
+        focus_id=body.focus.id if body.focus else None,
+        title=body.title,
+        active_agent=body.agent,
+    )
+    record.scoping_strategy = body.scoping_strategy
+    return _session_dict(record)
+
+
+@router.get("/{session_id}", summary="A session and its messages")
+async def get_session(
+    session_id: str,
+    user: CurrentUser,
+    session: SessionDep,
+    after_seq: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    """The session with a page of its messages (`after_seq` to page on)."""
+    record = await chat.get_session(session, user.id, session_id)
+    messages = await chat.list_messages(session, user.id, record.id, after_seq=after_seq, limit=limit)
+    return {
+        **_session_dict(record),
+        "messages": [
+            {
+                "seq": m.seq,
+                "role": m.role,
+                "content": m.content,
+                "agent": m.agent_id,
+                "tool_calls": m.tool_calls,
+                "created_at": m.created_at.isoformat(),
+            }
+            for m in messages
+        ],
+    }
+
+
+@router.patch("/{session_id}", summary="Change focus, agent or scoping strategy")
+async def patch_session(
+    session_id: str, body: SessionPatch, user: CurrentUser, session: SessionDep
+) -> dict[str, Any]:
+    """Switch what the chat is about, who answers next, or how history is scoped."""
+    from backend.agents.definitions import get_agent
+    from backend.memory.scoping import get_strategy
+
+    record = await chat.get_session(session, user.id, session_id)
+    if body.scoping_strategy:
+        record.scoping_strategy = get_strategy(body.scoping_strategy).name
+    if body.agent and body.agent != record.active_agent:
+        await chat.record_transition(
+            session, user.id, record.id, get_agent(body.agent).id, "changed by the client"
+        )
+    if body.clear_focus:
+        record.focus_kind, record.focus_id = None, None
+    elif body.focus:
+        if record.project_id is None:
+            raise ValidationError("a focused session needs a project")
+        await chat.check_focus(session, user.id, record.project_id, body.focus.kind, body.focus.id)
+        record.focus_kind, record.focus_id = body.focus.kind, body.focus.id
+    return _session_dict(record)
+
+
+def _sse(event: Any) -> str:
+    return f"event: {event.type}\ndata: {json.dumps(event.data, default=str)}\n\n"
+
+
+@router.post(
+    "/{session_id}/messages",
+    summary="Send a message and run a turn (SSE or JSON)",
+    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+)
+async def post_message(
+    session_id: str,
+    body: MessageIn,
+    request: Request,
+    user: CurrentUser,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    accept: Annotated[str | None, Header()] = None,
+) -> Any:
+    """Streams `agent`, `context`, `text`, `tool_call`, `tool_result`, `done` (or `error`) events;
+    with `Accept: application/json` returns the finished turn instead. A repeated `Idempotency-Key`
+    returns the original turn."""
+    orchestrator = request.app.state.orchestrator
+    sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
+    events = orchestrator.turn(user.id, sid, body.content, agent=body.agent, client_key=idempotency_key)
+    if accept and "application/json" in accept and "text/event-stream" not in accept:
+        collected = [e async for e in events]
+        last = collected[-1]
+        if last.type == "error":
+            from fastapi.responses import JSONResponse
+
+            from backend.api.errors import error_body
+
+            return JSONResponse(
+                error_body("model_error", last.data["message"], {"retry": True}), status_code=502
+            )
+        return last.data
+    first = await anext(events)  # validation errors surface as HTTP errors before the stream starts
+
+    async def stream() -> AsyncIterator[str]:
+        yield _sse(first)
+        async for event in events:
+            yield _sse(event)
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+@router.get("/{session_id}/context", summary="The working context the model would see next")
+async def next_context(
+    session_id: str, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> dict[str, Any]:
+    """System prompt, scoped messages and the receipt, assembled exactly as for the next turn."""
+    from backend.agents.definitions import get_agent
+    from backend.memory.working_context import assemble_working_context
+
+    record = await chat.get_session(session, user.id, session_id)
+    agent = get_agent(record.active_agent or "coach")
+    wc = await assemble_working_context(
+        session,
+        agent=agent.id,
+        base_prompt=agent.prompt(),
+        session_id=record.id,
+        user_id=user.id,
+        settings=settings,
+        scoping=record.scoping_strategy or agent.strategy,
+        scoping_options={"max_messages": agent.max_messages},
+    )
+    return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}

@@ -1,0 +1,177 @@
+"""Chat over HTTP: sessions, streamed turns (SSE), JSON turns, idempotent retries, context, and the
+OpenAI-compatible endpoint driven by the real `openai` client against a live server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from backend.api.app import create_app
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+
+
+@pytest.fixture
+async def demo(db: Database, settings: Settings) -> Any:
+    return await load_demo(db, settings.secret_key)
+
+
+@pytest.fixture
+async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        headers = {"Authorization": f"Bearer {demo.api_key}"}
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://orrery", headers=headers
+        ) as client:
+            yield client
+
+
+def _events(body: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for block in body.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        out.append((lines["event"], json.loads(lines["data"])))
+    return out
+
+
+async def _focused_session(api: httpx.AsyncClient, demo: Any) -> str:
+    response = await api.post(
+        "/v1/sessions",
+        json={"project_id": str(demo.project_id), "focus": {"kind": "task", "id": str(demo.focus["task"])}},
+    )
+    assert response.status_code == 201
+    return str(response.json()["id"])
+
+
+async def test_streamed_turn_event_sequence(api: httpx.AsyncClient, demo: Any) -> None:
+    sid = await _focused_session(api, demo)
+    response = await api.post(
+        f"/v1/sessions/{sid}/messages", json={"content": "What is this task blocked by?"}
+    )
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    events = _events(response.text)
+    kinds = [k for k, _ in events]
+    assert kinds[:2] == ["agent", "context"] and kinds[-1] == "done"
+    assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("text")
+    assert events[0][1] == {"agent": "planner"}
+    assert "Legal review of pricing terms" in events[-1][1]["reply"]
+    session = (await api.get(f"/v1/sessions/{sid}")).json()
+    assert [(m["seq"], m["role"], m["agent"]) for m in session["messages"]] == [
+        (1, "user", None),
+        (2, "assistant", "planner"),
+    ]
+
+
+async def test_json_turn_and_idempotent_retry(api: httpx.AsyncClient, demo: Any) -> None:
+    sid = await _focused_session(api, demo)
+    headers = {"Accept": "application/json", "Idempotency-Key": "turn-1"}
+    first = await api.post(
+        f"/v1/sessions/{sid}/messages", json={"content": "What plan is this in?"}, headers=headers
+    )
+    again = await api.post(
+        f"/v1/sessions/{sid}/messages", json={"content": "What plan is this in?"}, headers=headers
+    )
+    assert first.status_code == again.status_code == 200
+    assert again.json()["message_id"] == first.json()["message_id"] and again.json()["replayed"]
+    assert "Launch marketing" in first.json()["reply"]
+    assert (await api.get(f"/v1/sessions/{sid}")).json()["message_count"] == 2
+
+
+async def test_patch_context_and_errors(api: httpx.AsyncClient, demo: Any) -> None:
+    sid = await _focused_session(api, demo)
+    patched = await api.patch(
+        f"/v1/sessions/{sid}", json={"agent": "motivator", "scoping_strategy": "relevance"}
+    )
+    assert patched.json()["active_agent"] == "motivator" and patched.json()["scoping_strategy"] == "relevance"
+    context = (await api.get(f"/v1/sessions/{sid}/context")).json()
+    assert (
+        context["system_prompt"].startswith("You are the **motivator**")
+        and context["receipt"]["agent"] == "motivator"
+    )
+    cleared = await api.patch(f"/v1/sessions/{sid}", json={"clear_focus": True})
+    assert cleared.json()["focus"] is None
+    bad = await api.patch(f"/v1/sessions/{sid}", json={"scoping_strategy": "sideways"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid"
+    empty = await api.post(f"/v1/sessions/{sid}/messages", json={"content": ""})
+    assert empty.status_code == 422 and empty.json()["error"]["details"]
+    missing = await api.get("/v1/sessions/00000000-0000-4000-8000-000000000000")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+async def test_another_users_session_is_not_found(
+    api: httpx.AsyncClient, demo: Any, db: Database, settings: Settings
+) -> None:
+    sid = await _focused_session(api, demo)
+    from backend.repo import identity
+
+    async with db.transaction() as s:
+        eve = await identity.create_user(s, "eve@example.org", "Eve")
+        _, key = await identity.issue_api_key(s, eve.id, "k", settings.secret_key)
+    headers = {"Authorization": f"Bearer {key}"}
+    for method, path, body in (
+        ("GET", f"/v1/sessions/{sid}", None),
+        ("GET", f"/v1/sessions/{sid}/context", None),
+        ("PATCH", f"/v1/sessions/{sid}", {"agent": "coach"}),
+        ("POST", f"/v1/sessions/{sid}/messages", {"content": "hi"}),
+    ):
+        response = await api.request(method, path, json=body, headers=headers)
+        assert response.status_code == 404, (method, path)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def live(settings: Settings, demo: Any) -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
+    import openai
+
+    client = openai.OpenAI(base_url=live, api_key=demo.api_key)
+    assert "orrery/planner" in {m.id for m in client.models.list().data}
+    reply = client.chat.completions.create(
+        model="orrery/planner",
+        user="script-1",
+        messages=[{"role": "user", "content": "How does overage billing work?"}],
+    )
+    assert reply.choices[0].message.content and "Offline model" in reply.choices[0].message.content
+    chunks = list(
+        client.chat.completions.create(
+            model="orrery",
+            user="script-1",
+            stream=True,
+            messages=[{"role": "user", "content": "Any plan for today?"}],
+        )
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert "Offline model" in text and chunks[-1].choices[0].finish_reason == "stop"
+    with pytest.raises(openai.UnprocessableEntityError):
+        client.chat.completions.create(model="orrery/wizard", messages=[{"role": "user", "content": "x"}])
