@@ -1,0 +1,330 @@
+"""Workspace resources: entities and edges, the knowledge base, check-ins, the user summary, the
+document index summary, and the context endpoints. Every route acts for the API key's user; another
+user's ids answer 404."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.api.schemas import EdgeOut, EntityOut
+from backend.repo import graph, knowledge, memory
+
+router = APIRouter(prefix="/v1", tags=["workspace"])
+
+
+class EntityIn(BaseModel):
+    """A new entity."""
+
+    kind: str
+    name: str = Field(min_length=1, max_length=300)
+    state: str = "active"
+    type_key: str | None = None
+    description: str | None = Field(default=None, max_length=20_000)
+    props: dict[str, Any] = Field(default_factory=dict)
+    due_at: datetime | None = None
+    goal_type: str | None = None
+    is_scratch: bool = False
+
+
+class EntityPatch(BaseModel):
+    """Fields to change."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=300)
+    state: str | None = None
+    type_key: str | None = None
+    description: str | None = Field(default=None, max_length=20_000)
+    props: dict[str, Any] | None = None
+    due_at: datetime | None = None
+
+
+class EdgeIn(BaseModel):
+    """A new edge `src --rel--> dst`."""
+
+    src_id: uuid.UUID
+    rel: str
+    dst_id: uuid.UUID
+    props: dict[str, Any] = Field(default_factory=dict)
+
+
+@router.post(
+    "/projects/{project_id}/entities", status_code=201, response_model=EntityOut, summary="Create an entity"
+)
+async def create_entity(project_id: str, body: EntityIn, user: CurrentUser, session: SessionDep) -> Any:
+    """Create a task, plan, goal, milestone, document or output."""
+    return await graph.create_entity(session, user.id, project_id, graph.EntitySpec(**body.model_dump()))
+
+
+@router.patch("/entities/{entity_id}", response_model=EntityOut, summary="Change an entity")
+async def patch_entity(entity_id: str, body: EntityPatch, user: CurrentUser, session: SessionDep) -> Any:
+    """Change fields; invalid values are refused before anything is written."""
+    return await graph.update_entity(session, user.id, entity_id, **body.model_dump(exclude_unset=True))
+
+
+@router.delete("/entities/{entity_id}", status_code=204, summary="Delete an entity and its edges")
+async def delete_entity(entity_id: str, user: CurrentUser, session: SessionDep) -> None:
+    """Delete an entity; its edges go with it."""
+    await graph.delete_entity(session, user.id, entity_id)
+
+
+@router.post("/edges", status_code=201, response_model=EdgeOut, summary="Create an edge")
+async def create_edge(body: EdgeIn, user: CurrentUser, session: SessionDep) -> Any:
+    """Link two entities of one project (invalidates both ends' linked-entity cache)."""
+    return await graph.create_edge(session, user.id, body.src_id, body.rel, body.dst_id, body.props)
+
+
+@router.delete("/edges/{edge_id}", status_code=204, summary="Delete an edge")
+async def delete_edge(edge_id: str, user: CurrentUser, session: SessionDep) -> None:
+    """Remove a link (invalidates both ends' linked-entity cache)."""
+    await graph.delete_edge(session, user.id, edge_id)
+
+
+@router.get("/entities/{entity_id}/linked", summary="Everything linked to an entity")
+async def linked(
+    entity_id: str,
+    user: CurrentUser,
+    session: SessionDep,
+    filter_kind: str | None = None,
+    max_per_type: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """The linked-entity context (full mode, with descriptions)."""
+    from backend.graph.linked import load_linked_entities_context
+
+    entity = await graph.get_entity(session, user.id, entity_id)
+    result = await load_linked_entities_context(
+        session,
+        user.id,
+        entity.id,
+        entity.kind,
+        max_per_type=max_per_type,
+        include_descriptions=True,
+        filter_kind=filter_kind,
+    )
+    return {**asdict(result), "total": result.total}
+
+
+class BuildIn(BaseModel):
+    """build_context arguments."""
+
+    seeds: list[str] = Field(min_length=1, max_length=20)
+    budget: int | None = Field(default=None, ge=50, le=32_000)
+    strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
+    format: Literal["structured", "narrative", "outline"] | None = None
+    template: str | None = None
+    query: str | None = Field(default=None, max_length=2_000)
+    include: dict[str, Any] | None = None
+    exclude: dict[str, Any] | None = None
+    existing_context: dict[str, Any] | None = None
+    additional_budget: int | None = Field(default=None, ge=50, le=32_000)
+
+
+@router.post("/context/build", summary="Token-budgeted graph context around seeds")
+async def build(
+    body: BuildIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> dict[str, Any]:
+    """The build_context response (query, primary, related, metadata, excluded, text)."""
+    from backend.graph.context_builder import build_context, resolve_request
+    from backend.tokens import counter_for
+
+    request = resolve_request(**body.model_dump())
+    return await build_context(session, user.id, request, counter_for(settings.model))
+
+
+class LoadIn(BaseModel):
+    """load_context_for_task arguments."""
+
+    project_id: uuid.UUID
+    task_description: str = Field(min_length=1, max_length=5_000)
+    max_results: int = Field(default=10, ge=1, le=100)
+    max_hops: int = Field(default=2, ge=0, le=5)
+
+
+@router.post("/context/load-for-task", summary="Knowledge-base context for a task")
+async def load_for_task(body: LoadIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Entries, confidence, search terms, total found, and the Context Packet."""
+    from backend.knowledge.load_context import load_context_for_task
+    from backend.knowledge.packet import format_context_packet
+
+    result = await load_context_for_task(
+        session,
+        user.id,
+        body.project_id,
+        body.task_description,
+        max_results=body.max_results,
+        max_hops=body.max_hops,
+    )
+    return {**result.as_dict(), "packet": format_context_packet(result)}
+
+
+@router.get("/projects/{project_id}/kb/search", summary="Search the knowledge base")
+async def kb_search(
+    project_id: str,
+    q: Annotated[str, Query(min_length=1, max_length=500)],
+    user: CurrentUser,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=50)] = 10,
+) -> dict[str, Any]:
+    """Full-text search (FTS5 / tsvector)."""
+    from backend.knowledge.search import search_entries
+
+    found = await search_entries(session, user.id, project_id, q, limit=limit)
+    return {
+        "terms": found.terms,
+        "hits": [
+            {
+                "code": h.code,
+                "name": h.name,
+                "collection": h.collection_slug,
+                "matched_terms": h.matched_terms,
+            }
+            for h in found.hits
+        ],
+    }
+
+
+@router.get("/projects/{project_id}/kb/collections", summary="Knowledge-base collections")
+async def kb_collections(project_id: str, user: CurrentUser, session: SessionDep) -> list[dict[str, Any]]:
+    """Collections by priority."""
+    return [
+        {"id": str(c.id), "slug": c.slug, "name": c.name, "priority": c.priority}
+        for c in await knowledge.list_collections(session, user.id, project_id)
+    ]
+
+
+class CollectionIn(BaseModel):
+    """A new collection."""
+
+    slug: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=200)
+    priority: int | None = Field(default=None, ge=0, le=1000)
+
+
+@router.post("/projects/{project_id}/kb/collections", status_code=201, summary="Create a collection")
+async def create_collection(
+    project_id: str, body: CollectionIn, user: CurrentUser, session: SessionDep
+) -> dict[str, Any]:
+    """Create a collection (priority defaults to the standard ranking for known slugs)."""
+    c = await knowledge.create_collection(
+        session, user.id, project_id, body.slug, body.name, priority=body.priority
+    )
+    return {"id": str(c.id), "slug": c.slug, "name": c.name, "priority": c.priority}
+
+
+class EntryIn(BaseModel):
+    """A new entry."""
+
+    collection_id: uuid.UUID
+    code: str = Field(min_length=1, max_length=32)
+    name: str = Field(min_length=1, max_length=300)
+    description: str | None = Field(default=None, max_length=20_000)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+@router.post("/kb/entries", status_code=201, summary="Create a knowledge-base entry")
+async def create_entry(body: EntryIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Create an entry with a unique code such as BR-012."""
+    e = await knowledge.create_entry(
+        session, user.id, body.collection_id, body.code, body.name, body.description, body.data
+    )
+    return {"id": str(e.id), "code": e.code, "name": e.name}
+
+
+@router.get("/projects/{project_id}/kb/entries/{code}", summary="One entry with its relations")
+async def get_entry(project_id: str, code: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """The entry in full."""
+    from backend.knowledge.entries import get_entry as read
+
+    return asdict(await read(session, user.id, project_id, code))
+
+
+class EntryPatch(BaseModel):
+    """The feedback loop."""
+
+    add_code_paths: list[str] | None = Field(default=None, max_length=50)
+    correction: str | None = Field(default=None, max_length=1_000)
+
+
+@router.patch("/projects/{project_id}/kb/entries/{code}", summary="Add code paths or a correction")
+async def patch_entry(
+    project_id: str, code: str, body: EntryPatch, user: CurrentUser, session: SessionDep
+) -> dict[str, Any]:
+    """Recorded with provenance."""
+    from backend.knowledge.entries import update_entry
+
+    return asdict(
+        await update_entry(
+            session, user.id, project_id, code, add_code_paths=body.add_code_paths, correction=body.correction
+        )
+    )
+
+
+class RelationIn(BaseModel):
+    """A typed link between entries."""
+
+    src_entry_id: uuid.UUID
+    rel_type: str = Field(min_length=2, max_length=64)
+    dst_entry_id: uuid.UUID
+
+
+@router.post("/kb/relations", status_code=201, summary="Relate two entries")
+async def relate(body: RelationIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Create `src --rel_type--> dst`."""
+    r = await knowledge.relate_entries(session, user.id, body.src_entry_id, body.rel_type, body.dst_entry_id)
+    return {"id": str(r.id), "rel_type": r.rel_type}
+
+
+@router.get("/projects/{project_id}/docs", summary="What the document index holds")
+async def docs_summary(project_id: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """The document index summary (404 with instructions when there is none)."""
+    from backend.docs.index import get_context_summary
+
+    return await get_context_summary(session, user.id, project_id)
+
+
+class CheckInIn(BaseModel):
+    """A check-in."""
+
+    note: str | None = Field(default=None, max_length=5_000)
+    mood: int | None = Field(default=None, ge=1, le=5)
+    project_id: uuid.UUID | None = None
+    goal_id: uuid.UUID | None = None
+
+
+@router.post("/check-ins", status_code=201, summary="Record a check-in")
+async def check_in(body: CheckInIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Record that the person showed up."""
+    c = await memory.add_check_in(
+        session, user.id, note=body.note, mood=body.mood, project_id=body.project_id, goal_id=body.goal_id
+    )
+    return {"id": str(c.id), "created_at": c.created_at.isoformat()}
+
+
+@router.get("/check-ins", summary="Recent check-ins")
+async def check_ins(
+    user: CurrentUser, session: SessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
+) -> list[dict[str, Any]]:
+    """Newest first."""
+    return [
+        {"id": str(c.id), "note": c.note, "mood": c.mood, "created_at": c.created_at.isoformat()}
+        for c in await memory.recent_check_ins(session, user.id, limit)
+    ]
+
+
+@router.get("/me/summary", summary="What has been learned about the caller")
+async def user_summary(user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+    """Patterns, wins and struggles (empty lists before anything is learned)."""
+    s = await memory.get_user_summary(session, user.id)
+    if s is None:
+        return {"patterns": [], "wins": [], "struggles": [], "updated_at": None}
+    return {
+        "patterns": s.patterns,
+        "wins": s.wins,
+        "struggles": s.struggles,
+        "updated_at": s.updated_at.isoformat(),
+    }
