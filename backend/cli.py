@@ -30,6 +30,7 @@ context_app = typer.Typer(help="Inspect the working context an agent would see."
 docs_app = typer.Typer(
     help="Document index: chunk PRD, OpenAPI and schema files; story context.", no_args_is_help=True
 )
+keys_app = typer.Typer(help="API keys: create, list, revoke.", no_args_is_help=True)
 kb_app = typer.Typer(
     help="Knowledge base: search, load context for a task, read entries.", no_args_is_help=True
 )
@@ -37,6 +38,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(context_app, name="context")
 app.add_typer(kb_app, name="kb")
+app.add_typer(keys_app, name="keys")
 app.add_typer(docs_app, name="docs")
 app.add_typer(demo_app, name="demo")
 app.add_typer(users_app, name="users")
@@ -554,6 +556,72 @@ def _print_context(context: Any) -> None:
     out.print(table)
     for note in r.notes:
         out.print(f"note: {note}")
+
+
+@keys_app.command("create")
+def keys_create(
+    email: Annotated[str, typer.Argument(help="The user's email.")],
+    name: Annotated[str, typer.Option(help="A label for the key.")] = "default",
+) -> None:
+    """Issue an API key (shown once)."""
+    users_key(email, name)
+
+
+@keys_app.command("list")
+def keys_list(email: Annotated[str, typer.Argument(help="The user's email.")]) -> None:
+    """A user's keys: label, prefix, created, last used, revoked."""
+    from sqlalchemy import select
+
+    from backend.db.models import ApiKey
+    from backend.errors import NotFoundError
+    from backend.repo import identity
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user = await identity.find_user_by_email(session, email)
+            if user is None:
+                raise NotFoundError("user", email)
+            return (
+                (
+                    await session.execute(
+                        select(ApiKey).where(ApiKey.user_id == user.id).order_by(ApiKey.created_at)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+
+    table = Table(show_header=True)
+    for column in ("name", "prefix", "created", "last used", "revoked"):
+        table.add_column(column)
+    for k in _run(lambda s: _with_db(s, body)):
+        table.add_row(
+            k.name,
+            k.prefix,
+            k.created_at.isoformat(timespec="minutes"),
+            k.last_used_at.isoformat(timespec="minutes") if k.last_used_at else "-",
+            k.revoked_at.isoformat(timespec="minutes") if k.revoked_at else "-",
+        )
+    out.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    email: Annotated[str, typer.Argument(help="The user's email.")],
+    name: Annotated[str, typer.Option(help="The label of the key(s) to revoke.")] = "default",
+) -> None:
+    """Revoke every active key of a user with this label."""
+    from backend.errors import NotFoundError
+    from backend.repo import identity
+
+    async def body(db: Any) -> int:
+        async with db.transaction() as session:
+            user = await identity.find_user_by_email(session, email)
+            if user is None:
+                raise NotFoundError("user", email)
+            return await identity.revoke_api_keys(session, user.id, name)
+
+    out.print(f"{_run(lambda s: _with_db(s, body))} key(s) revoked")
 
 
 @app.command("linked")

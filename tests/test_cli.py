@@ -193,3 +193,16 @@ def test_chat_once_and_interactive(cli_env: None) -> None:
     assert session.exit_code == 0
     assert "get_linked_entities" in session.output and "last turn's context" in session.output
     assert "unknown agent 'nope'" in session.output
+
+
+def test_keys_create_list_revoke(cli_env: None) -> None:
+    assert invoke("db", "upgrade")[0] == 0
+    assert invoke("users", "create", "kim@example.org", "--name", "Kim")[0] == 0
+    code, output = invoke("keys", "create", "kim@example.org", "--name", "laptop")
+    assert code == 0 and "orr_" in output
+    code, output = invoke("keys", "list", "kim@example.org")
+    assert code == 0 and "laptop" in output and "default" in output
+    code, output = invoke("keys", "revoke", "kim@example.org", "--name", "laptop")
+    assert code == 0 and "1 key(s) revoked" in output
+    code, output = invoke("keys", "revoke", "nobody@example.org")
+    assert code == 1 and "not found" in output
