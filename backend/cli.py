@@ -221,17 +221,13 @@ def demo_summary(
     email: Annotated[str, typer.Option(help="Whose workspace to show.")] = "maya@demo.orrery.dev",
 ) -> None:
     """Print a summary of a user's projects (the demo user by default)."""
-    from backend.repo.identity import find_user_by_email, list_projects
+    from backend.repo import identity
     from backend.repo.summary import project_summary
 
     async def body(db: Any) -> Any:
         async with db.sessions() as session:
-            user = await find_user_by_email(session, email)
-            if user is None:
-                from backend.errors import NotFoundError
-
-                raise NotFoundError("user", email)
-            projects = await list_projects(session, user.id)
+            user = await identity.require_user_by_email(session, email)
+            projects = await identity.list_projects(session, user.id)
             return user, [await project_summary(session, user.id, p.id) for p in projects]
 
     user, summaries = _run(lambda s: _with_db(s, body))
@@ -290,14 +286,11 @@ def users_key(
     name: Annotated[str, typer.Option(help="A label for the key.")] = "default",
 ) -> None:
     """Issue another API key for an existing user."""
-    from backend.errors import NotFoundError
     from backend.repo import identity
 
     async def body(db: Any) -> str:
         async with db.transaction() as session:
-            user = await identity.find_user_by_email(session, email)
-            if user is None:
-                raise NotFoundError("user", email)
+            user = await identity.require_user_by_email(session, email)
             return (await identity.issue_api_key(session, user.id, name, get_settings().secret_key))[1]
 
     out.print(f"API key (shown once): [bold]{_run(lambda s: _with_db(s, body))}[/]")
@@ -573,14 +566,11 @@ def keys_list(email: Annotated[str, typer.Argument(help="The user's email.")]) -
     from sqlalchemy import select
 
     from backend.db.models import ApiKey
-    from backend.errors import NotFoundError
     from backend.repo import identity
 
     async def body(db: Any) -> Any:
         async with db.sessions() as session:
-            user = await identity.find_user_by_email(session, email)
-            if user is None:
-                raise NotFoundError("user", email)
+            user = await identity.require_user_by_email(session, email)
             return (
                 (
                     await session.execute(
@@ -611,14 +601,11 @@ def keys_revoke(
     name: Annotated[str, typer.Option(help="The label of the key(s) to revoke.")] = "default",
 ) -> None:
     """Revoke every active key of a user with this label."""
-    from backend.errors import NotFoundError
     from backend.repo import identity
 
     async def body(db: Any) -> int:
         async with db.transaction() as session:
-            user = await identity.find_user_by_email(session, email)
-            if user is None:
-                raise NotFoundError("user", email)
+            user = await identity.require_user_by_email(session, email)
             return await identity.revoke_api_keys(session, user.id, name)
 
     out.print(f"{_run(lambda s: _with_db(s, body))} key(s) revoked")

@@ -59,6 +59,14 @@ async def find_user_by_email(session: AsyncSession, email: str) -> User | None:
     ).scalar_one_or_none()
 
 
+async def require_user_by_email(session: AsyncSession, email: str) -> User:
+    """The user with this email, or `NotFoundError`."""
+    user = await find_user_by_email(session, email)
+    if user is None:
+        raise NotFoundError("user", email)
+    return user
+
+
 async def get_user(session: AsyncSession, user_id: uuid.UUID | str) -> User:
     """The user, or `NotFoundError`."""
     uid = as_uuid(user_id, "user")
