@@ -10,7 +10,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from backend.deps import TurnDeps
 from backend.docs import index
-from backend.errors import UserError
+from tools._errors import readable_errors
 
 
 def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
@@ -33,7 +33,7 @@ async def get_context_for_story(
         story_id: The story id, such as US-001.
         include_related_stories: Also list stories of the same epic or sharing specs.
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             return _json(
                 await index.get_context_for_story(
@@ -44,8 +44,6 @@ async def get_context_for_story(
                     include_related_stories=include_related_stories,
                 )
             )
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
 
 
 async def get_relevant_specs(
@@ -57,15 +55,13 @@ async def get_relevant_specs(
         spec_type: api (endpoints), database (models) or schema (request/validation schemas).
         identifiers: Endpoint paths, `METHOD /path`, operationIds, or model/schema names.
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             return _json(
                 await index.get_relevant_specs(
                     session, ctx.deps.user_id, _project(ctx), spec_type, identifiers
                 )
             )
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
 
 
 async def search_context(
@@ -81,15 +77,13 @@ async def search_context(
         scope: stories, specs or all.
         limit: At most this many matches (1 to 50).
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             return _json(
                 await index.search_context(
                     session, ctx.deps.user_id, _project(ctx), keywords, scope=scope, limit=limit
                 )
             )
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
 
 
 async def list_stories_by_epic(ctx: RunContext[TurnDeps], epic: str) -> str:
@@ -98,20 +92,16 @@ async def list_stories_by_epic(ctx: RunContext[TurnDeps], epic: str) -> str:
     Args:
         epic: The epic's name, such as Billing.
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             return _json(await index.list_stories_by_epic(session, ctx.deps.user_id, _project(ctx), epic))
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
 
 
 async def get_context_summary(ctx: RunContext[TurnDeps]) -> str:
     """What the document index holds: story count, epics, endpoint/model/schema counts. Read-only."""
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             return _json(await index.get_context_summary(session, ctx.deps.user_id, _project(ctx)))
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
 
 
 async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
@@ -120,9 +110,7 @@ async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
     Args:
         force: Rebuild even when no file changed.
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.transaction() as session:
             result = await index.index_docs(session, ctx.deps.user_id, _project(ctx), force=force)
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
     return _json({"success": True, **result.__dict__})

@@ -11,6 +11,7 @@ from backend.errors import UserError
 from backend.graph.linked import load_linked_entities_context
 from backend.graph.linked_format import format_full
 from backend.vocabulary import EntityKind
+from tools._errors import readable_errors
 
 
 async def get_linked_entities(
@@ -77,7 +78,7 @@ async def build_context(
     from backend.graph.context_builder import resolve_request
     from backend.tokens import counter_for
 
-    try:
+    with readable_errors(". Seeds must be entity ids you have seen in this conversation."):
         request = resolve_request(
             seeds,
             budget=min(max(budget, 50), 8000),
@@ -88,8 +89,6 @@ async def build_context(
         )
         async with ctx.deps.db.sessions() as session:
             result = await build(session, ctx.deps.user_id, request, counter_for(ctx.deps.settings.model))
-    except UserError as exc:
-        raise ModelRetry(f"{exc}. Seeds must be entity ids you have seen in this conversation.") from None
     meta = result["metadata"]
     reasons: dict[str, int] = {}
     for item in result["excluded"]:

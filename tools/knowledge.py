@@ -7,7 +7,6 @@ import uuid
 from pydantic_ai import ModelRetry, RunContext
 
 from backend.deps import TurnDeps
-from backend.errors import UserError
 from backend.knowledge.entries import FullEntry
 from backend.knowledge.entries import get_entry as read_entry
 from backend.knowledge.entries import update_entry as write_entry
@@ -15,6 +14,7 @@ from backend.knowledge.load_context import load_context_for_task as load
 from backend.knowledge.packet import format_context_packet
 from backend.knowledge.search import search_entries
 from backend.text import inline_data
+from tools._errors import readable_errors
 
 
 def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
@@ -51,7 +51,7 @@ async def load_context_for_task(
         max_results: At most this many entries (1 to 100).
         max_hops: How far to follow relations from the best matches (0 to 5).
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.sessions() as session:
             result = await load(
                 session,
@@ -61,8 +61,6 @@ async def load_context_for_task(
                 max_results=max_results,
                 max_hops=max_hops,
             )
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
     return format_context_packet(result)
 
 
@@ -72,11 +70,9 @@ async def get_entry(ctx: RunContext[TurnDeps], code: str) -> str:
     Args:
         code: The entry's code, such as BR-012 or GT-019.
     """
-    try:
+    with readable_errors(". Use a code from the Context Packet or from search_knowledge."):
         async with ctx.deps.db.sessions() as session:
             return _render(await read_entry(session, ctx.deps.user_id, _project(ctx), code))
-    except UserError as exc:
-        raise ModelRetry(f"{exc}. Use a code from the Context Packet or from search_knowledge.") from None
 
 
 async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 10) -> str:
@@ -114,7 +110,7 @@ async def update_entry(
         add_code_paths: Repository-relative file paths that implement the entry.
         correction: A correction of terminology or facts, in one or two sentences.
     """
-    try:
+    with readable_errors():
         async with ctx.deps.db.transaction() as session:
             entry = await write_entry(
                 session,
@@ -125,6 +121,4 @@ async def update_entry(
                 correction=correction,
                 session_id=ctx.deps.session_id,
             )
-    except UserError as exc:
-        raise ModelRetry(str(exc)) from None
     return "Updated.\n\n" + _render(entry)
