@@ -175,3 +175,47 @@ def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
     assert "Offline model" in text and chunks[-1].choices[0].finish_reason == "stop"
     with pytest.raises(openai.UnprocessableEntityError):
         client.chat.completions.create(model="orrery/wizard", messages=[{"role": "user", "content": "x"}])
+
+
+async def test_vercel_ai_stream_parsed_by_pydantic_ai_types(api: httpx.AsyncClient, demo: Any) -> None:
+    from pydantic_ai.ui.vercel_ai import response_types as rt
+
+    sid = await _focused_session(api, demo)
+    body = {
+        "trigger": "submit-message",
+        "id": "chat-1",
+        "messages": [
+            {
+                "id": "m0",
+                "role": "user",
+                "parts": [{"type": "text", "text": "ignored: the server owns history"}],
+            },
+            {"id": "m1", "role": "assistant", "parts": [{"type": "text", "text": "also ignored"}]},
+            {
+                "id": "m2",
+                "role": "user",
+                "parts": [{"type": "text", "text": "What is this task blocked by?"}],
+            },
+        ],
+    }
+    response = await api.post(f"/v1/sessions/{sid}/chat", json=body)
+    assert response.status_code == 200 and response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    by_type = {
+        cls.model_fields["type"].default: cls
+        for cls in vars(rt).values()
+        if isinstance(cls, type) and issubclass(cls, rt.BaseChunk) and "type" in cls.model_fields
+    }
+    lines = [line.removeprefix("data: ") for line in response.text.split("\n\n") if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    chunks = [by_type[json.loads(line)["type"]].model_validate_json(line) for line in lines[:-1]]
+    kinds = [c.type for c in chunks]
+    assert kinds[:2] == ["start", "start-step"] and kinds[-1] == "finish"
+    assert "tool-input-available" in kinds and "tool-output-available" in kinds and "text-delta" in kinds
+    text = "".join(c.delta for c in chunks if isinstance(c, rt.TextDeltaChunk))
+    assert "Legal review of pricing terms" in text
+    messages = (await api.get(f"/v1/sessions/{sid}")).json()["messages"]
+    assert [m["content"] for m in messages if m["role"] == "user"] == ["What is this task blocked by?"]
+    bad = await api.post(
+        f"/v1/sessions/{sid}/chat", json={"trigger": "submit-message", "id": "x", "messages": []}
+    )
+    assert bad.status_code == 422
