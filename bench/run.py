@@ -9,7 +9,7 @@ from bench import context, graph, knowledge, load
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator"]
+    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load"]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {

@@ -54,3 +54,67 @@ async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: st
         assert foreign.is_error and "not found" in foreign.content[0].text
         story = await client.call_tool("get_context_for_story", {"story_id": "US-004"})
         assert json.loads(story.content[0].text)["story"]["id"] == "US-004"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings: Settings) -> None:
+    import asyncio
+
+    import httpx2
+    import uvicorn
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from backend.mcp_server import http_app
+    from backend.repo import identity
+
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        eve = await identity.create_user(s, "eve@example.org", "Eve")
+        _, eve_key = await identity.issue_api_key(s, eve.id, "k", settings.secret_key)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = uvicorn.Server(
+        uvicorn.Config(http_app(db, settings, base), host="127.0.0.1", port=port, log_level="warning")
+    )
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {demo.api_key}"}) as http,
+            streamable_http_client(f"{base}/mcp", http_client=http) as streams,
+            ClientSession(*streams[:2]) as client,
+        ):
+            await client.initialize()
+            linked = await client.call_tool(
+                "get_linked_entities", {"entity_id": str(demo.focus["task"]), "entity_kind": "task"}
+            )
+            assert not linked.is_error and "Launch marketing" in linked.content[0].text
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {eve_key}"}) as http,
+            streamable_http_client(f"{base}/mcp", http_client=http) as streams,
+            ClientSession(*streams[:2]) as client,
+        ):
+            await client.initialize()
+            foreign = await client.call_tool(
+                "get_linked_entities", {"entity_id": str(demo.focus["task"]), "entity_kind": "task"}
+            )
+            assert foreign.is_error and "not found" in foreign.content[0].text
+        async with httpx2.AsyncClient() as http:
+            anonymous = await http.post(
+                f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+            assert anonymous.status_code == 401
+    finally:
+        server.should_exit = True
+        await task
