@@ -219,3 +219,38 @@ async def test_vercel_ai_stream_parsed_by_pydantic_ai_types(api: httpx.AsyncClie
         f"/v1/sessions/{sid}/chat", json={"trigger": "submit-message", "id": "x", "messages": []}
     )
     assert bad.status_code == 422
+
+
+async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> None:
+    """The exact shape of a streamed turn (volatile values replaced by their types)."""
+    sid = await _focused_session(api, demo)
+    response = await api.post(
+        f"/v1/sessions/{sid}/messages", json={"content": "What plan does this task belong to?"}
+    )
+
+    def shape(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: shape(v) for k, v in sorted(value.items())}
+        if isinstance(value, list):
+            return [shape(v) for v in value]
+        return type(value).__name__
+
+    events = _events(response.text)
+    assert [kind for kind, _ in events if kind != "text"] == ["agent", "context", "done"]
+    assert events[0][1] == {"agent": "planner"}
+    assert shape(events[1][1]) == {
+        "knowledge": {"confidence": "str", "reason": "NoneType", "receipt": "str", "status": "str"},
+        "receipt_tokens": "int",
+    }
+    assert all(set(data) == {"delta"} for kind, data in events if kind == "text")
+    assert shape(events[-1][1]) == {
+        "agent": "str",
+        "handoff": "NoneType",
+        "latency_ms": "int",
+        "message_id": "str",
+        "replayed": "bool",
+        "reply": "str",
+        "seq": "int",
+        "tool_calls": [],
+        "usage": {"input_tokens": "int", "output_tokens": "int"},
+    }
