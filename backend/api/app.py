@@ -49,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await db.dispose()
 
-    app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan, responses=errors.ERROR_RESPONSES)
     errors.install(app)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from backend.errors import AuthenticationError, ConflictError, NotFoundError, OrreryError, UserError
@@ -20,6 +21,28 @@ STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
     (UserError, 422, "invalid"),
     (OrreryError, 500, "internal"),
 ]
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx/5xx response."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "Missing, malformed or revoked API key"},
+    404: {"model": ErrorOut, "description": "Not found, or not yours"},
+    422: {"model": ErrorOut, "description": "Invalid input"},
+}
+"""Declared on every router so the OpenAPI document lists the error shape."""
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:

@@ -164,3 +164,13 @@ async def list_collections(
         .order_by(KbCollection.priority, KbCollection.slug)
     )
     return result.scalars().all()
+
+
+async def delete_entry(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, code: str
+) -> None:
+    """Delete an entry (its relations and revisions go with it); needs the write role."""
+    entry = await get_entry_by_code(session, user_id, project_id, code)
+    await require_project(session, user_id, entry.project_id, write=True)
+    await session.delete(entry)
+    await session.flush()

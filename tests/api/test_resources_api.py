@@ -118,3 +118,26 @@ async def test_every_owner_scoped_route_answers_404_to_another_user(ctx: dict[st
         assert response.json()["error"]["code"] == "not_found"
     still = await api.get(f"/v1/entities/{t}")
     assert still.status_code == 200 and still.json()["entity"]["state"] != "done"  # nothing written
+
+
+async def test_revoked_keys_delete_entry_and_reindex(ctx: dict[str, Any], db: Database) -> None:
+    api, demo = ctx["api"], ctx["demo"]
+    assert (await api.delete(f"/v1/projects/{demo.project_id}/kb/entries/BR-015")).status_code == 204
+    assert (await api.get(f"/v1/projects/{demo.project_id}/kb/entries/BR-015")).status_code == 404
+    reindexed = await api.post(f"/v1/projects/{demo.project_id}/docs/index", json={"force": True})
+    assert reindexed.status_code == 200 and reindexed.json()["stories"] == 8
+    async with db.transaction() as s:
+        await identity.revoke_api_keys(s, demo.user_id, "demo")
+    response = await api.get("/v1/me")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthorized"
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+async def test_openapi_documents_every_route(ctx: dict[str, Any]) -> None:
+    spec = (await ctx["api"].get("/openapi.json")).json()
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            assert op.get("summary"), (method, path)
+            if path != "/health":
+                assert {"401", "404", "422"} <= set(op["responses"]), (method, path)
+    assert "ErrorOut" in spec["components"]["schemas"]

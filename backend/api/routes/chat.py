@@ -13,10 +13,11 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.api.errors import ERROR_RESPONSES
 from backend.errors import ValidationError
 from backend.repo import chat
 
-router = APIRouter(prefix="/v1/sessions", tags=["chat"])
+router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 
 
 class Focus(BaseModel):

@@ -23,11 +23,12 @@ from sqlalchemy import select
 
 from backend.agents.definitions import AGENTS
 from backend.api.deps import CurrentUser
+from backend.api.errors import ERROR_RESPONSES
 from backend.db.models import ChatSession
 from backend.errors import ValidationError
 from backend.repo import chat, identity
 
-router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
 
 
 class ChatMessage(BaseModel):

@@ -13,10 +13,11 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.api.errors import ERROR_RESPONSES
 from backend.api.schemas import EdgeOut, EntityOut
 from backend.repo import graph, knowledge, memory
 
-router = APIRouter(prefix="/v1", tags=["workspace"])
+router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
 
 
 class EntityIn(BaseModel):
@@ -264,6 +265,12 @@ async def patch_entry(
     )
 
 
+@router.delete("/projects/{project_id}/kb/entries/{code}", status_code=204, summary="Delete an entry")
+async def delete_entry(project_id: str, code: str, user: CurrentUser, session: SessionDep) -> None:
+    """Delete an entry with its relations (the full-text index follows)."""
+    await knowledge.delete_entry(session, user.id, project_id, code.strip().upper())
+
+
 class RelationIn(BaseModel):
     """A typed link between entries."""
 
@@ -285,6 +292,23 @@ async def docs_summary(project_id: str, user: CurrentUser, session: SessionDep) 
     from backend.docs.index import get_context_summary
 
     return await get_context_summary(session, user.id, project_id)
+
+
+class ReindexIn(BaseModel):
+    """Re-index options."""
+
+    force: bool = False
+
+
+@router.post("/projects/{project_id}/docs/index", summary="Re-index the project's docs folder")
+async def docs_reindex(
+    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep
+) -> dict[str, Any]:
+    """Re-chunk the folder indexed before with `orrery docs index PATH` (the server never takes a path
+    from a request); skipped when nothing changed unless `force`."""
+    from backend.docs.index import index_docs
+
+    return asdict(await index_docs(session, user.id, project_id, force=body.force))
 
 
 class CheckInIn(BaseModel):

@@ -29,9 +29,10 @@ from pydantic_ai.ui.vercel_ai.response_types import (
 )
 
 from backend.api.deps import CurrentUser
+from backend.api.errors import ERROR_RESPONSES
 from backend.errors import ValidationError
 
-router = APIRouter(prefix="/v1/sessions", tags=["chat"])
+router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "Cache-Control": "no-cache"}
 SDK_VERSION = 5
 _REQUEST = TypeAdapter(RequestData)
