@@ -1,7 +1,7 @@
 """Full-text search over knowledge-base entries with the database's own engine.
 
 SQLite uses the FTS5 table `kb_entries_fts` (BM25, code and name weigh most); PostgreSQL uses the
-generated `search_vector` with `ts_rank_cd`. Both are maintained by the database on every insert,
+generated `search_vector` with `ts_rank`. Both are maintained by the database on every insert,
 update and delete (migration 0003). Queries are tokenized here first, so punctuation and case never
 break the engine's syntax; a query of only stop words or symbols finds nothing.
 """
@@ -128,7 +128,7 @@ async def _full_text(session: AsyncSession, project_id: uuid.UUID, terms: list[s
         return [(e, c, -float(score)) for e, c, score in (await session.execute(query)).all()]
     tsquery = func.to_tsquery(literal_column("'english'::regconfig"), " | ".join(f"{t}:*" for t in terms))
     vector: Any = literal_column("kb_entries.search_vector")
-    score = func.ts_rank_cd(vector, tsquery, type_=Float)
+    score = func.ts_rank(vector, tsquery, type_=Float)
     query = (
         base.add_columns(score.label("score"))
         .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery))
