@@ -10,7 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -817,6 +817,17 @@ async def _project_scope(session: Any, project: str | None, user: str | None) ->
     return await _kb_scope(session, project, user)
 
 
+def _print_scoped_json(project: str | None, user: str | None, read: Any) -> None:
+    """Run `read(session, user_id, project_id)` for the resolved project and print its JSON."""
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await _project_scope(session, project, user)
+            return await read(session, user_id, project_id)
+
+    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+
+
 @docs_app.command("index")
 def docs_index(
     path: Annotated[
@@ -857,12 +868,7 @@ def docs_story(
     """Print get_context_for_story's result (JSON)."""
     from backend.docs.index import get_context_for_story
 
-    async def body(db: Any) -> Any:
-        async with db.sessions() as session:
-            user_id, project_id = await _project_scope(session, project, user)
-            return await get_context_for_story(session, user_id, project_id, story_id)
-
-    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+    _print_scoped_json(project, user, lambda s, u, p: get_context_for_story(s, u, p, story_id))
 
 
 @docs_app.command("search")
@@ -876,12 +882,13 @@ def docs_search(
     """Print search_context's result (JSON)."""
     from backend.docs.index import search_context
 
-    async def body(db: Any) -> Any:
-        async with db.sessions() as session:
-            user_id, project_id = await _project_scope(session, project, user)
-            return await search_context(session, user_id, project_id, keywords, scope=scope, limit=limit)  # type: ignore[arg-type]
-
-    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+    if scope not in ("stories", "specs", "all"):
+        err.print("[bold red]error:[/] --scope must be stories, specs or all")
+        raise typer.Exit(2)
+    chosen = cast(Literal["stories", "specs", "all"], scope)
+    _print_scoped_json(
+        project, user, lambda s, u, p: search_context(s, u, p, keywords, scope=chosen, limit=limit)
+    )
 
 
 @docs_app.command("summary")
@@ -892,12 +899,7 @@ def docs_summary(
     """Print get_context_summary's result (JSON)."""
     from backend.docs.index import get_context_summary
 
-    async def body(db: Any) -> Any:
-        async with db.sessions() as session:
-            user_id, project_id = await _project_scope(session, project, user)
-            return await get_context_summary(session, user_id, project_id)
-
-    print(json.dumps(_run(lambda s: _with_db(s, body)), indent=1, default=str))
+    _print_scoped_json(project, user, get_context_summary)
 
 
 @app.command("chat")
