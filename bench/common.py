@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from backend.config import Settings
@@ -31,3 +34,16 @@ def fresh_url(dialect: str, name: str, tmp: Path, pg: ThrowawayPostgres | None) 
 def median_ms(samples: list[float]) -> float:
     """Median of timings in seconds, as milliseconds."""
     return statistics.median(samples) * 1000
+
+
+@contextmanager
+def databases(dialects: list[str]) -> Iterator[Callable[[str, str], str]]:
+    """Yield `fresh(dialect, name) -> url` for new migrated databases in a temporary folder; a
+    throwaway PostgreSQL is started only when a PostgreSQL dialect is asked for, and stopped after."""
+    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield lambda dialect, name: fresh_url(dialect, name, Path(tmp), pg)
+    finally:
+        if pg is not None:
+            pg.stop()

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 import uuid
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, insert, update
@@ -27,8 +25,7 @@ from backend.db.models import ChatSession, CheckIn, Message
 from backend.demo.synth import synthesize
 from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
-from bench.common import bench_settings, fresh_url, median_ms
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases, median_ms
 
 STRATEGIES = ("last_n", "token_budget", "relevance", "summary")
 BASE = "You are the planner. Answer in short bullet lists."
@@ -131,27 +128,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args(argv)
     dialects = args.dialects.split(",")
-    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     lines = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for dialect in dialects:
-                url = fresh_url(dialect, "context_bench", Path(tmp), pg)
-                by_key = {
-                    (s, n): (ms, trips, tokens)
-                    for s, n, ms, trips, tokens in asyncio.run(_measure(url, args.runs))
-                }
-                for strategy in STRATEGIES:
-                    small, large = by_key[(strategy, 10)], by_key[(strategy, 1000)]
-                    lines.append(
-                        f"| {dialect} | {strategy} | {small[0]:.1f} | {large[0]:.1f} | "
-                        f"{large[0] / small[0]:.2f} | "
-                        f"{small[1]} | {large[1]} | {large[2]:,} |"
-                    )
-                    print(lines[-1], flush=True)
-    finally:
-        if pg is not None:
-            pg.stop()
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            url = fresh(dialect, "context_bench")
+            by_key = {
+                (s, n): (ms, trips, tokens)
+                for s, n, ms, trips, tokens in asyncio.run(_measure(url, args.runs))
+            }
+            for strategy in STRATEGIES:
+                small, large = by_key[(strategy, 10)], by_key[(strategy, 1000)]
+                lines.append(
+                    f"| {dialect} | {strategy} | {small[0]:.1f} | {large[0]:.1f} | "
+                    f"{large[0] / small[0]:.2f} | "
+                    f"{small[1]} | {large[1]} | {large[2]:,} |"
+                )
+                print(lines[-1], flush=True)
     print(
         "\n| engine | strategy | ms (10 msgs) | ms (1,000 msgs) | ratio | round trips (10) "
         "| round trips (1,000) | tokens |\n|---|---|---:|---:|---:|---:|---:|---:|"

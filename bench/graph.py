@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import tempfile
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, insert, select
@@ -28,8 +26,7 @@ from backend.graph.context_builder import build_context, resolve_request
 from backend.graph.linked import load_linked_entities_context
 from backend.graph.linked_format import abbreviated_within
 from backend.tokens import counter_for
-from bench.common import bench_settings, fresh_url, median_ms
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases, median_ms
 
 RELS = ["depends_on", "references", "relates_to", "supports_goal", "belongs_to_plan", "targets_milestone"]
 
@@ -163,18 +160,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args(argv)
     dialects = args.dialects.split(",")
-    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for dialect in dialects:
-                url = fresh_url(dialect, "graph_bench", Path(tmp), pg)
-                for line in asyncio.run(_measure(url, args.entities, args.runs)):
-                    rows.append(f"| {dialect} | {line} |")
-                    print(rows[-1], flush=True)
-    finally:
-        if pg is not None:
-            pg.stop()
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            url = fresh(dialect, "graph_bench")
+            for line in asyncio.run(_measure(url, args.entities, args.runs)):
+                rows.append(f"| {dialect} | {line} |")
+                print(rows[-1], flush=True)
     print(
         f"\n{args.entities:,} entities\n\n| engine | workload | median ms | round trips | result |"
         "\n|---|---|---:|---:|---|"

@@ -13,10 +13,8 @@ import argparse
 import asyncio
 import socket
 import statistics
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,8 +24,7 @@ from backend.api.app import create_app
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.repo import chat
-from bench.common import bench_settings, fresh_url
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases
 
 
 def _free_port() -> int:
@@ -90,47 +87,42 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--dialect", default="postgresql")
     args = parser.parse_args(argv)
-    pg = ThrowawayPostgres().start() if args.dialect == "postgresql" else None
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            url = fresh_url(args.dialect, "http_load", Path(tmp), pg)
-            settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 30})
-            demo = asyncio.run(_load(settings))
-            port = _free_port()
-            server = uvicorn.Server(
-                uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-            )
-            thread = threading.Thread(target=server.run, daemon=True)
-            thread.start()
-            while not server.started:
-                time.sleep(0.05)
-            first: list[float] = []
-            total: list[float] = []
+    with databases([args.dialect]) as fresh:
+        url = fresh(args.dialect, "http_load")
+        settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 30})
+        demo = asyncio.run(_load(settings))
+        port = _free_port()
+        server = uvicorn.Server(
+            uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        first: list[float] = []
+        total: list[float] = []
 
-            async def run() -> list[str]:
-                return await asyncio.gather(
-                    *(
-                        _client(
-                            f"http://127.0.0.1:{port}",
-                            demo.api_key,
-                            str(demo.project_id),
-                            args.turns,
-                            first,
-                            total,
-                        )
-                        for _ in range(args.clients)
+        async def run() -> list[str]:
+            return await asyncio.gather(
+                *(
+                    _client(
+                        f"http://127.0.0.1:{port}",
+                        demo.api_key,
+                        str(demo.project_id),
+                        args.turns,
+                        first,
+                        total,
                     )
+                    for _ in range(args.clients)
                 )
+            )
 
-            started = time.perf_counter()
-            sessions = asyncio.run(run())
-            elapsed = time.perf_counter() - started
-            server.should_exit = True
-            thread.join(timeout=10)
-            verdict = asyncio.run(_verify(url, demo.user_id, sessions, args.turns))
-    finally:
-        if pg is not None:
-            pg.stop()
+        started = time.perf_counter()
+        sessions = asyncio.run(run())
+        elapsed = time.perf_counter() - started
+        server.should_exit = True
+        thread.join(timeout=10)
+        verdict = asyncio.run(_verify(url, demo.user_id, sessions, args.turns))
 
     def pct(values: list[float], q: int) -> float:
         return statistics.quantiles(values, n=100)[q - 1] * 1000

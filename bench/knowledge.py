@@ -10,10 +10,8 @@ import argparse
 import asyncio
 import json
 import random
-import tempfile
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, insert, select, text
@@ -25,8 +23,7 @@ from backend.demo.workspace import DEMO_DOCS, load_demo
 from backend.docs.index import get_context_for_story
 from backend.knowledge.load_context import load_context_for_task
 from backend.tokens import counter_for
-from bench.common import bench_settings, fresh_url, median_ms
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases, median_ms
 
 QUERIES = [
     "refund policy for overage on invoices",
@@ -136,19 +133,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
     dialects = args.dialects.split(",")
-    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     rows, story = [], ""
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for dialect in dialects:
-                url = fresh_url(dialect, "kb_bench", Path(tmp), pg)
-                lines, demo = asyncio.run(_measure(url, args.runs))
-                rows += [f"| {dialect} | {line} |" for line in lines]
-                print(rows[-1], flush=True)
-                story = story or asyncio.run(_story_sizes(url, demo))
-    finally:
-        if pg is not None:
-            pg.stop()
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            url = fresh(dialect, "kb_bench")
+            lines, demo = asyncio.run(_measure(url, args.runs))
+            rows += [f"| {dialect} | {line} |" for line in lines]
+            print(rows[-1], flush=True)
+            story = story or asyncio.run(_story_sizes(url, demo))
     print("\n| engine | workload | median ms | max ms | round trips | confidence spread |")
     print("|---|---|---:|---:|---:|---|")
     print("\n".join(rows))

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
-from pathlib import Path
 
 from backend.db.engine import Database
 from backend.demo.synth import synthesize
 from backend.demo.workspace import load_demo
-from bench.common import bench_settings, fresh_url
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases
 
 EDGES_PER_ENTITY = 3
 
@@ -52,24 +49,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     dialects = args.dialects.split(",")
-    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for dialect in dialects:
-                demo_seconds = asyncio.run(_demo(fresh_url(dialect, "demo", Path(tmp), pg)))
-                rows.append(f"| {dialect} | demo workspace | - | {demo_seconds:.2f} | - |")
-                for size in sizes:
-                    url = fresh_url(dialect, f"synth_{size}", Path(tmp), pg)
-                    seconds, total = asyncio.run(_measure(url, size))
-                    rows.append(
-                        f"| {dialect} | synth {size:,} entities x{EDGES_PER_ENTITY} edges | {total:,} | "
-                        f"{seconds:.2f} | {total / seconds:,.0f} |"
-                    )
-                    print(rows[-1], flush=True)
-    finally:
-        if pg is not None:
-            pg.stop()
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            demo_seconds = asyncio.run(_demo(fresh(dialect, "demo")))
+            rows.append(f"| {dialect} | demo workspace | - | {demo_seconds:.2f} | - |")
+            for size in sizes:
+                url = fresh(dialect, f"synth_{size}")
+                seconds, total = asyncio.run(_measure(url, size))
+                rows.append(
+                    f"| {dialect} | synth {size:,} entities x{EDGES_PER_ENTITY} edges | {total:,} | "
+                    f"{seconds:.2f} | {total / seconds:,.0f} |"
+                )
+                print(rows[-1], flush=True)
     print("\n| engine | workload | rows | seconds | rows/s |\n|---|---|---:|---:|---:|")
     print("\n".join(rows))
 

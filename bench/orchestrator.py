@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
@@ -22,8 +20,7 @@ from backend.agents.orchestrator import Orchestrator
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.repo import chat
-from bench.common import bench_settings, fresh_url
-from tests.support.postgres import ThrowawayPostgres
+from bench.common import bench_settings, databases
 
 
 def _instant() -> FunctionModel:
@@ -88,17 +85,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sessions", type=int, default=50)
     args = parser.parse_args(argv)
     dialects = args.dialects.split(",")
-    pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for dialect in dialects:
-                url = fresh_url(dialect, "orchestrator_bench", Path(tmp), pg)
-                rows.append(f"| {dialect} | {asyncio.run(_measure(url, args.turns, args.sessions))} |")
-                print(rows[-1], flush=True)
-    finally:
-        if pg is not None:
-            pg.stop()
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            url = fresh(dialect, "orchestrator_bench")
+            rows.append(f"| {dialect} | {asyncio.run(_measure(url, args.turns, args.sessions))} |")
+            print(rows[-1], flush=True)
     print("\n| engine | overhead per turn, median ms | p95 ms | concurrent throughput |\n|---|---:|---:|---|")
     print("\n".join(rows))
 
