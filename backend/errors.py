@@ -9,6 +9,7 @@ OrreryError
 │   │   └── CrossProjectEdgeError
 │   ├── ConflictError          would duplicate something unique
 │   └── AuthenticationError    missing, malformed or revoked API key
+├── ServiceUnavailableError    busy or unreachable database, pool exhausted: retry later (503)
 └── ConfigurationError         the deployment must be fixed
     └── DatabaseNotMigratedError
 ```
@@ -52,6 +53,14 @@ class ConflictError(UserError):
 
 class AuthenticationError(UserError):
     """The API key is missing, malformed, unknown or revoked."""
+
+
+class ServiceUnavailableError(OrreryError):
+    """A temporary outage (pool exhausted, database busy or gone); the client should retry later."""
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ConfigurationError(OrreryError):

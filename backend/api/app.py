@@ -44,8 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
-            app.state.orchestrator = Orchestrator(db, settings)
-            yield
+            app.state.orchestrator = orchestrator = Orchestrator(db, settings)
+            try:
+                yield
+            finally:
+                await orchestrator.close()  # turns in flight finish first
         finally:
             await db.dispose()
 

@@ -11,7 +11,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from backend.errors import AuthenticationError, ConflictError, NotFoundError, OrreryError, UserError
+from backend.db.failures import as_unavailable
+from backend.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    OrreryError,
+    ServiceUnavailableError,
+    UserError,
+)
 
 log = logging.getLogger("orrery.api")
 STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
@@ -19,6 +27,7 @@ STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
     (AuthenticationError, 401, "unauthorized"),
     (ConflictError, 409, "conflict"),
     (UserError, 422, "invalid"),
+    (ServiceUnavailableError, 503, "unavailable"),
     (OrreryError, 500, "internal"),
 ]
 
@@ -41,6 +50,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "Missing, malformed or revoked API key"},
     404: {"model": ErrorOut, "description": "Not found, or not yours"},
     422: {"model": ErrorOut, "description": "Invalid input"},
+    503: {"model": ErrorOut, "description": "Busy or unreachable database; retry after `Retry-After` s"},
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
 
@@ -53,7 +63,17 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
     status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, ServiceUnavailableError):
+        return _unavailable(exc)
     return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
+
+
+def _unavailable(exc: ServiceUnavailableError) -> JSONResponse:
+    return JSONResponse(
+        error_body("unavailable", str(exc), {"retry_after": exc.retry_after}),
+        status_code=503,
+        headers={"Retry-After": str(exc.retry_after)},
+    )
 
 
 async def _validation(_request: Request, exc: Exception) -> JSONResponse:
@@ -67,7 +87,12 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
 
 
-async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    settings = getattr(request.app.state, "settings", None)
+    outage = as_unavailable(exc, settings.retry_after_seconds if settings else 2)
+    if outage is not None:
+        log.warning("answered 503: %s", outage, exc_info=exc)
+        return _unavailable(outage)
     log.exception("unhandled error", exc_info=exc)
     return JSONResponse(error_body("internal", "internal error"), status_code=500)
 

@@ -35,6 +35,8 @@ class NewMessage:
     token_count: int | None = None
     latency_ms: int | None = None
     client_key: str | None = None
+    request_fingerprint: str | None = None
+    status: str = "complete"
 
 
 def _check_agent(agent_id: str | None) -> None:
@@ -135,6 +137,8 @@ async def append_message(
         token_count=new.token_count,
         latency_ms=new.latency_ms,
         client_key=new.client_key,
+        request_fingerprint=new.request_fingerprint,
+        status=new.status,
     )
     session.add(message)
     await session.flush()

@@ -4,19 +4,22 @@ Events (or JSON), with `Idempotency-Key` support; plus the session's next workin
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from backend.agents.orchestrator import TurnEvent
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, ErrorOut, error_body
 from backend.errors import ValidationError
 from backend.repo import chat
 
+log = logging.getLogger("orrery.api")
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 
 
@@ -105,6 +108,7 @@ async def get_session(
                 "content": m.content,
                 "agent": m.agent_id,
                 "tool_calls": m.tool_calls,
+                "status": m.status,
                 "created_at": m.created_at.isoformat(),
             }
             for m in messages
@@ -144,19 +148,25 @@ def _sse(event: Any) -> str:
 @router.post(
     "/{session_id}/messages",
     summary="Send a message and run a turn (SSE or JSON)",
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    responses={
+        200: {"content": {"text/event-stream": {}, "application/json": {}}},
+        409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
+        502: {"model": ErrorOut, "description": "The model failed (JSON turns); the message is kept"},
+    },
 )
 async def post_message(
     session_id: str,
     body: MessageIn,
     request: Request,
     user: CurrentUser,
+    settings: SettingsDep,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
 ) -> Any:
     """Streams `agent`, `context`, `text`, `tool_call`, `tool_result`, `done` (or `error`) events;
-    with `Accept: application/json` returns the finished turn instead. A repeated `Idempotency-Key`
-    returns the original turn."""
+    with `Accept: application/json` returns the finished turn instead (a failed turn: 502, or 503 with
+    `Retry-After` when the database is unavailable). A repeated `Idempotency-Key` returns the original
+    turn; the same key with a different body is a 409."""
     orchestrator = request.app.state.orchestrator
     sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
     events = orchestrator.turn(user.id, sid, body.content, agent=body.agent, client_key=idempotency_key)
@@ -164,22 +174,32 @@ async def post_message(
         collected = [e async for e in events]
         last = collected[-1]
         if last.type == "error":
-            from fastapi.responses import JSONResponse
-
-            from backend.api.errors import error_body
-
-            return JSONResponse(
-                error_body("model_error", last.data["message"], {"retry": True}), status_code=502
-            )
+            return _failed_turn(last.data, settings.retry_after_seconds)
         return last.data
     first = await anext(events)  # validation errors surface as HTTP errors before the stream starts
 
     async def stream() -> AsyncIterator[str]:
         yield _sse(first)
-        async for event in events:
-            yield _sse(event)
+        try:
+            async for event in events:
+                yield _sse(event)
+        except Exception:  # never cut a stream without saying so
+            log.exception("turn stream on session %s broke", session_id)
+            yield _sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
+    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
+    details = {"retry": True, "code": data.get("code")}
+    if data.get("code") == "unavailable":
+        return JSONResponse(
+            error_body("unavailable", data["message"], details),
+            status_code=503,
+            headers={"Retry-After": str(retry_after)},
+        )
+    return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
 
 
 def _is_uuid(value: str) -> bool:
