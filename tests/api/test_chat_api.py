@@ -241,6 +241,7 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
     assert shape(events[1][1]) == {
         "knowledge": {"confidence": "str", "reason": "NoneType", "receipt": "str", "status": "str"},
         "receipt_tokens": "int",
+        "strategy": "str",
     }
     assert all(set(data) == {"delta"} for kind, data in events if kind == "text")
     assert shape(events[-1][1]) == {
