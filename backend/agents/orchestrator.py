@@ -46,6 +46,7 @@ from sqlalchemy import func, select
 
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.models import build_model
+from backend.agents.preload import preload_provider
 from backend.agents.router import route
 from backend.config import Settings
 from backend.db.engine import Database
@@ -144,6 +145,7 @@ class Orchestrator:
             yield TurnEvent("agent", {"agent": replay.agent_id})
             yield TurnEvent("done", _done(replay, replayed=True))
             return
+        await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(

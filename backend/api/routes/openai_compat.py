@@ -189,4 +189,3 @@ async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
     yield first
     async for event in rest:
         yield event
-
