@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
-from backend.db.models import AgentTransition, ChatSession, Message
+from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
@@ -205,3 +205,32 @@ async def list_transitions(
         .order_by(AgentTransition.created_at, AgentTransition.id)
     )
     return result.scalars().all()
+
+
+async def rewind_to_user_message(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, ordinal: int
+) -> ChatSession:
+    """Drop everything after the session's `ordinal`-th user message (1-based), so that message is
+    the latest and unanswered again (regenerating a reply); a summary past that point goes too."""
+    record = await get_session(session, user_id, session_id)
+    if ordinal < 1:
+        raise ValidationError("a regenerate request must include the user message to answer again")
+    users = (
+        await session.execute(
+            select(Message.seq)
+            .where(Message.session_id == record.id, Message.role == "user")
+            .order_by(Message.seq)
+            .offset(ordinal - 1)
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    if users is None:
+        raise ValidationError(f"the session has no user message number {ordinal} to regenerate a reply to")
+    await session.execute(delete(Message).where(Message.session_id == record.id, Message.seq > users))
+    await session.execute(
+        delete(SessionSummary).where(
+            SessionSummary.session_id == record.id, SessionSummary.covered_through_seq > users
+        )
+    )
+    record.message_count = users
+    return record

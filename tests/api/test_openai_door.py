@@ -144,7 +144,9 @@ async def test_stream_include_usage_ends_with_a_usage_chunk(live: LiveServer, de
     chunks = [c async for c in stream]
     assert chunks[-2].choices[0].finish_reason == "stop"
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
-    assert chunks[-1].usage.total_tokens == chunks[-1].usage.prompt_tokens + chunks[-1].usage.completion_tokens
+    assert (
+        chunks[-1].usage.total_tokens == chunks[-1].usage.prompt_tokens + chunks[-1].usage.completion_tokens
+    )
     plain = await client.chat.completions.create(
         model="orrery/planner", messages=[{"role": "user", "content": "Plan my day"}], stream=True
     )
