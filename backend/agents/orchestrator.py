@@ -50,6 +50,7 @@ from backend.agents.attempts import describe_failure, log_failure, timed
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
+from backend.agents.preload import preload_provider
 from backend.agents.router import route
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
@@ -72,6 +73,7 @@ from backend.vocabulary import AGENT_IDS, AgentId
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
 TOOL_RESULT_CHARS = 4_000
 UNANSWERED = "(no reply was given to this message: its turn failed)"
 __all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "TurnEvent"]
@@ -131,16 +133,20 @@ class Orchestrator:
         agent: str | None = None,
         model: str | None = None,
         client_key: str | None = None,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
-        `client_key` (Idempotency-Key) replays the original turn instead of running it twice.
+        `client_key` (Idempotency-Key) replays the original turn instead of running it twice;
+        `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself).
         Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
         fingerprint = request_fingerprint(message, agent) if client_key else None
-        source = self._serialised(user_id, record.id, message, agent, model, client_key, fingerprint)
+        source = self._serialised(
+            user_id, record.id, message, agent, model, client_key, fingerprint, on_model_event
+        )
         async for event in run_detached(source, self.background, lambda exc: _failed(exc, record.id)):
             yield event
 
@@ -153,6 +159,7 @@ class Orchestrator:
         model: str | None,
         client_key: str | None,
         fingerprint: str | None,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         async with self.locks.hold(sid):
             pending = await store_user_message(self.db, user_id, sid, message, client_key, fingerprint)
@@ -161,21 +168,33 @@ class Orchestrator:
                 yield TurnEvent("done", _done(pending.replay, replayed=True))
                 return
             try:
-                async for event in self._turn(user_id, sid, pending, agent, model):
+                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event):
                     yield event
             except BaseException:
                 await mark_failed(self.db, pending.message_id)
                 raise
 
     async def _turn(
-        self, user_id: uuid.UUID, sid: uuid.UUID, pending: PendingTurn, agent: str | None, model: str | None
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        pending: PendingTurn,
+        agent: str | None,
+        model: str | None,
+        on_model_event: Callable[[ModelEvent], None] | None,
     ) -> AsyncIterator[TurnEvent]:
         started = time.perf_counter()
         text = pending.text
+        await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
-            "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
+            "context",
+            {
+                "receipt_tokens": wc.receipt.total_tokens,
+                "strategy": wc.receipt.strategy,
+                "knowledge": wc.receipt.knowledge,
+            },
         )
         runner = Agent(
             timed(
@@ -195,6 +214,8 @@ class Orchestrator:
         try:
             async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
                 async for event in events:
+                    if on_model_event is not None:
+                        on_model_event(event)
                     for out in _translate(event, calls):
                         yield out
                     if isinstance(event, AgentRunResultEvent):
@@ -267,9 +288,6 @@ class Orchestrator:
                 chosen = get_agent(routed)
             if record.active_agent != chosen.id:
                 await chat.record_transition(s, user_id, sid, chosen.id, reason)
-            strategy = (
-                record.scoping_strategy or self.settings.agent_strategies.get(chosen.id) or chosen.strategy
-            )
             wc = await assemble_working_context(
                 s,
                 agent=chosen.id,
@@ -277,8 +295,6 @@ class Orchestrator:
                 session_id=sid,
                 user_id=user_id,
                 settings=self.settings,
-                scoping=strategy,
-                scoping_options={"max_messages": chosen.max_messages},
                 query=text,
                 summarizer=self._summarizer(model),
             )
