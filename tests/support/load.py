@@ -1,0 +1,258 @@
+"""Drive Orrery over HTTP like a load test would, and check the stored conversations afterwards.
+
+Shared by the load tests (`tests/api/test_load.py`) and the benchmark (`bench/load_workers.py`):
+- `server_process` starts a real server process (`orrery serve`, offline model) on a free port;
+- `run_load` opens sessions and sends turns (half SSE, half JSON), plus bursts of concurrent
+  requests on the same session and duplicate Idempotency-Keys;
+- `verify_conversations` reads the database: every session has exactly its turns, `seq` contiguous,
+  each reply right after its message, no message stored twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import Message
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def server_process(
+    database_url: str, secret: str, *, workers: int = 1, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`orrery serve` in a child process (cwd outside the repo, so no `.env` is read); yields its URL."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        child_env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "DATABASE_URL": database_url,
+            "ORRERY_SECRET_KEY": secret,
+            "ORRERY_MODEL": "offline",
+            "ORRERY_LOG_LEVEL": "warning",
+            **(env or {}),
+        }
+        log_path = Path(tmp) / "server.log"
+        command = [sys.executable, "-c", "from backend.cli import app; app()", "serve"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(command, cwd=tmp, env=child_env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(proc, base, log_path)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], base: str, log_path: Path) -> None:
+    for _ in range(1200):
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not become healthy:\n{log_path.read_text()[-3000:]}")
+
+
+@dataclass
+class LoadResult:
+    """What the clients saw: per-turn latencies (s), failures, and what each session should hold."""
+
+    latencies: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    expected: dict[str, list[str]] = field(default_factory=dict)
+    """session id -> the distinct user messages sent to it (each must be stored exactly once)."""
+    replays: list[tuple[str, str]] = field(default_factory=list)
+    """(message_id of the first answer, message_id of the duplicate's answer) per duplicate key."""
+    elapsed: float = 0.0
+
+    @property
+    def turns(self) -> int:
+        return len(self.latencies)
+
+
+async def _turn(
+    http: httpx.AsyncClient,
+    sid: str,
+    content: str,
+    *,
+    sse: bool,
+    key: str | None,
+    result: LoadResult,
+) -> str | None:
+    """One turn; the stored reply's message id, or None (and a failure recorded)."""
+    headers = {"Idempotency-Key": key} if key else {}
+    started = time.perf_counter()
+    try:
+        if sse:
+            done: dict[str, Any] | None = None
+            async with http.stream(
+                "POST", f"/v1/sessions/{sid}/messages", json={"content": content}, headers=headers
+            ) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                    result.failures.append(f"{sid}: HTTP {response.status_code} {response.text[:200]}")
+                    return None
+                event = None
+                async for line in response.aiter_lines():
+                    if line.startswith("event: "):
+                        event = line[7:]
+                    elif line.startswith("data: ") and event in ("done", "error"):
+                        if event == "error":
+                            result.failures.append(f"{sid}: error event {line[6:200]}")
+                            return None
+                        done = json.loads(line[6:])
+            if done is None:
+                result.failures.append(f"{sid}: stream ended without done or error")
+                return None
+        else:
+            response = await http.post(
+                f"/v1/sessions/{sid}/messages",
+                json={"content": content},
+                headers={**headers, "Accept": "application/json"},
+            )
+            if response.status_code != 200:
+                result.failures.append(f"{sid}: HTTP {response.status_code} {response.text[:200]}")
+                return None
+            done = response.json()
+    except httpx.HTTPError as exc:
+        result.failures.append(f"{sid}: {type(exc).__name__}: {exc}")
+        return None
+    result.latencies.append(time.perf_counter() - started)
+    return str(done["message_id"])
+
+
+async def run_load(
+    bases: Sequence[str],
+    api_key: str,
+    project_id: str,
+    *,
+    sessions: int,
+    turns: int,
+    burst_sessions: int = 0,
+    burst_size: int = 4,
+) -> LoadResult:
+    """`sessions` concurrent sessions x `turns` sequential turns (even sessions SSE, odd JSON), spread
+    over `bases` round-robin; then `burst_sessions` of them get `burst_size` concurrent turns at once
+    plus two concurrent requests sharing one Idempotency-Key (sent to different bases)."""
+    result = LoadResult()
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+    clients = [
+        httpx.AsyncClient(
+            base_url=b, headers={"Authorization": f"Bearer {api_key}"}, timeout=300, limits=limits
+        )
+        for b in bases
+    ]
+    try:
+        created = await asyncio.gather(
+            *(
+                clients[i % len(clients)].post("/v1/sessions", json={"project_id": project_id})
+                for i in range(sessions)
+            )
+        )
+        sids = [r.json()["id"] for r in created]
+        result.expected = {sid: [] for sid in sids}
+
+        async def converse(i: int, sid: str) -> None:
+            for t in range(turns):
+                content = f"session {i} turn {t}: what should I do next on billing?"
+                result.expected[sid].append(content)
+                await _turn(
+                    clients[(i + t) % len(clients)], sid, content, sse=i % 2 == 0, key=None, result=result
+                )
+
+        started = time.perf_counter()
+        await asyncio.gather(*(converse(i, sid) for i, sid in enumerate(sids)))
+        await asyncio.gather(
+            *(_burst(clients, i, sid, burst_size, result) for i, sid in enumerate(sids[:burst_sessions]))
+        )
+        result.elapsed = time.perf_counter() - started
+    finally:
+        for c in clients:
+            await c.aclose()
+    return result
+
+
+async def _burst(clients: list[httpx.AsyncClient], i: int, sid: str, size: int, result: LoadResult) -> None:
+    contents = [f"session {i} burst {b}: and then?" for b in range(size)]
+    duplicate = f"session {i} duplicate: remind me of my goals"
+    result.expected[sid] += [*contents, duplicate]
+    key = f"dup-{uuid.uuid4().hex}"
+    jobs = [
+        _turn(clients[(i + b) % len(clients)], sid, c, sse=b % 2 == 0, key=None, result=result)
+        for b, c in enumerate(contents)
+    ]
+    jobs += [
+        _turn(clients[(i + d) % len(clients)], sid, duplicate, sse=d == 0, key=key, result=result)
+        for d in range(2)
+    ]
+    answers = await asyncio.gather(*jobs)
+    first, second = answers[-2], answers[-1]
+    if first is not None and second is not None:
+        result.replays.append((first, second))
+
+
+async def verify_conversations(settings: Settings, expected: dict[str, list[str]]) -> list[str]:
+    """Problems found in the stored sessions (empty when every conversation is intact)."""
+    problems: list[str] = []
+    db = Database.from_settings(settings)
+    try:
+        async with db.sessions() as s:
+            rows = (
+                await s.execute(
+                    select(Message.session_id, Message.seq, Message.role, Message.content)
+                    .where(Message.session_id.in_([uuid.UUID(k) for k in expected]))
+                    .order_by(Message.session_id, Message.seq)
+                )
+            ).all()
+    finally:
+        await db.dispose()
+    by_session: dict[str, list[Any]] = {sid: [] for sid in expected}
+    for row in rows:
+        by_session[str(row.session_id)].append(row)
+    for sid, sent in expected.items():
+        stored = by_session[sid]
+        seqs = [m.seq for m in stored]
+        if seqs != list(range(1, len(stored) + 1)):
+            problems.append(f"{sid}: seq not contiguous: {seqs}")
+        if [m.role for m in stored] != ["user", "assistant"] * len(sent):
+            problems.append(f"{sid}: roles {[m.role for m in stored]} for {len(sent)} turns")
+        users = [m.content for m in stored if m.role == "user"]
+        if sorted(users) != sorted(sent):
+            problems.append(f"{sid}: user messages differ (missing or duplicated): {sorted(users)}")
+    return problems
