@@ -129,6 +129,13 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 
+def _provider_sent_no_finish_reason(stream: Any) -> bool:
+    """litellm ends every stream with a synthetic `stop`; its wrapper remembers whether the provider
+    really sent a finish reason (pinned litellm: `received_finish_reason`, `intermittent_finish_reason`)."""
+    received = getattr(stream, "received_finish_reason", "unknown")
+    return received is None and getattr(stream, "intermittent_finish_reason", None) is None
+
+
 class LiteLLMModel(Model):
     """`LiteLLMModel("anthropic/claude-sonnet-4-5")`, `LiteLLMModel("ollama/llama3")`, ..."""
 
@@ -255,6 +262,8 @@ class LiteLLMStreamedResponse(StreamedResponse):
                     tool_call_id=call.id or None,
                 ):
                     yield event
+        if _provider_sent_no_finish_reason(self._stream):
+            self.finish_reason = None
 
     async def close_stream(self) -> None:
         close = getattr(self._stream, "aclose", None)

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 
 from backend.db.failures import as_unavailable
@@ -107,4 +108,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(OrreryError, _orrery)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(SQLAlchemyError, _unexpected)  # outages answer 503, not through the
+    app.add_exception_handler(ConnectionError, _unexpected)  # server-error middleware (no re-raise)
     app.add_exception_handler(Exception, _unexpected)

@@ -10,6 +10,8 @@ from sqlalchemy import exc as sa
 from backend.errors import ServiceUnavailableError
 
 BUSY = "the server is busy; retry shortly"
+_CALLER_OR_CODE_ERRORS = (sa.IntegrityError, sa.DataError, sa.ProgrammingError, sa.NotSupportedError)
+"""Driver errors that are not outages: constraint violations, bad data, bad SQL (a bug)."""
 UNAVAILABLE = "the database is unavailable; retry shortly"
 
 
@@ -21,9 +23,7 @@ def as_unavailable(error: BaseException, retry_after: int = 2) -> ServiceUnavail
         return ServiceUnavailableError(BUSY, retry_after)
     if isinstance(error, sa.OperationalError) and "locked" in str(error.orig).lower():
         return ServiceUnavailableError(BUSY, retry_after)
-    if isinstance(error, sa.DBAPIError) and (
-        error.connection_invalidated or isinstance(error, (sa.OperationalError, sa.InterfaceError))
-    ):
+    if isinstance(error, sa.DBAPIError) and not isinstance(error, _CALLER_OR_CODE_ERRORS):
         return ServiceUnavailableError(UNAVAILABLE, retry_after)
     if isinstance(error, (ConnectionError, TimeoutError)) or _is_driver_disconnect(error):
         return ServiceUnavailableError(UNAVAILABLE, retry_after)

@@ -193,13 +193,13 @@ async def post_message(
 
 def _failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
     """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
-    details = {"retry": True, "code": data.get("code")}
     if data.get("code") == "unavailable":
         return JSONResponse(
-            error_body("unavailable", data["message"], details),
+            error_body("unavailable", data["message"], {"retry_after": retry_after}),
             status_code=503,
             headers={"Retry-After": str(retry_after)},
         )
+    details = {"retry": True, "code": data.get("code")}
     return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
 
 
