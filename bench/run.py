@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load
+from bench import context, graph, http_load, knowledge, load, load_workers, orchestrator
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load"]
+    chosen = sys.argv[1:] or [
+        "load",
+        "context",
+        "graph",
+        "knowledge",
+        "orchestrator",
+        "http_load",
+        "load_workers",
+    ]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {
@@ -17,6 +25,9 @@ def main() -> None:
             "context": context.main,
             "graph": graph.main,
             "knowledge": knowledge.main,
+            "orchestrator": orchestrator.main,
+            "http_load": http_load.main,
+            "load_workers": load_workers.main,
         }
         runners[name]([])
 

@@ -42,25 +42,52 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str] | None) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(source),
+        "DATABASE_URL": database_url,
+        "ORRERY_SECRET_KEY": secret,
+        "ORRERY_MODEL": "offline",
+        "ORRERY_LOG_LEVEL": "warning",
+        **(env or {}),
+    }
+
+
+def _cli() -> list[str]:
+    return [sys.executable, "-c", "import sys; from backend.cli import app; sys.argv[0] = 'orrery'; app()"]
+
+
+def prepare_database(database_url: str, secret: str, source: Path = ROOT) -> dict[str, str]:
+    """`orrery db upgrade` + `orrery demo load --json` with the code in `source`: the demo's ids and key."""
+    env = _child_env(database_url, secret, source, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([*_cli(), "db", "upgrade"], cwd=tmp, env=env, check=True, capture_output=True)
+        loaded = subprocess.run(
+            [*_cli(), "demo", "load", "--json"], cwd=tmp, env=env, check=True, capture_output=True
+        )
+    data: dict[str, str] = json.loads(loaded.stdout)
+    return data
+
+
 @contextmanager
 def server_process(
-    database_url: str, secret: str, *, workers: int = 1, env: dict[str, str] | None = None
+    database_url: str,
+    secret: str,
+    *,
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    source: Path = ROOT,
 ) -> Iterator[str]:
-    """`orrery serve` in a child process (cwd outside the repo, so no `.env` is read); yields its URL."""
+    """`orrery serve` (code from `source`) in a child process, cwd outside the repo so no `.env` is
+    read; yields its base URL."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        child_env = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "DATABASE_URL": database_url,
-            "ORRERY_SECRET_KEY": secret,
-            "ORRERY_MODEL": "offline",
-            "ORRERY_LOG_LEVEL": "warning",
-            **(env or {}),
-        }
+        child_env = _child_env(database_url, secret, source, env)
         log_path = Path(tmp) / "server.log"
-        command = [sys.executable, "-c", "from backend.cli import app; app()", "serve"]
-        command += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+        command = [*_cli(), "serve", "--host", "127.0.0.1", "--port", str(port)]
+        if workers != 1:
+            command += ["--workers", str(workers)]
         with open(log_path, "w") as log:
             proc = subprocess.Popen(command, cwd=tmp, env=child_env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
