@@ -110,6 +110,21 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
     return "model_error", "the model failed; retry shortly"
 
 
-def log_failure(exc: BaseException, session_id: object) -> None:
-    """The whole exception, server-side only."""
+def failure_data(exc: BaseException, session_id: object) -> dict[str, Any]:
+    """The `error` event's data for a failed turn; the whole exception goes to the log only."""
     log.error("turn on session %s failed", session_id, exc_info=exc)
+    code, message = describe_failure(exc)
+    return {"message": message, "code": code, "retry": True}
+
+
+def is_truncated(response: ModelResponse) -> bool:
+    """Cut off by the token limit, or a provider's stream that ended without a finish reason."""
+    if response.finish_reason == "length":
+        return True
+    return response.finish_reason is None and response.provider_name not in (None, "function", "test")
+
+
+def log_refresh_failure(task: asyncio.Task[Any]) -> None:
+    """A background summary refresh that failed is logged in full, never swallowed."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background user-summary refresh failed", exc_info=task.exception())

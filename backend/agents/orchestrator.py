@@ -46,7 +46,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
-from backend.agents.attempts import describe_failure, log_failure, timed
+from backend.agents.attempts import failure_data, is_truncated, log_refresh_failure, timed
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
@@ -228,7 +228,7 @@ class Orchestrator:
         usage = result.usage
         reply = str(result.output)
         latency = int((time.perf_counter() - started) * 1000)
-        truncated = _is_truncated(result.response)
+        truncated = is_truncated(result.response)
         saved = await self._persist_reply(
             user_id,
             sid,
@@ -256,13 +256,13 @@ class Orchestrator:
             return
         from backend.agents.patterns import refresh_user_summary
 
+        chosen = self.model_factory(model or self.settings.model, self.settings)
         task = asyncio.create_task(
-            refresh_user_summary(
-                self.db, self.model_factory(model or self.settings.model, self.settings), user_id
-            )
+            refresh_user_summary(self.db, timed(chosen, self.settings.model_timeout_seconds), user_id)
         )
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        task.add_done_callback(log_refresh_failure)
 
     async def drain(self) -> None:
         """Wait for background work (tests, shutdown)."""
@@ -364,17 +364,8 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
 
 
 def _failed(exc: BaseException, sid: uuid.UUID) -> TurnEvent:
-    """The `error` event ending a failed turn: a short message; the whole exception goes to the log."""
-    log_failure(exc, sid)
-    code, message = describe_failure(exc)
-    return TurnEvent("error", {"message": message, "code": code, "retry": True})
-
-
-def _is_truncated(response: ModelResponse) -> bool:
-    """Cut off by the token limit, or a provider's stream that ended without a finish reason."""
-    if response.finish_reason == "length":
-        return True
-    return response.finish_reason is None and response.provider_name not in (None, "function", "test")
+    """The `error` event ending a failed turn (short message; the exception goes to the log)."""
+    return TurnEvent("error", failure_data(exc, sid))
 
 
 def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
