@@ -105,12 +105,17 @@ async def get_context_summary(ctx: RunContext[TurnDeps]) -> str:
 
 
 async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
-    """Re-index the project's docs folder (the one indexed with `orrery docs index` before).
+    """Index the project's docs (PRD, OpenAPI, schemas) so the story and spec tools can read them.
+
+    Re-indexes the folder indexed before, or creates the first index from the configured docs folder;
+    the error says how to configure one when there is none.
 
     Args:
         force: Rebuild even when no file changed.
     """
     with readable_errors():
         async with ctx.deps.db.transaction() as session:
-            result = await index.index_docs(session, ctx.deps.user_id, _project(ctx), force=force)
+            result = await index.index_docs(
+                session, ctx.deps.user_id, _project(ctx), force=force, default_root=ctx.deps.settings.docs_dir
+            )
     return _json({"success": True, **result.__dict__})

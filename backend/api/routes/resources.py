@@ -133,7 +133,7 @@ async def build(
     from backend.graph.context_builder import build_context, resolve_request
     from backend.tokens import counter_for
 
-    request = resolve_request(**body.model_dump())
+    request = resolve_request(**body.model_dump(), templates_dir=settings.templates_dir)
     return await build_context(session, user.id, request, counter_for(settings.model))
 
 
@@ -302,13 +302,16 @@ class ReindexIn(BaseModel):
 
 @router.post("/projects/{project_id}/docs/index", summary="Re-index the project's docs folder")
 async def docs_reindex(
-    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep
+    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
 ) -> dict[str, Any]:
-    """Re-chunk the folder indexed before with `orrery docs index PATH` (the server never takes a path
-    from a request); skipped when nothing changed unless `force`."""
+    """Re-chunk the folder indexed before with `orrery docs index PATH`, or index `ORRERY_DOCS_DIR`
+    the first time (the server never takes a path from a request); skipped when nothing changed
+    unless `force`."""
     from backend.docs.index import index_docs
 
-    return asdict(await index_docs(session, user.id, project_id, force=body.force))
+    return asdict(
+        await index_docs(session, user.id, project_id, force=body.force, default_root=settings.docs_dir)
+    )
 
 
 class CheckInIn(BaseModel):
