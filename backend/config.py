@@ -54,6 +54,12 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     """Port `orrery serve` listens on."""
 
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    """Largest HTTP request body the API accepts; bigger bodies answer 413."""
+
+    cors_origins: str = ""
+    """Comma-separated browser origins allowed by CORS (`*` for any); empty turns CORS off."""
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level for the server and CLI."""
 

@@ -173,7 +173,7 @@ def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
     )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert "Offline model" in text and chunks[-1].choices[0].finish_reason == "stop"
-    with pytest.raises(openai.UnprocessableEntityError):
+    with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="orrery/wizard", messages=[{"role": "user", "content": "x"}])
 
 
