@@ -114,6 +114,8 @@ def test_commands_that_need_a_project_say_so_the_same_way(demo: dict[str, Any]) 
         assert code == 1 and "pass --project ID, one of:" in output and demo["project_id"] in output, command
     code, output = invoke("kb", "search", "overage", "--project", demo["project_id"], "--json")
     assert code == 0 and _strict_json(output)["hits"]
+    code, output = invoke("docs", "index", "--project", demo["project_id"], "--json")
+    assert code == 0 and json.loads(output)["skipped_unchanged"]  # the folder indexed before
 
 
 def test_terminal_chat_context_agent_and_markdown(demo: dict[str, Any]) -> None:
