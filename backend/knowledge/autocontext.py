@@ -44,8 +44,9 @@ INSTRUCTIONS = {
     "proceed with the task grounded in these entries: {receipt}_",
     "medium": "_Loaded automatically (medium confidence). Say briefly what you found ({receipt}) and ask "
     "whether more context is needed before going deep._",
-    "low": "_Only loosely related knowledge was found. Tell the user the knowledge base does not cover "
-    "this task well yet, and offer to capture what you learn with `update_entry`._",
+    "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: ask the "
+    "user which of these they mean before going deep; if none fits, say the knowledge base does not "
+    "cover this yet and offer to capture what you learn with `update_entry`._",
     "none": "_Tell the user the knowledge base does not cover this area yet, and offer to capture "
     "knowledge while working._",
 }
