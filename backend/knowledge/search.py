@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Integer, func, literal_column, select, text
+from sqlalchemy import Float, Integer, bindparam, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry
@@ -108,27 +108,18 @@ async def term_document_counts(
     bind = session.get_bind()
     counts: list[Any] = []
     if bind.dialect.name == "sqlite":
-        for i, term in enumerate(terms):
-            fts = (
-                text(f"SELECT rowid AS rid FROM kb_entries_fts WHERE kb_entries_fts MATCH :m{i}")
-                .bindparams(**{f"m{i}": f'"{term}"*'})
-                .columns(rid=Integer)
-                .subquery(f"f{i}")
-            )
-            counts.append(
-                select(func.count())
-                .select_from(KbEntry)
-                .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
-                .where(KbEntry.project_id == project_id)
-                .scalar_subquery()
-            )
-        total = (
-            select(func.count())
-            .select_from(KbEntry)
-            .where(KbEntry.project_id == project_id)
-            .scalar_subquery()
+        # the FTS index drives each count (CROSS JOIN fixes the loop order); the project filter is
+        # checked per match by rowid
+        parts = ["(SELECT count(*) FROM kb_entries WHERE project_id = :p)"] + [
+            f"(SELECT count(*) FROM kb_entries_fts CROSS JOIN kb_entries AS e "
+            f"ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :m{i} AND e.project_id = :p)"
+            for i in range(len(terms))
+        ]
+        statement = text("SELECT " + ", ".join(parts)).bindparams(
+            bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
+            *(bindparam(f"m{i}", f'"{t}"*') for i, t in enumerate(terms)),
         )
-        row = (await session.execute(select(total, *counts))).one()
+        row = (await session.execute(statement)).one()
     else:
         vector: Any = literal_column("kb_entries.search_vector")
         for term in terms:
