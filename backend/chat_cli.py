@@ -132,7 +132,11 @@ async def run_once(
     db: Database, settings: Settings, target: ChatTarget, message: str, agent: str | None
 ) -> dict[str, Any]:
     """One turn; the JSON document `orrery chat --once --json` prints."""
+    import pydantic_ai
+
     from backend.agents.orchestrator import Orchestrator
+
+    pydantic_ai.BANNER_ENABLED = False  # scripts read stdout
 
     events = [
         e

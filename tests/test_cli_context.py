@@ -118,7 +118,12 @@ def test_commands_that_need_a_project_say_so_the_same_way(demo: dict[str, Any]) 
     assert code == 0 and json.loads(output)["skipped_unchanged"]  # the folder indexed before
 
 
-def test_terminal_chat_context_agent_and_markdown(demo: dict[str, Any]) -> None:
+def test_terminal_chat_context_agent_and_markdown(
+    demo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pydantic_ai
+
+    monkeypatch.setattr(pydantic_ai, "BANNER_ENABLED", True)
     script = "What is this task blocked by?\n/context\n/agent motivator\n/context\n/quit\n"
     code, output = invoke("chat", "--demo", stdin=script)
     assert code == 0
@@ -126,6 +131,7 @@ def test_terminal_chat_context_agent_and_markdown(demo: dict[str, Any]) -> None:
     assert output.count("excluded (why)") == 2 and "conversation" in output and "budgets x" in output
     after_agent = output.split("answers from the next turn on")[1]
     assert "motivator · strategy last_n (agent default)" in after_agent
+    assert pydantic_ai.BANNER_ENABLED is False  # the chat owns the terminal
 
 
 async def test_ctrl_c_at_the_prompt_returns_at_once() -> None:
