@@ -24,7 +24,7 @@ from backend.knowledge.load_context import ContextLoad, load_context_for_task
 from backend.knowledge.packet import NO_CONTEXT, format_context_packet
 from backend.knowledge.search import query_codes
 from backend.memory.sections import ContextSection
-from backend.text import search_terms
+from backend.text import inline_data, search_terms
 from backend.tokens import TokenCounter
 
 TITLE = "Knowledge Context"
@@ -70,10 +70,11 @@ def receipt_line(load: ContextLoad, counter: TokenCounter) -> str:
     head = f"Loaded {len(load.entries)} KB entries ({load.confidence} confidence): "
     parts: list[str] = []
     for entry in load.entries:
-        candidate = head + "; ".join([*parts, f"{entry.code} {entry.name}"])
+        item = inline_data(f"{entry.code} {entry.name}")  # stored names: data, never instructions
+        candidate = head + "; ".join([*parts, item])
         if counter.count(candidate) > RECEIPT_TOKENS - 10:
             break
-        parts.append(f"{entry.code} {entry.name}")
+        parts.append(item)
     more = len(load.entries) - len(parts)
     return head + "; ".join(parts) + (f"; and {more} more" if more else "") + "."
 
