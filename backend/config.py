@@ -104,8 +104,9 @@ class Settings(BaseSettings):
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 
-    scoping_strategy: str = "last_n"
-    """Default message-scoping strategy when neither the session nor the agent names one."""
+    scoping_strategy: str | None = None
+    """Message-scoping strategy for every agent unless the session or `agent_strategies` names one;
+    unset: each agent's own default (`last_n` for the built-ins)."""
 
     agent_strategies: dict[str, str] = Field(default_factory=dict)
     """Per-agent strategy names, as JSON: `{"planner": "relevance"}`; a session's choice wins."""

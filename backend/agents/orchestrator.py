@@ -155,7 +155,12 @@ class Orchestrator:
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
-            "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
+            "context",
+            {
+                "receipt_tokens": wc.receipt.total_tokens,
+                "strategy": wc.receipt.strategy,
+                "knowledge": wc.receipt.knowledge,
+            },
         )
         runner = Agent(
             self.model_factory(model or self.settings.model, self.settings),
@@ -279,9 +284,6 @@ class Orchestrator:
                 chosen = get_agent(routed)
             if record.active_agent != chosen.id:
                 await chat.record_transition(s, user_id, sid, chosen.id, reason)
-            strategy = (
-                record.scoping_strategy or self.settings.agent_strategies.get(chosen.id) or chosen.strategy
-            )
             wc = await assemble_working_context(
                 s,
                 agent=chosen.id,
@@ -289,8 +291,6 @@ class Orchestrator:
                 session_id=sid,
                 user_id=user_id,
                 settings=self.settings,
-                scoping=strategy,
-                scoping_options={"max_messages": chosen.max_messages},
                 query=text,
                 summarizer=self._summarizer(model),
             )

@@ -204,11 +204,8 @@ async def next_context(
     wc = await assemble_working_context(
         session,
         agent=agent.id,
-        base_prompt=agent.prompt(),
         session_id=record.id,
         user_id=user.id,
         settings=settings,
-        scoping=record.scoping_strategy or agent.strategy,
-        scoping_options={"max_messages": agent.max_messages},
     )
     return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}
