@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
@@ -35,6 +36,8 @@ class NewMessage:
     token_count: int | None = None
     latency_ms: int | None = None
     client_key: str | None = None
+    created_at: datetime | None = None
+    """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
 
 
 def _check_agent(agent_id: str | None) -> None:
@@ -135,6 +138,7 @@ async def append_message(
         token_count=new.token_count,
         latency_ms=new.latency_ms,
         client_key=new.client_key,
+        created_at=new.created_at or utcnow(),
     )
     session.add(message)
     await session.flush()

@@ -44,6 +44,21 @@ def _batches(messages: list[HistoryMessage], ctx: ScopingContext) -> list[list[S
     return [b for b in batches if b]
 
 
+def _fitted_summary(text: str | None, share: int, ctx: ScopingContext) -> str | None:
+    """The summary message's content cut so prefix, text and message overhead fit `share`, or None."""
+    if not text:
+        return None
+    room = share - ctx.counter.count_message("system", SUMMARY_PREFIX)
+    while room > 0:  # joined text can tokenize a token longer than its parts; shrink until it fits
+        fitted = ctx.counter.truncate(text, room)
+        if not fitted:
+            return None
+        if ctx.counter.count_message("system", SUMMARY_PREFIX + fitted) <= share:
+            return SUMMARY_PREFIX + fitted
+        room -= 1
+    return None
+
+
 @register_strategy
 class SummaryStrategy:
     """Running summary + the newest `keep_recent` messages verbatim."""
@@ -80,8 +95,8 @@ class SummaryStrategy:
         messages: list[ScopedMessage] = []
         included: list[ReceiptItem] = []
         remaining = ctx.budget
-        if text:
-            content = SUMMARY_PREFIX + text
+        content = _fitted_summary(text, summary_budget, ctx)
+        if content:
             cost = ctx.counter.count_message("system", content)
             messages.append(ScopedMessage(role="system", content=content))
             included.append(ReceiptItem("summary", f"seq 1-{boundary}", cost, "running summary"))
