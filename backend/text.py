@@ -1,4 +1,5 @@
-"""Lexical tools shared by relevance scoring and search: tokenizing, stop words, BM25."""
+"""Lexical tools shared by relevance scoring and search: one analyzer (tokens, stop words, Snowball
+stems) and BM25."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
 
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _MARKDOWN_CONTROL = re.compile(r"[`<>#*\[\]|\\]")
+_PARTS = re.compile(r"[a-z0-9]+")
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -36,21 +40,29 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
 
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s")
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer  # type: ignore[import-untyped]
+
+    return snowballstemmer.stemmer("english")
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light suffix stripper, so `pricing`, `priced` and `prices` compare equal to `price`."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            root = word[: -len(suffix)]
-            return root + "y" if suffix in ("ies", "ied") else root.rstrip("e")
-    return word.rstrip("e") if len(word) > 4 else word
+    """The Snowball (Porter2) English stem: `process`/`processes` -> `process`, `news` -> `news`,
+    `pricing`/`priced`/`prices` -> `price`. The one stemmer every lexical comparison uses."""
+    return str(_stemmer().stemWord(word))
+
+
+def analyze(text: str) -> list[str]:
+    """The one text analyzer (BM25, stored message search terms, keyword matching): lowercase
+    alphanumeric words, stop words dropped, each stemmed; hyphenated words count by their parts."""
+    return [stem(part) for word in tokenize(text) for part in _PARTS.findall(word) if len(part) > 1]
 
 
 def search_terms(text: str) -> list[str]:
     """Distinct alphanumeric search terms (stop words dropped), safe for FTS5 and tsquery syntax."""
-    return list(dict.fromkeys(t for w in tokenize(text) for t in re.findall(r"[a-z0-9]+", w) if len(t) > 1))
+    return list(dict.fromkeys(t for w in tokenize(text) for t in _PARTS.findall(w) if len(t) > 1))
 
 
 def preview(text: str | None, limit: int = 150) -> str:

@@ -16,7 +16,7 @@ from backend.memory.scoping.base import (
     to_scoped,
     unit_tokens,
 )
-from backend.text import bm25_scores, tokenize
+from backend.text import analyze, bm25_scores
 
 
 class LexicalBaseline:
@@ -28,7 +28,7 @@ class LexicalBaseline:
         window = await ctx.history.recent(ctx.settings.history_scan_limit)
         units, _ = group_units(window)
         scores = bm25_scores(
-            tokenize(ctx.query or ""), [tokenize(" ".join(m.content for m in u)) for u in units]
+            analyze(ctx.query or ""), [analyze(" ".join(m.content for m in u)) for u in units]
         )
         remaining = ctx.budget
         chosen: list[int] = []

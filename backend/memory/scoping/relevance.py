@@ -27,7 +27,7 @@ from backend.memory.scoping.base import (
     unit_key,
     unit_tokens,
 )
-from backend.text import bm25_scores, tokenize
+from backend.text import analyze, bm25_scores
 
 SIMILARITY_FLOOR = 0.35
 """Cosine similarity below which an embedding match does not count as relevant."""
@@ -52,7 +52,7 @@ async def score_units(units: Sequence[Unit], query: str, embedder: Embedder | No
     if not units:
         return []
     texts = [" ".join(m.content for m in unit) for unit in units]
-    lexical = bm25_scores(tokenize(query), [tokenize(t) for t in texts])
+    lexical = bm25_scores(analyze(query), [analyze(t) for t in texts])
     top = max(lexical) or 1.0
     lexical = [s / top for s in lexical]
     recency = [(i + 1) / len(units) for i in range(len(units))]
