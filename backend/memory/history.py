@@ -1,29 +1,49 @@
-"""Reading a session's messages for scoping: each call is exactly one query."""
+"""Reading a session's messages for scoping: each call is exactly one query.
+
+Besides plain reads, `DbHistory` answers the searchable-history questions relevance asks (see
+`backend/memory/scoping/candidates.py`): an outline of the session without message text (stored
+token counts and embeddings), a full-text search over the stored search terms (FTS5 on SQLite, the
+`search_vector` tsvector on PostgreSQL), and the text of chosen messages only.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Float, Integer, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import Message
 from backend.memory.scoping.base import HistoryMessage
+from backend.memory.scoping.candidates import OutlineRow
+
+_COLUMNS = (
+    Message.seq,
+    Message.role,
+    Message.content,
+    Message.agent_id,
+    Message.created_at,
+    Message.tool_calls.is_not(None).label("has_tool_calls"),
+    Message.token_counts,
+)
 
 
-def _view(m: Message) -> HistoryMessage:
+def _view(row: Any) -> HistoryMessage:
     return HistoryMessage(
-        seq=m.seq,
-        role=m.role,
-        content=m.content,
-        agent_id=m.agent_id,
-        created_at=m.created_at,
-        has_tool_calls=bool(m.tool_calls),
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        agent_id=row.agent_id,
+        created_at=row.created_at,
+        has_tool_calls=bool(row.has_tool_calls),
+        token_counts=row.token_counts,
     )
 
 
 class DbHistory:
-    """A `HistorySource` over `messages` of one (already authorized) session."""
+    """A `HistorySource` (and searchable history) over `messages` of one (already authorized) session."""
 
     def __init__(self, session: AsyncSession, session_id: uuid.UUID, latest_seq: int) -> None:
         self.session = session
@@ -43,9 +63,69 @@ class DbHistory:
             return []
         return await self._fetch(Message.seq > after_seq, Message.seq <= through_seq)
 
-    async def _fetch(self, *conditions: object) -> list[HistoryMessage]:
+    async def fetch(self, seqs: Sequence[int]) -> list[HistoryMessage]:
+        """The messages with these numbers, oldest first."""
+        if not seqs:
+            return []
+        return await self._fetch(Message.seq.in_(sorted(set(seqs))))
+
+    async def outline(self, limit: int) -> list[OutlineRow]:
+        """The newest `limit` messages without their text: number, role, stored counts, embedding."""
+        if limit <= 0 or self.latest_seq == 0:
+            return []
         self.queries += 1
         rows = await self.session.execute(
-            select(Message).where(Message.session_id == self.session_id, *conditions).order_by(Message.seq)  # type: ignore[arg-type]
+            select(Message.seq, Message.role, Message.token_counts, Message.embedding, Message.created_at)
+            .where(
+                Message.session_id == self.session_id,
+                Message.seq > self.latest_seq - limit,
+                Message.seq <= self.latest_seq,
+            )
+            .order_by(Message.seq)
         )
-        return [_view(m) for m in rows.scalars()]
+        return [OutlineRow(r.seq, r.role, r.token_counts, r.embedding, r.created_at) for r in rows]
+
+    async def search(self, terms: Sequence[str], limit: int) -> list[int]:
+        """Numbers of the messages matching any of the (analyzed) terms, best first."""
+        terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
+        if not terms or limit <= 0:
+            return []
+        self.queries += 1
+        if self.session.get_bind().dialect.name == "sqlite":
+            fts = (
+                text(
+                    "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
+                    "WHERE messages_fts MATCH :q"
+                )
+                .bindparams(
+                    q=f'session_id : "{self.session_id.hex}" AND search_terms : ({" OR ".join(terms)})'
+                )
+                .columns(rid=Integer, score=Float)
+                .subquery()
+            )
+            query = (
+                select(Message.seq)
+                .join(fts, literal_column("messages.rowid") == fts.c.rid)
+                .where(Message.session_id == self.session_id, Message.seq <= self.latest_seq)
+                .order_by(fts.c.score, Message.seq.desc())
+                .limit(limit)
+            )
+        else:
+            tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
+            vector: Any = literal_column("messages.search_vector")
+            score = func.ts_rank(vector, tsquery, type_=Float)
+            query = (
+                select(Message.seq)
+                .where(Message.session_id == self.session_id, Message.seq <= self.latest_seq)
+                .where(vector.op("@@")(tsquery))
+                .order_by(score.desc(), Message.seq.desc())
+                .limit(limit)
+            )
+        return [int(seq) for seq in (await self.session.execute(query)).scalars()]
+
+    async def _fetch(self, *conditions: Any) -> list[HistoryMessage]:
+        self.queries += 1
+        rows = await self.session.execute(
+            select(*_COLUMNS).where(Message.session_id == self.session_id, *conditions).order_by(Message.seq)
+        )
+        return [_view(r) for r in rows]

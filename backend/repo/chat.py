@@ -18,6 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import AgentTransition, ChatSession, Message
 from backend.errors import NotFoundError, ValidationError
+from backend.memory.embeddings import get_embedder, to_bytes
+from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
 from backend.vocabulary import AGENT_IDS, FOCUS_KINDS, MESSAGE_ROLES
@@ -126,6 +128,9 @@ async def append_message(
     ).scalar_one_or_none()
     if seq is None:
         raise NotFoundError("session", sid)
+    token_counts, terms = index_fields(new.content)
+    embedder = await get_embedder()
+    vector = to_bytes((await embedder.embed_async([new.content]))[0]) if embedder and new.content else None
     message = Message(
         session_id=sid,
         seq=seq,
@@ -139,6 +144,9 @@ async def append_message(
         latency_ms=new.latency_ms,
         client_key=new.client_key,
         created_at=new.created_at or utcnow(),
+        token_counts=token_counts,
+        search_terms=terms,
+        embedding=vector,
     )
     session.add(message)
     await session.flush()

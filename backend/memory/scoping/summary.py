@@ -16,6 +16,7 @@ from backend.memory.scoping.base import (
     ScopingContext,
     ScopingResult,
     group_units,
+    message_tokens,
     newest_units_within,
     orphan_receipt,
     receipt_for,
@@ -35,7 +36,7 @@ def _batches(messages: list[HistoryMessage], ctx: ScopingContext) -> list[list[S
     batches: list[list[ScopedMessage]] = [[]]
     used = 0
     for m in messages:
-        cost = ctx.counter.count_message(m.role, m.content)
+        cost = message_tokens(m, ctx.counter)
         if batches[-1] and used + cost > BATCH_TOKENS:
             batches.append([])
             used = 0
