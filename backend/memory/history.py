@@ -123,6 +123,21 @@ class DbHistory:
             )
         return [int(seq) for seq in (await self.session.execute(query)).scalars()]
 
+    async def totals(self, through_seq: int, encoding: str) -> tuple[int, int | None]:
+        """How many messages up to `through_seq`, and their stored content tokens in `encoding`
+        (None if any lacks a stored count): one aggregate query, nothing read or counted in Python."""
+        self.queries += 1
+        tokens = Message.token_counts[encoding].as_integer()
+        row = (
+            await self.session.execute(
+                select(func.count(), func.sum(tokens), func.count(tokens)).where(
+                    Message.session_id == self.session_id, Message.seq <= through_seq
+                )
+            )
+        ).one()
+        count, total, counted = int(row[0]), row[1], int(row[2])
+        return count, int(total or 0) if counted == count else None
+
     async def _fetch(self, *conditions: Any) -> list[HistoryMessage]:
         self.queries += 1
         rows = await self.session.execute(

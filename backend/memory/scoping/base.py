@@ -172,7 +172,7 @@ def message_tokens(message: HistoryMessage, counter: TokenCounter) -> int:
     return int(stored) + _role_cost(counter, message.role)
 
 
-def unit_tokens(unit: Unit, counter: TokenCounter) -> int:
+def unit_tokens(unit: Sequence[HistoryMessage], counter: TokenCounter) -> int:
     """What a unit costs in the prompt."""
     return sum(message_tokens(m, counter) for m in unit)
 
@@ -217,6 +217,30 @@ def older_than_window(first_seq_in_window: int, reason: str) -> list[ReceiptItem
         return []
     span = "seq 1" if first_seq_in_window == 2 else f"seq 1-{first_seq_in_window - 1}"
     return [ReceiptItem("messages", span, None, reason)]
+
+
+async def older_than_window_counted(
+    history: HistorySource, first_seq_in_window: int, reason: str, counter: TokenCounter
+) -> list[ReceiptItem]:
+    """`older_than_window`, with how many messages and ~tokens that is when the history can sum its
+    stored counts in one query (never by reading or counting the messages)."""
+    items = older_than_window(first_seq_in_window, reason)
+    totals = getattr(history, "totals", None)
+    if not items or totals is None:
+        return items
+    count, tokens = await totals(first_seq_in_window - 1, counter.encoding_name)
+    if tokens is None:
+        return items
+    cost = tokens + count * _role_cost(counter, "user")
+    return [
+        ReceiptItem(
+            "messages", items[0].key, cost, f"{count} older messages, ~{_short(cost)} tokens: {reason}"
+        )
+    ]
+
+
+def _short(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def orphan_receipt(orphans: Sequence[HistoryMessage]) -> list[ReceiptItem]:

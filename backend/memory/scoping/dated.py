@@ -1,9 +1,10 @@
 """Dates on scoped messages, counted by the budget.
 
-Rule (one for every strategy): the first message the model sees carries its date as a compact
-`[2025-03-14] ` prefix, and so does every later one whose day differs from the message before it.
-So messages picked out of order (relevance) or across a day boundary always say when they were
-written, and a same-day chat pays for one marker only. Messages without a timestamp carry none.
+Rule (one for every strategy): a message carries its date as a compact `[2025-03-14] ` prefix when
+its day differs from the message shown before it, or, for the first one shown, from the day of the
+session's newest message ("today" of the conversation). So messages picked out of order
+(relevance) or across a day boundary always say when they were written, and a same-day chat pays
+nothing. Messages without a timestamp carry none.
 
 `DatedPacker` adds whole units in a strategy's priority order and keeps the exact cost of the
 markers the current selection needs, so a selection with its markers never exceeds the budget.
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Protocol
 
-from backend.memory.scoping.base import HistoryMessage, ScopedMessage
+from backend.memory.scoping.base import HistoryMessage, ReceiptItem, ScopedMessage, unit_tokens
 from backend.tokens import TokenCounter
 
 
@@ -40,16 +41,22 @@ class DatedPacker:
     """Chooses units (by index into chronological `units`) within `budget`, markers included."""
 
     def __init__(
-        self, units: Sequence[Sequence[Dated]], costs: Sequence[int], budget: int, counter: TokenCounter
+        self,
+        units: Sequence[Sequence[Dated]],
+        costs: Sequence[int],
+        budget: int,
+        counter: TokenCounter,
+        today: date | None = None,
     ) -> None:
         self.units, self.costs, self.budget, self.counter = units, costs, budget, counter
+        self.today = today
         self.chosen: list[int] = []
         self.added: list[int] = []
         self.used = 0
 
     def _marker_cost(self, message: Dated, previous: Dated | None) -> int:
         day = _day(message)
-        if day is None or (previous is not None and _day(previous) == day):
+        if day is None or day == (_day(previous) if previous is not None else self.today):
             return 0
         return self.counter.count(marker(day))
 
@@ -78,21 +85,22 @@ class DatedPacker:
         joining a marker to a text ever tokenizes longer than its parts, the last-added units are
         given back until the whole fits."""
         while True:
-            out = dated_messages([texts[i] for i in self.chosen])
+            out = dated_messages([texts[i] for i in self.chosen], self.today)
             if cost_of(out, self.counter) <= self.budget or not self.added:
                 self.used = cost_of(out, self.counter)
                 return out
             self.chosen.remove(self.added.pop())
 
 
-def dated_messages(units: Sequence[Sequence[HistoryMessage]]) -> list[ScopedMessage]:
+def dated_messages(units: Sequence[Sequence[HistoryMessage]], today: date | None) -> list[ScopedMessage]:
     """Role and content, chronological, with the date markers of the rule above."""
     out: list[ScopedMessage] = []
     previous: Dated | None = None
     for unit in units:
         for i, m in enumerate(unit):
             day = _day(m)
-            prefix = marker(day) if i == 0 and day is not None and _day(previous) != day else ""
+            before = _day(previous) if previous is not None else today
+            prefix = marker(day) if i == 0 and day is not None and day != before else ""
             out.append(ScopedMessage(role=m.role, content=prefix + m.content))
             previous = m
     return out
@@ -101,3 +109,27 @@ def dated_messages(units: Sequence[Sequence[HistoryMessage]]) -> list[ScopedMess
 def cost_of(messages: Sequence[ScopedMessage], counter: TokenCounter) -> int:
     """What scoped messages cost in the prompt (the final check every strategy's output passes)."""
     return sum(counter.count_message(m["role"], m["content"]) for m in messages)
+
+
+def session_day(messages: Sequence[Dated]) -> date | None:
+    """The conversation's "today": the day of its newest message."""
+    return _day(messages[-1]) if messages else None
+
+
+def newest_dated(
+    units: Sequence[Sequence[HistoryMessage]], budget: int, counter: TokenCounter, today: date | None
+) -> tuple[list[ScopedMessage], list[int], int]:
+    """The newest whole units that fit `budget` with their date markers: (messages, indices of the
+    kept units, tokens the markers cost)."""
+    costs = [unit_tokens(u, counter) for u in units]
+    packer = DatedPacker(units, costs, budget, counter, today)
+    for i in range(len(units) - 1, -1, -1):
+        if not packer.try_add(i):
+            break
+    messages = packer.messages({i: units[i] for i in packer.chosen})
+    return messages, packer.chosen, packer.used - sum(costs[i] for i in packer.chosen)
+
+
+def date_receipt(tokens: int) -> list[ReceiptItem]:
+    """The receipt line for the date markers a selection carries (none when it needs none)."""
+    return [ReceiptItem("dates", "date markers", tokens, "when the messages were written")] if tokens else []

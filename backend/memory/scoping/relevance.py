@@ -30,7 +30,7 @@ from backend.memory.scoping.base import (
     register_strategy,
 )
 from backend.memory.scoping.candidates import OutlineRow, SearchableHistory, searchable
-from backend.memory.scoping.dated import DatedPacker
+from backend.memory.scoping.dated import DatedPacker, session_day
 from backend.text import analyze
 
 RRF_K = 60
@@ -123,7 +123,7 @@ class RelevanceStrategy:
         unit_costs = [sum(costs[r.seq] for r in u) for u in units]
         recent_n = int(ctx.options.get("recent_window", ctx.settings.relevance_recent_window))
         split = max(0, len(units) - recent_n)
-        packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter)
+        packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(rows))
         for i in range(len(units) - 1, split - 1, -1):  # the recent window, newest first, contiguous
             if not packer.try_add(i):
                 break
