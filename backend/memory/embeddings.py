@@ -74,7 +74,10 @@ def load_embedder() -> LocalEmbedder | None:
 
 
 async def get_embedder() -> LocalEmbedder | None:
-    """`load_embedder` off the event loop (the first call reads ~16 MB of weights)."""
+    """`load_embedder` off the event loop (the first call reads ~16 MB of weights); once loaded,
+    no thread hop."""
+    if load_embedder.cache_info().currsize:
+        return load_embedder()
     return await asyncio.to_thread(load_embedder)
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, Integer, func, literal_column, select, text
+from sqlalchemy import Float, Integer, String, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import Message
@@ -69,13 +70,24 @@ class DbHistory:
             return []
         return await self._fetch(Message.seq.in_(sorted(set(seqs))))
 
-    async def outline(self, limit: int) -> list[OutlineRow]:
-        """The newest `limit` messages without their text: number, role, stored counts, embedding."""
+    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
+        """The newest `limit` messages without their text: number, role, stored count in `encoding`
+        (extracted by the database, no JSON decoding here), embedding, time."""
         if limit <= 0 or self.latest_seq == 0:
             return []
         self.queries += 1
-        rows = await self.session.execute(
-            select(Message.seq, Message.role, Message.token_counts, Message.embedding, Message.created_at)
+        connection = await self.session.connection()  # plain rows: no ORM result processing
+        sqlite = connection.dialect.name == "sqlite"
+        # SQLite returns timestamps as text that SQLAlchemy parses row by row; only the day is needed
+        when: Any = func.date(Message.created_at, type_=String) if sqlite else Message.created_at
+        rows = await connection.execute(
+            select(
+                Message.seq,
+                Message.role,
+                Message.token_counts[encoding].as_integer(),
+                Message.embedding,
+                when,
+            )
             .where(
                 Message.session_id == self.session_id,
                 Message.seq > self.latest_seq - limit,
@@ -83,7 +95,10 @@ class DbHistory:
             )
             .order_by(Message.seq)
         )
-        return [OutlineRow(r.seq, r.role, r.token_counts, r.embedding, r.created_at) for r in rows]
+        return [
+            OutlineRow(seq, role, tokens, vector, datetime.fromisoformat(day) if sqlite and day else day)
+            for seq, role, tokens, vector, day in rows
+        ]
 
     async def search(self, terms: Sequence[str], limit: int) -> list[int]:
         """Numbers of the messages matching any of the (analyzed) terms, best first."""
@@ -121,7 +136,8 @@ class DbHistory:
                 .order_by(score.desc(), Message.seq.desc())
                 .limit(limit)
             )
-        return [int(seq) for seq in (await self.session.execute(query)).scalars()]
+        connection = await self.session.connection()
+        return [int(seq) for seq in (await connection.execute(query)).scalars()]
 
     async def totals(self, through_seq: int, encoding: str) -> tuple[int, int | None]:
         """How many messages up to `through_seq`, and their stored content tokens in `encoding`
@@ -140,7 +156,8 @@ class DbHistory:
 
     async def _fetch(self, *conditions: Any) -> list[HistoryMessage]:
         self.queries += 1
-        rows = await self.session.execute(
+        connection = await self.session.connection()
+        rows = await connection.execute(
             select(*_COLUMNS).where(Message.session_id == self.session_id, *conditions).order_by(Message.seq)
         )
         return [_view(r) for r in rows]

@@ -7,7 +7,7 @@ the same questions in Python, so every source gets the same relevance ranking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -22,7 +22,8 @@ class OutlineRow:
 
     seq: int
     role: str
-    token_counts: Mapping[str, int] | None
+    tokens: int | None
+    """Stored content tokens in the requested encoding (None: not stored, count the text)."""
     embedding: bytes | None
     created_at: datetime | None = None
 
@@ -31,8 +32,8 @@ class OutlineRow:
 class SearchableHistory(Protocol):
     """The three questions relevance asks (each one query)."""
 
-    async def outline(self, limit: int) -> list[OutlineRow]:
-        """The newest `limit` messages without text, oldest first."""
+    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
+        """The newest `limit` messages without text, oldest first, with stored counts in `encoding`."""
         ...
 
     async def search(self, terms: Sequence[str], limit: int) -> list[int]:
@@ -60,11 +61,17 @@ class InMemorySearch:
             self._limit = limit
         return self._messages
 
-    async def outline(self, limit: int) -> list[OutlineRow]:
+    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
         messages = await self._load(limit)
         vectors = await _embed([m.content for m in messages])
         return [
-            OutlineRow(m.seq, m.role, m.token_counts, vectors[i] if vectors else None, m.created_at)
+            OutlineRow(
+                m.seq,
+                m.role,
+                m.token_counts.get(encoding) if m.token_counts else None,
+                vectors[i] if vectors else None,
+                m.created_at,
+            )
             for i, m in enumerate(messages)
         ]
 

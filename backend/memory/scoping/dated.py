@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Protocol
 
 from backend.memory.scoping.base import HistoryMessage, ReceiptItem, ScopedMessage, unit_tokens
@@ -31,6 +32,11 @@ class Dated(Protocol):
 def marker(day: date) -> str:
     """The date prefix of a message."""
     return f"[{day.isoformat()}] "
+
+
+@lru_cache(maxsize=4096)
+def _marker_tokens(counter: TokenCounter, day: date) -> int:
+    return counter.count(marker(day))
 
 
 def _day(message: Dated | None) -> date | None:
@@ -58,7 +64,7 @@ class DatedPacker:
         day = _day(message)
         if day is None or day == (_day(previous) if previous is not None else self.today):
             return 0
-        return self.counter.count(marker(day))
+        return _marker_tokens(self.counter, day)
 
     def _delta(self, index: int) -> int:
         at = bisect.bisect(self.chosen, index)

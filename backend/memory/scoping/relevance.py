@@ -72,7 +72,12 @@ async def _dense_ranking(query: str, rows: Sequence[OutlineRow]) -> list[int]:
     embedder = await get_embedder() if with_vectors and query else None
     if embedder is None:
         return []
-    sims = from_bytes([r.embedding for r in with_vectors if r.embedding]) @ embedder.embed([query])[0]
+    import numpy as np
+
+    # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
+    sims = np.einsum(
+        "ij,j->i", from_bytes([r.embedding for r in with_vectors if r.embedding]), embedder.embed([query])[0]
+    )
     order = sims.argsort()[::-1][:CANDIDATES]
     return [with_vectors[int(i)].seq for i in order]
 
@@ -117,7 +122,7 @@ class RelevanceStrategy:
 
     async def select(self, ctx: ScopingContext) -> ScopingResult:
         src = searchable(ctx.history)
-        rows = await src.outline(ctx.settings.history_scan_limit)
+        rows = await src.outline(ctx.settings.history_scan_limit, ctx.counter.encoding_name)
         costs = await _costs(src, rows, ctx)
         units = _units(rows)
         unit_costs = [sum(costs[r.seq] for r in u) for u in units]
@@ -163,7 +168,7 @@ class RelevanceStrategy:
                 for i in range(split, len(units))
                 if i not in kept
             ]
-            + [o for o in over if not any(o.key == _key(units[i]) for i in kept)]
+            + over
             + (
                 [ReceiptItem("messages", f"{unrelated} older units", None, "no match with the message")]
                 if unrelated
@@ -175,16 +180,11 @@ class RelevanceStrategy:
 
 async def _costs(src: SearchableHistory, rows: Sequence[OutlineRow], ctx: ScopingContext) -> dict[int, int]:
     """Prompt cost per seq from stored counts; messages without one for this encoding are read once."""
-    costs: dict[int, int] = {}
-    missing = []
-    for row in rows:
-        stored = row.token_counts.get(ctx.counter.encoding_name) if row.token_counts else None
-        if stored is None:
-            missing.append(row.seq)
-        else:
-            costs[row.seq] = message_tokens(
-                HistoryMessage(row.seq, row.role, "", token_counts=row.token_counts), ctx.counter
-            )
+    role_cost = {
+        role: message_tokens(HistoryMessage(0, role, ""), ctx.counter) for role in {r.role for r in rows}
+    }
+    costs = {row.seq: row.tokens + role_cost[row.role] for row in rows if row.tokens is not None}
+    missing = [row.seq for row in rows if row.tokens is None]
     for message in await src.fetch(missing) if missing else []:
         costs[message.seq] = message_tokens(message, ctx.counter)
     return costs
