@@ -136,7 +136,7 @@ def score_question(
     return sum(hits) / len(hits), sum(kept) / len(kept)
 
 
-async def _select(
+async def timed_select(
     db: Database,
     strategy: MessageScopingStrategy,
     loaded: LoadedConversation,
@@ -182,7 +182,7 @@ async def evaluate(
                         delete(SessionSummary).where(SessionSummary.session_id == conv.session_id)
                     )
                 for question in conv.conversation.qa:
-                    messages, wall, cpu = await _select(
+                    messages, wall, cpu = await timed_select(
                         db, strategy, conv, question.question, budget, counter, settings
                     )
                     used = sum(counter.count_message(m["role"], m["content"]) for m in messages)

@@ -7,6 +7,8 @@ Search terms are the shared analyzer's stems, indexed by the database's full-tex
 
 from __future__ import annotations
 
+from typing import Any
+
 from backend.text import analyze
 from backend.tokens import TokenCounter
 
@@ -17,3 +19,18 @@ def index_fields(content: str) -> tuple[dict[str, int], str]:
     """(content tokens per stored encoding, space-separated search terms) for a message's text."""
     counts = {name: TokenCounter("index", name, True).count(content) for name in STORED_ENCODINGS}
     return counts, " ".join(analyze(content))
+
+
+def index_columns(contents: list[str]) -> list[dict[str, Any]]:
+    """The stored scoping columns for messages written in bulk (imports, benchmarks), embeddings
+    included when the local embedder is installed; the normal write path is `append_message`."""
+    from backend.memory.embeddings import load_embedder, to_bytes
+
+    embedder = load_embedder()
+    vectors = embedder.embed(contents) if embedder and contents else None
+    out: list[dict[str, Any]] = []
+    for i, content in enumerate(contents):
+        counts, terms = index_fields(content)
+        vector = to_bytes(vectors[i]) if vectors is not None and content else None
+        out.append({"token_counts": counts, "search_terms": terms, "embedding": vector})
+    return out
