@@ -101,10 +101,12 @@ def upgrade() -> None:
     )
     op.add_column("messages", sa.Column("search_terms", sa.Text(), nullable=True))
     op.add_column("messages", sa.Column("embedding", sa.LargeBinary(), nullable=True))
+    _backfill()  # before the FTS triggers exist: they must never 'delete' rows FTS5 has not indexed
     sqlite = op.get_bind().dialect.name == "sqlite"
     for statement in SQLITE_UP if sqlite else POSTGRES_UP:
         op.execute(statement)
-    _backfill()
+    if sqlite:
+        op.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
 
 
 def downgrade() -> None:
