@@ -24,13 +24,13 @@ def index_fields(content: str) -> tuple[dict[str, int], str]:
 def index_columns(contents: list[str]) -> list[dict[str, Any]]:
     """The stored scoping columns for messages written in bulk (imports, benchmarks), embeddings
     included when the local embedder is installed; the normal write path is `append_message`."""
-    from backend.memory.embeddings import load_embedder, to_bytes
+    from backend.memory.embeddings import EMBED_CHARS, load_embedder, to_bytes
 
     embedder = load_embedder()
-    vectors = embedder.embed(contents) if embedder and contents else None
+    vectors = embedder.embed([c[:EMBED_CHARS] for c in contents]) if embedder and contents else None
     out: list[dict[str, Any]] = []
     for i, content in enumerate(contents):
         counts, terms = index_fields(content)
-        vector = to_bytes(vectors[i]) if vectors is not None and content else None
+        vector = to_bytes(vectors[i]) if vectors is not None and content.strip() else None
         out.append({"token_counts": counts, "search_terms": terms, "embedding": vector})
     return out

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
-from backend.memory.embeddings import get_embedder, to_bytes
+from backend.memory.embeddings import get_embedder, message_vector
 from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
@@ -126,6 +126,10 @@ async def append_message(
         raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
     _check_agent(new.agent_id)
     sid = as_uuid(session_id, "session")
+    # computed once, before the row lock is taken: what scoping reads back on every later turn
+    token_counts, terms = index_fields(new.content)
+    embedder = await get_embedder()
+    vector = message_vector(embedder, new.content) if embedder else None
     seq = (
         await session.execute(
             update(ChatSession)
@@ -136,9 +140,6 @@ async def append_message(
     ).scalar_one_or_none()
     if seq is None:
         raise NotFoundError("session", sid)
-    token_counts, terms = index_fields(new.content)
-    embedder = await get_embedder()
-    vector = to_bytes((await embedder.embed_async([new.content]))[0]) if embedder and new.content else None
     message = Message(
         session_id=sid,
         seq=seq,

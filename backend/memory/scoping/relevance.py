@@ -161,8 +161,13 @@ class RelevanceStrategy:
                 ReceiptItem("dates", "date markers", markers, "when the messages were written")
             )
         unrelated = sum(1 for i in range(split) if scores[i] <= 0)
+        orphans = next((i for i, r in enumerate(rows) if r.role != "tool"), len(rows))
         result.excluded = (
             older_than_window(rows[0].seq if rows else ctx.history.latest_seq + 1, "beyond the scan limit")
+            + [
+                ReceiptItem("message", f"seq {r.seq}", None, "tool result whose call is outside the window")
+                for r in rows[:orphans]
+            ]
             + [
                 ReceiptItem("message", _key(units[i]), unit_costs[i], "over the conversation budget")
                 for i in range(split, len(units))
