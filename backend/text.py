@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -75,21 +75,28 @@ def preview(text: str | None, limit: int = 150) -> str:
 
 
 def bm25_scores(
-    query: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75
+    query: Sequence[str],
+    documents: Sequence[Sequence[str]],
+    *,
+    k1: float = 1.5,
+    b: float = 0.75,
+    corpus: tuple[int, float, Mapping[str, int]] | None = None,
 ) -> list[float]:
-    """Okapi BM25 score of each tokenized document for the tokenized query."""
+    """Okapi BM25 score of each tokenized document for the tokenized query. `corpus` = (documents,
+    average length, document frequency per term) when the documents are candidates drawn from a
+    larger collection whose statistics the database counted."""
     if not documents or not query:
         return [0.0] * len(documents)
-    n = len(documents)
-    avg_len = sum(len(d) for d in documents) / n or 1.0
-    doc_freq: Counter[str] = Counter()
-    for doc in documents:
-        doc_freq.update(set(doc))
+    if corpus is None:
+        doc_freq: Mapping[str, int] = Counter(t for d in documents for t in set(d))
+        n, avg_len = len(documents), sum(len(d) for d in documents) / len(documents) or 1.0
+    else:
+        n, avg_len, doc_freq = corpus
     terms = set(query)
-    idf = {t: math.log(1 + (n - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)) for t in terms}
+    idf = {t: math.log(1 + (n - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5)) for t in terms}
     scores = []
     for doc in documents:
         tf = Counter(doc)
-        norm = k1 * (1 - b + b * len(doc) / avg_len)
+        norm = k1 * (1 - b + b * len(doc) / (avg_len or 1.0))
         scores.append(sum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if tf[t]))
     return scores

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.models import Message
 from backend.memory.scoping.base import HistoryMessage
 from backend.memory.scoping.candidates import OutlineRow
+from backend.text import bm25_scores
 
 _COLUMNS = (
     Message.seq,
@@ -41,6 +42,12 @@ def _view(row: Any) -> HistoryMessage:
         has_tool_calls=bool(row.has_tool_calls),
         token_counts=row.token_counts,
     )
+
+
+def _matches(tsquery: str) -> Any:
+    """`search_vector @@ to_tsquery('simple', ...)` (PostgreSQL; the terms are already stemmed)."""
+    vector: Any = literal_column("messages.search_vector")
+    return vector.op("@@")(func.to_tsquery(literal_column("'simple'::regconfig"), tsquery))
 
 
 class DbHistory:
@@ -126,18 +133,45 @@ class DbHistory:
                 .limit(limit)
             )
         else:
-            tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
-            vector: Any = literal_column("messages.search_vector")
-            score = func.ts_rank(vector, tsquery, type_=Float)
-            query = (
-                select(Message.seq)
-                .where(Message.session_id == self.session_id, Message.seq <= self.latest_seq)
-                .where(vector.op("@@")(tsquery))
-                .order_by(score.desc(), Message.seq.desc())
-                .limit(limit)
-            )
+            return await self._search_postgres(terms, limit)
         connection = await self.session.connection()
         return [int(seq) for seq in (await connection.execute(query)).scalars()]
+
+    async def _search_postgres(self, terms: list[str], limit: int) -> list[int]:
+        """The GIN index finds the matches; they are ranked by BM25 in Python with the session's own
+        statistics (one aggregate query), because `ts_rank` has no inverse document frequency."""
+        connection = await self.session.connection()
+        in_session = (Message.session_id == self.session_id, Message.seq <= self.latest_seq)
+        vector: Any = literal_column("messages.search_vector")
+        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
+        matches = (
+            await connection.execute(
+                select(Message.seq, Message.search_terms).where(*in_session, vector.op("@@")(tsquery))
+            )
+        ).all()
+        if not matches:
+            return []
+        stats = select(
+            func.count(),
+            func.avg(
+                func.length(Message.search_terms)
+                - func.length(func.replace(Message.search_terms, " ", ""))
+                + 1
+            ),
+            *(
+                func.count().filter(
+                    vector.op("@@")(func.to_tsquery(literal_column("'simple'::regconfig"), t))
+                )
+                for t in terms
+            ),
+        ).where(*in_session)
+        n, avg_len, *freq = (await connection.execute(stats)).one()
+        docs = [(terms_text or "").split() for _, terms_text in matches]
+        scores = bm25_scores(
+            terms, docs, corpus=(int(n), float(avg_len or 1.0), dict(zip(terms, freq, strict=True)))
+        )
+        order = sorted(range(len(matches)), key=lambda i: (-scores[i], -matches[i][0]))
+        return [int(matches[i][0]) for i in order[:limit]]
 
     async def totals(self, through_seq: int, encoding: str) -> tuple[int, int | None]:
         """How many messages up to `through_seq`, and their stored content tokens in `encoding`
