@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, http_load, knowledge, load, load_workers, orchestrator
+from bench import context, graph, http_load, knowledge, load, load_workers, orchestrator, scoping
 
 
 def main() -> None:
@@ -14,6 +14,7 @@ def main() -> None:
         "context",
         "graph",
         "knowledge",
+        "scoping",
         "orchestrator",
         "http_load",
         "load_workers",
@@ -25,6 +26,7 @@ def main() -> None:
             "context": context.main,
             "graph": graph.main,
             "knowledge": knowledge.main,
+            "scoping": scoping.main,
             "orchestrator": orchestrator.main,
             "http_load": http_load.main,
             "load_workers": load_workers.main,

@@ -32,6 +32,7 @@ from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
+from backend.memory.embeddings import start_embedder_warmup
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
 
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = orchestrator = Orchestrator(db, settings)
             app.state.preload = start_preload(settings.model, settings)
+            app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
             try:
                 yield
             finally:
