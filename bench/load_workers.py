@@ -47,7 +47,7 @@ def _row(
     integrity = "intact" if not problems else f"{len(problems)} sessions wrong"
     return (
         f"| {dialect} | {workers} | {args.sessions} x {args.turns} + burst {args.burst} | {result.turns} "
-        f"| {len(result.failures)} | {rate:.1f} | {_pct(result.latencies, 50):.0f} / "
+        f"| {result.retries} | {len(result.failures)} | {rate:.1f} | {_pct(result.latencies, 50):.0f} / "
         f"{_pct(result.latencies, 95):.0f} / {_pct(result.latencies, 99):.0f} | {integrity} |"
     )
 
@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
     args = parser.parse_args(argv)
     rows = [
-        "| engine | workers | sessions x turns | turns done | failed | turns/s | p50 / p95 / p99 ms "
-        "| integrity |",
-        "|---|---:|---|---:|---:|---:|---|---|",
+        "| engine | workers | sessions x turns | turns done | 503 retried | failed | turns/s "
+        "| p50 / p95 / p99 ms | integrity |",
+        "|---|---:|---|---:|---:|---:|---:|---|---|",
     ]
     pg = ThrowawayPostgres().start() if args.dialect == "postgresql" else None
     try:

@@ -127,10 +127,16 @@ class LoadResult:
     replays: list[tuple[str, str]] = field(default_factory=list)
     """(message_id of the first answer, message_id of the duplicate's answer) per duplicate key."""
     elapsed: float = 0.0
+    retries: int = 0
+    """Turns answered 503 (or `unavailable`) and sent again after `Retry-After`."""
 
     @property
     def turns(self) -> int:
         return len(self.latencies)
+
+
+RETRIES = 5
+"""How often a client retries a turn answered 503 / `unavailable` (after `Retry-After`, same key)."""
 
 
 async def _turn(
@@ -142,46 +148,63 @@ async def _turn(
     key: str | None,
     result: LoadResult,
 ) -> str | None:
-    """One turn; the stored reply's message id, or None (and a failure recorded)."""
-    headers = {"Idempotency-Key": key} if key else {}
+    """One turn, as a well-behaved client sends it: with an Idempotency-Key, retried after
+    `Retry-After` when the server says it is unavailable. The stored reply's message id, or None
+    (and a failure recorded)."""
+    headers = {"Idempotency-Key": key or f"turn-{uuid.uuid4().hex}"}
     started = time.perf_counter()
+    for attempt in range(RETRIES + 1):
+        outcome, detail = await _attempt(http, sid, content, sse, headers)
+        if outcome == "done":
+            result.latencies.append(time.perf_counter() - started)
+            return detail
+        if outcome == "retry" and attempt < RETRIES:
+            result.retries += 1
+            await asyncio.sleep(float(detail or 1))
+            continue
+        result.failures.append(f"{sid}: {detail}")
+        return None
+    return None
+
+
+async def _attempt(
+    http: httpx.AsyncClient, sid: str, content: str, sse: bool, headers: dict[str, str]
+) -> tuple[str, str]:
+    """`("done", message_id)`, `("retry", seconds)` or `("failed", why)`."""
     try:
-        if sse:
-            done: dict[str, Any] | None = None
-            async with http.stream(
-                "POST", f"/v1/sessions/{sid}/messages", json={"content": content}, headers=headers
-            ) as response:
-                if response.status_code != 200:
-                    await response.aread()
-                    result.failures.append(f"{sid}: HTTP {response.status_code} {response.text[:200]}")
-                    return None
-                event = None
-                async for line in response.aiter_lines():
-                    if line.startswith("event: "):
-                        event = line[7:]
-                    elif line.startswith("data: ") and event in ("done", "error"):
-                        if event == "error":
-                            result.failures.append(f"{sid}: error event {line[6:200]}")
-                            return None
-                        done = json.loads(line[6:])
-            if done is None:
-                result.failures.append(f"{sid}: stream ended without done or error")
-                return None
-        else:
+        if not sse:
             response = await http.post(
                 f"/v1/sessions/{sid}/messages",
                 json={"content": content},
                 headers={**headers, "Accept": "application/json"},
             )
+            if response.status_code == 503:
+                return "retry", response.headers.get("retry-after", "1")
             if response.status_code != 200:
-                result.failures.append(f"{sid}: HTTP {response.status_code} {response.text[:200]}")
-                return None
-            done = response.json()
+                return "failed", f"HTTP {response.status_code} {response.text[:200]}"
+            return "done", str(response.json()["message_id"])
+        async with http.stream(
+            "POST", f"/v1/sessions/{sid}/messages", json={"content": content}, headers=headers
+        ) as response:
+            if response.status_code != 200:
+                await response.aread()
+                if response.status_code == 503:
+                    return "retry", response.headers.get("retry-after", "1")
+                return "failed", f"HTTP {response.status_code} {response.text[:200]}"
+            event = None
+            async for line in response.aiter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event == "done":
+                    return "done", str(json.loads(line[6:])["message_id"])
+                elif line.startswith("data: ") and event == "error":
+                    data = json.loads(line[6:])
+                    if data.get("code") == "unavailable":
+                        return "retry", "1"
+                    return "failed", f"error event {line[6:200]}"
+        return "failed", "stream ended without done or error"
     except httpx.HTTPError as exc:
-        result.failures.append(f"{sid}: {type(exc).__name__}: {exc}")
-        return None
-    result.latencies.append(time.perf_counter() - started)
-    return str(done["message_id"])
+        return "failed", f"{type(exc).__name__}: {exc}"
 
 
 async def run_load(
