@@ -89,12 +89,9 @@ async def run_once(
     """One turn; the JSON document `orrery chat --once --json` prints."""
     from backend.agents.orchestrator import Orchestrator
 
-    events = [
-        e
-        async for e in Orchestrator(db, settings).turn(
-            target.user_id, target.session_id, message, agent=agent
-        )
-    ]
+    orchestrator = Orchestrator(db, settings)
+    events = [e async for e in orchestrator.turn(target.user_id, target.session_id, message, agent=agent)]
+    await orchestrator.drain()  # background jobs this turn queued (summary refresh) run before exit
     last = events[-1]
     if last.type == "error":
         raise ValidationError(f"the model failed: {last.data['message']} (run the same command to retry)")
@@ -122,8 +119,9 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
         try:
             line = (await asyncio.to_thread(console.input, "[bold cyan]you ›[/] ")).strip()
         except (EOFError, KeyboardInterrupt):
-            return
+            line = "/quit"
         if line in ("/quit", "/exit", "/q"):
+            await orchestrator.drain()  # queued background jobs (summary refresh) run before exit
             return
         if line.startswith("/"):
             try:

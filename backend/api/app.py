@@ -29,6 +29,7 @@ from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
+from backend.ops.wiring import install_operations, operations_running
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
 
@@ -45,12 +46,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = Orchestrator(db, settings)
-            yield
+            async with operations_running(app, app.state.orchestrator):
+                yield
         finally:
             await db.dispose()
 
     app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan, responses=errors.ERROR_RESPONSES)
     errors.install(app)
+    install_operations(app, settings)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)

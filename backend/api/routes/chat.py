@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED
 from backend.errors import ValidationError
 from backend.repo import chat
 
@@ -144,7 +144,7 @@ def _sse(event: Any) -> str:
 @router.post(
     "/{session_id}/messages",
     summary="Send a message and run a turn (SSE or JSON)",
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}, **RATE_LIMITED},
 )
 async def post_message(
     session_id: str,

@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from backend.agents.definitions import AGENTS
 from backend.api.deps import CurrentUser
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED
 from backend.db.models import ChatSession
 from backend.errors import ValidationError
 from backend.repo import chat, identity
@@ -88,7 +88,17 @@ async def _session_for(
         return record.id
 
 
-@router.post("/chat/completions", summary="OpenAI-compatible chat (one server-side session per conversation)")
+async def _and_rest(first: Any, events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    yield first
+    async for event in events:
+        yield event
+
+
+@router.post(
+    "/chat/completions",
+    summary="OpenAI-compatible chat (one server-side session per conversation)",
+    responses=RATE_LIMITED,
+)
 async def completions(
     body: CompletionRequest,
     request: Request,
@@ -137,9 +147,11 @@ async def completions(
         }
         return f"data: {json.dumps(data)}\n\n"
 
+    first = await anext(events)  # a refused turn (limits) fails here, as a plain HTTP error
+
     async def stream() -> AsyncIterator[str]:
         yield chunk({"role": "assistant", "content": ""})
-        async for event in events:
+        async for event in _and_rest(first, events):
             if event.type == "text":
                 yield chunk({"content": event.data["delta"]})
             elif event.type == "error":

@@ -29,7 +29,7 @@ from pydantic_ai.ui.vercel_ai.response_types import (
 )
 
 from backend.api.deps import CurrentUser
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED
 from backend.errors import ValidationError
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
@@ -69,7 +69,9 @@ def _chunks(event: Any, text_id: str, state: dict[str, bool]) -> list[BaseChunk]
     return out
 
 
-@router.post("/{session_id}/chat", summary="Vercel AI SDK UI-message stream (useChat)")
+@router.post(
+    "/{session_id}/chat", summary="Vercel AI SDK UI-message stream (useChat)", responses=RATE_LIMITED
+)
 async def vercel_chat(session_id: str, request: Request, user: CurrentUser) -> StreamingResponse:
     """Run a turn for the last user message and stream it in the AI SDK's UI-message protocol."""
     try:
