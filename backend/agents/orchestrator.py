@@ -163,6 +163,7 @@ class Orchestrator:
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
             retries=2,
+            name=chosen.id,
         )
         history = _history(
             wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages

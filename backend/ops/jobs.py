@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -117,9 +118,10 @@ class JobWorker:
 
     async def claim(self) -> ClaimedJob | None:
         """Lease the oldest due job, or `None`; a cheap read first so idle polls write nothing."""
-        async with self.db.sessions() as s:
-            if (await s.execute(select(Job.id).where(self._due()).limit(1))).first() is None:
-                return None
+        with suppress_instrumentation():  # idle polls every few seconds are not worth a trace each
+            async with self.db.sessions() as s:
+                if (await s.execute(select(Job.id).where(self._due()).limit(1))).first() is None:
+                    return None
         async with self.db.transaction() as s:
             await self._fail_exhausted(s)
             pick = select(Job.id).where(self._due()).order_by(Job.run_after).limit(1)

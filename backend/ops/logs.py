@@ -33,12 +33,21 @@ class RequestIdFilter(logging.Filter):
 
 
 class _OrreryHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Marks the handler this module installed, so configuring twice does not log twice."""
+    """Writes to whatever `sys.stderr` is now (test runners swap it); marks the handler this module
+    installed, so configuring twice does not log twice."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
 
 
 def configure_logging(settings: Settings) -> None:
     """Send Orrery's and uvicorn's logs to stderr in the chosen format, with request ids."""
-    handler = _OrreryHandler(sys.stderr)
+    handler = _OrreryHandler()
     handler.addFilter(RequestIdFilter())
     if settings.log_format == "json":
         handler.setFormatter(

@@ -1,0 +1,157 @@
+"""Durable background jobs: queued by one instance and run by another, taken over after a dead
+worker's lease expires, claimed once each by concurrent workers, retried and logged on failure."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo
+from sqlalchemy import select
+
+from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
+from backend.api.app import create_app
+from backend.config import Settings
+from backend.db.base import utcnow
+from backend.db.engine import Database
+from backend.db.models import Job, UserSummary
+from backend.ops.jobs import JobWorker, enqueue
+from backend.repo import chat
+from tests.ops.conftest import serving
+from tests.support.models import streaming
+
+
+async def jobs(db: Database) -> list[Job]:
+    async with db.sessions() as s:
+        return list((await s.execute(select(Job).order_by(Job.created_at))).scalars().all())
+
+
+def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    return ModelResponse(parts=[TextPart("noted")])
+
+
+async def test_a_job_queued_by_one_instance_is_run_by_another(settings: Settings, demo: Any) -> None:
+    every_turn = settings.model_copy(update={"pattern_every_turns": 1, "jobs_poll_seconds": 0.05})
+    first = Database.from_settings(every_turn)
+    try:
+        async with first.transaction() as s:
+            session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
+        queuing = Orchestrator(
+            first, every_turn, lambda name, s: streaming(answer)
+        )  # its worker never starts
+        events = [e async for e in queuing.turn(demo.user_id, session.id, "what next?")]
+        assert events[-1].type == "done"
+        [queued] = await jobs(first)
+        assert (queued.kind, queued.status, queued.payload) == (
+            REFRESH_SUMMARY_JOB,
+            "queued",
+            {"user_id": str(demo.user_id), "model": "offline"},
+        )
+
+        app = create_app(every_turn)
+        async with serving(app, demo.api_key):
+            other = app.state.orchestrator.jobs
+            for _ in range(400):  # the other instance's polling worker picks it up
+                [job] = await jobs(first)
+                if job.status != "queued" and job.status != "running":
+                    break
+                await asyncio.sleep(0.05)
+        assert (job.status, job.locked_by, job.attempts, job.last_error) == ("done", other.name, 1, None)
+        async with first.sessions() as s:
+            summary = (
+                await s.execute(select(UserSummary).where(UserSummary.user_id == demo.user_id))
+            ).scalar_one()
+        assert summary.updated_at >= job.created_at
+    finally:
+        await first.dispose()
+
+
+async def test_a_job_left_running_by_a_killed_worker_runs_again_after_its_lease(
+    db: Database, settings: Settings
+) -> None:
+    ran: list[dict[str, Any]] = []
+
+    async def handler(payload: dict[str, Any]) -> None:
+        ran.append(payload)
+
+    async with db.transaction() as s:
+        job = await enqueue(s, "probe", {"n": 1}, max_attempts=3)
+        job.status, job.attempts, job.locked_by = "running", 1, "dead-host:4242:abcdef"
+        job.locked_until = utcnow() + timedelta(minutes=5)
+    worker = JobWorker(db, settings, {"probe": handler})
+    assert await worker.run_due() == 0  # the lease still holds: nobody else may take it
+
+    async with db.transaction() as s:
+        (await s.get(Job, job.id)).locked_until = utcnow() - timedelta(seconds=1)  # type: ignore[union-attr]
+    assert await worker.run_due() == 1
+    [done] = await jobs(db)
+    assert ran == [{"n": 1}] and (done.status, done.attempts, done.locked_by) == ("done", 2, worker.name)
+
+
+async def test_concurrent_workers_claim_each_job_once(db: Database, settings: Settings) -> None:
+    ran: list[int] = []
+
+    async def handler(payload: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+        ran.append(payload["n"])
+
+    async with db.transaction() as s:
+        for n in range(12):
+            await enqueue(s, "probe", {"n": n}, max_attempts=1)
+    second = Database.from_settings(settings)  # a second engine: another process's pool
+    try:
+        workers = [
+            JobWorker(db, settings, {"probe": handler}),
+            JobWorker(second, settings, {"probe": handler}),
+        ]
+        counts = await asyncio.gather(*(w.run_due() for w in workers))
+    finally:
+        await second.dispose()
+    assert sum(counts) == 12 and sorted(ran) == list(range(12))
+    assert {j.status for j in await jobs(db)} == {"done"}
+
+
+async def test_a_failing_job_is_logged_retried_then_failed(
+    db: Database, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(payload: dict[str, Any]) -> None:
+        raise ConnectionError(f"provider unreachable for {payload['user']}")
+
+    async with db.transaction() as s:
+        job = await enqueue(s, "probe", {"user": "ada"}, max_attempts=2)
+    worker = JobWorker(db, settings, {"probe": broken})
+    with caplog.at_level(logging.WARNING, logger="orrery.jobs"):
+        assert await worker.run_due() == 1  # tried once; the retry waits for its backoff
+    [retry] = await jobs(db)
+    assert (retry.status, retry.attempts) == ("queued", 1) and retry.run_after > utcnow()
+    assert "ConnectionError: provider unreachable for ada" in (retry.last_error or "")
+    warning = next(r for r in caplog.records if r.name == "orrery.jobs")
+    assert (
+        warning.levelno == logging.WARNING and warning.exc_info and "attempt 1 of 2" in warning.getMessage()
+    )
+
+    async with db.transaction() as s:
+        (await s.get(Job, job.id)).run_after = utcnow()  # type: ignore[union-attr]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="orrery.jobs"):
+        assert await worker.run_due() == 1
+    [failed] = await jobs(db)
+    assert (failed.status, failed.attempts) == ("failed", 2)
+    assert [r.levelno for r in caplog.records if r.name == "orrery.jobs"] == [logging.ERROR]
+    assert await worker.run_due() == 0  # failed jobs stay failed
+
+
+async def test_unknown_job_kind_fails_loudly(
+    db: Database, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with db.transaction() as s:
+        await enqueue(s, "nobody-handles-this", {}, max_attempts=1)
+    with caplog.at_level(logging.ERROR, logger="orrery.jobs"):
+        await JobWorker(db, settings, {}).run_due()
+    [job] = await jobs(db)
+    assert job.status == "failed" and "no handler for job kind" in (job.last_error or "")
+    assert any("failed on its last attempt" in r.getMessage() for r in caplog.records)
