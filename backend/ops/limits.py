@@ -20,6 +20,7 @@ from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import UsageCounter
 from backend.errors import RateLimitedError
+from backend.ops.metrics import ERRORS
 
 
 def _day(now: datetime) -> datetime:
@@ -61,6 +62,14 @@ async def reserve_turn(db: Database, settings: Settings, user_id: uuid.UUID) -> 
     """Count one turn for the user, or refuse it (429 with `Retry-After`) when a limit is reached."""
     if not settings.limit_turns_per_minute and not settings.limit_tokens_per_day:
         return
+    try:
+        await _reserve(db, settings, user_id)
+    except RateLimitedError:
+        ERRORS.labels(agent="-", kind="rate_limited").inc()
+        raise
+
+
+async def _reserve(db: Database, settings: Settings, user_id: uuid.UUID) -> None:
     now = utcnow()
     async with db.transaction() as s:
         if settings.limit_tokens_per_day:

@@ -155,3 +155,26 @@ async def test_unknown_job_kind_fails_loudly(
     [job] = await jobs(db)
     assert job.status == "failed" and "no handler for job kind" in (job.last_error or "")
     assert any("failed on its last attempt" in r.getMessage() for r in caplog.records)
+
+
+async def test_orrery_chat_once_runs_the_jobs_its_turn_queued(
+    db: Database, settings: Settings, demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old fire-and-forget refresh died with the CLI process; the queued job now runs before exit."""
+    from typer.testing import CliRunner
+
+    from backend.cli import app as cli_app
+    from backend.config import get_settings
+    from tests.conftest import in_thread
+
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("ORRERY_SECRET_KEY", settings.secret_key)
+    monkeypatch.setenv("ORRERY_PATTERN_EVERY_TURNS", "1")
+    get_settings.cache_clear()
+    try:
+        result = in_thread(CliRunner().invoke, cli_app, ["chat", "--demo", "--once", "What next?", "--json"])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    [job] = await jobs(db)
+    assert (job.kind, job.status, job.attempts) == (REFRESH_SUMMARY_JOB, "done", 1)
