@@ -167,6 +167,9 @@ class JobWorker:
             if handler is None:
                 raise LookupError(f"no handler for job kind {job.kind!r}")
             await handler(job.payload)
+        except asyncio.CancelledError:  # shutdown: hand the job back at once instead of at lease expiry
+            await asyncio.shield(self._release(job))
+            raise
         except Exception as exc:
             metrics.JOBS.labels(kind=job.kind, outcome="error").inc()
             await self._failed(job, exc)
@@ -212,6 +215,17 @@ class JobWorker:
             log.warning(
                 "job %s finished after its lease was taken over; outcome %s not recorded", job.id, status
             )
+
+    async def _release(self, job: ClaimedJob) -> None:
+        """Put a job this worker was stopped in the middle of back in the queue, attempt not counted."""
+        async with self.db.transaction() as s:
+            await s.execute(
+                update(Job)
+                .where(Job.id == job.id, Job.locked_by == self.name, Job.attempts == job.attempts)
+                .values(status="queued", attempts=Job.attempts - 1, locked_until=None, updated_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+        log.info("job %s (%s) handed back to the queue at shutdown", job.id, job.kind)
 
     async def _prune(self) -> None:
         """Now and then, forget jobs that finished more than a week ago."""

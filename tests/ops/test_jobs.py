@@ -178,3 +178,20 @@ async def test_orrery_chat_once_runs_the_jobs_its_turn_queued(
     assert result.exit_code == 0, result.output
     [job] = await jobs(db)
     assert (job.kind, job.status, job.attempts) == (REFRESH_SUMMARY_JOB, "done", 1)
+
+
+async def test_a_worker_stopped_mid_job_hands_it_back(db: Database, settings: Settings) -> None:
+    started = asyncio.Event()
+
+    async def slow(payload: dict[str, Any]) -> None:
+        started.set()
+        await asyncio.Event().wait()  # runs until the worker is stopped
+
+    async with db.transaction() as s:
+        await enqueue(s, "probe", {}, max_attempts=3)
+    worker = JobWorker(db, settings, {"probe": slow})
+    worker.start()
+    await asyncio.wait_for(started.wait(), timeout=60)
+    await worker.stop()
+    [job] = await jobs(db)
+    assert (job.status, job.attempts, job.locked_until) == ("queued", 0, None)
