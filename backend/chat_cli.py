@@ -130,10 +130,13 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
                 console.print(f"[red]{exc}[/]")
         elif line:
             console.print("[bold magenta]orrery ›[/] ", end="")
-            async for event in orchestrator.turn(
-                target.user_id, target.session_id, line, agent=state["agent"]
-            ):
-                _render(console, event, state)
+            try:
+                async for event in orchestrator.turn(
+                    target.user_id, target.session_id, line, agent=state["agent"]
+                ):
+                    _render(console, event, state)
+            except OrreryError as exc:  # a refused turn (limits, bad input): say why, keep chatting
+                console.print(f"[red]{exc}[/]")
             state["agent"] = None
 
 

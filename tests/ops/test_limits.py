@@ -121,3 +121,31 @@ async def test_limits_are_off_by_default(api: httpx.AsyncClient, demo: Any, db: 
         assert (await turn(api, sid, f"turn {n}")).status_code == 200
     async with db.sessions() as s:
         assert (await s.execute(select(func.count()).select_from(UsageCounter))).scalar_one() == 0
+
+
+async def test_the_terminal_chat_says_why_a_turn_was_refused_and_goes_on(
+    settings: Settings, demo: Any, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from backend.cli import app as cli_app
+    from backend.config import get_settings
+    from tests.conftest import in_thread
+
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("ORRERY_SECRET_KEY", settings.secret_key)
+    monkeypatch.setenv("ORRERY_LIMIT_TURNS_PER_MINUTE", "1")
+    get_settings.cache_clear()
+    try:
+        session = in_thread(
+            CliRunner().invoke,
+            cli_app,
+            ["chat", "--demo"],
+            "What is this task blocked by?\nand now?\n/quit\n",
+        )
+        once = in_thread(CliRunner().invoke, cli_app, ["chat", "--demo", "--once", "one more?"])
+    finally:
+        get_settings.cache_clear()
+    assert session.exit_code == 0, session.output
+    assert "get_linked_entities" in session.output and "limit of 1 turns per minute reached" in session.output
+    assert once.exit_code == 1 and "limit of 1 turns per minute reached" in once.output
