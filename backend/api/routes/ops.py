@@ -13,7 +13,7 @@ from backend.api.errors import ERROR_RESPONSES
 from backend.ops.metrics import exposition
 from backend.repo.usage import usage_by_day
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter()
 
 
 @router.get("/metrics", tags=["operations"], summary="Prometheus metrics (all worker processes)")
@@ -24,7 +24,12 @@ async def metrics() -> Response:
     return Response(body, media_type=content_type)
 
 
-@router.get("/v1/me/usage", tags=["identity"], summary="The caller's tokens and cost by day and agent")
+@router.get(
+    "/v1/me/usage",
+    tags=["identity"],
+    summary="The caller's tokens and cost by day and agent",
+    responses=ERROR_RESPONSES,
+)
 async def my_usage(
     user: CurrentUser, session: SessionDep, days: Annotated[int, Query(ge=1, le=366)] = 30
 ) -> dict[str, Any]:
