@@ -20,6 +20,8 @@ request_id: ContextVar[str | None] = ContextVar("orrery_request_id", default=Non
 SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
+QUIET_PATHS = frozenset({"/health", "/metrics"})
+"""Probed every few seconds by load balancers and Prometheus: logged at debug level only."""
 access_log = logging.getLogger("orrery.http")
 turn_log = logging.getLogger("orrery.turns")
 
@@ -29,6 +31,7 @@ class RequestIdFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = request_id.get() or "-"
+        record.__dict__.pop("color_message", None)  # uvicorn's ANSI-coloured duplicate of `message`
         return True
 
 
@@ -93,7 +96,8 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            access_log.info(
+            access_log.log(
+                logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO,
                 "%s %s %d %.1f ms",
                 scope["method"],
                 scope["path"],
