@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load
+from bench import context, graph, knowledge, load, ops
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load"]
+    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load", "ops"]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {
@@ -17,6 +17,7 @@ def main() -> None:
             "context": context.main,
             "graph": graph.main,
             "knowledge": knowledge.main,
+            "ops": ops.main,
         }
         runners[name]([])
 
