@@ -195,3 +195,42 @@ async def test_a_worker_stopped_mid_job_hands_it_back(db: Database, settings: Se
     await worker.stop()
     [job] = await jobs(db)
     assert (job.status, job.attempts, job.locked_until) == ("queued", 0, None)
+
+
+async def test_operators_list_and_retry_failed_jobs_from_the_cli(
+    db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from backend.cli import app as cli_app
+    from backend.config import get_settings
+    from tests.conftest import in_thread
+
+    async def broken(payload: dict[str, Any]) -> None:
+        raise RuntimeError("model key revoked")
+
+    async with db.transaction() as s:
+        job = await enqueue(s, "probe", {"user": "ada"}, max_attempts=1)
+    await JobWorker(db, settings, {"probe": broken}).run_due()
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    get_settings.cache_clear()
+    runner = CliRunner()
+    try:
+        listed = in_thread(runner.invoke, cli_app, ["jobs", "list", "--status", "failed", "--json"])
+        table = in_thread(runner.invoke, cli_app, ["jobs", "list"])
+        retried = in_thread(runner.invoke, cli_app, ["jobs", "retry", str(job.id)])
+        again = in_thread(runner.invoke, cli_app, ["jobs", "retry", str(job.id)])
+        bad = in_thread(runner.invoke, cli_app, ["jobs", "list", "--status", "stuck"])
+    finally:
+        get_settings.cache_clear()
+    [row] = json.loads(listed.output)
+    assert (row["id"], row["status"], row["attempts"]) == (str(job.id), "failed", 1)
+    assert "RuntimeError: model key revoked" in row["last_error"]
+    assert table.exit_code == 0 and "probe" in table.output and "failed" in table.output
+    assert retried.exit_code == 0 and "queued again" in retried.output
+    assert again.exit_code == 1 and "not found" in again.output  # only failed jobs are retried
+    assert bad.exit_code == 2 and "unknown status" in bad.output
+    [requeued] = await jobs(db)
+    assert (requeued.status, requeued.attempts) == ("queued", 0)
