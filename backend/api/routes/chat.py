@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from backend.api.chat_schemas import SessionOut, SessionWithMessages, TurnOut, WorkingContextOut
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES, SSE_CONTENT, ErrorOut
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
@@ -156,6 +156,7 @@ def _sse(event: Any) -> str:
             "model": ErrorOut,
             "description": "The model failed (JSON turns; streams send an `error` event)",
         },
+        **RATE_LIMITED,
     },
 )
 async def post_message(
