@@ -1,7 +1,7 @@
 """Operations: durable jobs, per-user usage counters for limits, and each message's cost.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0004cq
 Create Date: 2026-11-22 04:07:44.917179
 """
 
