@@ -147,7 +147,12 @@ class Orchestrator:
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
-            "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
+            "context",
+            {
+                "receipt_tokens": wc.receipt.total_tokens,
+                "knowledge": wc.receipt.knowledge,
+                "receipt": wc.receipt.as_dict(),
+            },
         )
         runner = Agent(
             self.model_factory(model or self.settings.model, self.settings),

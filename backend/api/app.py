@@ -15,7 +15,7 @@ from backend.agents.orchestrator import Orchestrator
 from backend.api import errors
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.routes import chat as chat_routes
-from backend.api.routes import openai_compat, resources, vercel
+from backend.api.routes import openai_compat, resources, sessions, vercel
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -51,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan, responses=errors.ERROR_RESPONSES)
     errors.install(app)
+    app.include_router(sessions.router)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
@@ -102,5 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             entity=EntityOut.model_validate(found), edges=[EdgeOut.model_validate(e) for e in edges]
         )
 
+    from backend.web import install_web
+
+    install_web(app)
     _ = uuid  # ids arrive as strings so malformed ones answer 404, like unknown ones
     return app

@@ -238,7 +238,10 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
     events = _events(response.text)
     assert [kind for kind, _ in events if kind != "text"] == ["agent", "context", "done"]
     assert events[0][1] == {"agent": "planner"}
-    assert shape(events[1][1]) == {
+    context = dict(events[1][1])
+    receipt = context.pop("receipt")  # the full receipt, as GET /v1/sessions/{id}/context returns it
+    assert receipt["total_tokens"] == context["receipt_tokens"] and receipt["sections"]
+    assert shape(context) == {
         "knowledge": {"confidence": "str", "reason": "NoneType", "receipt": "str", "status": "str"},
         "receipt_tokens": "int",
     }

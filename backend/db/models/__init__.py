@@ -7,6 +7,7 @@ from backend.db.models.graph import Edge, Entity
 from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
 from backend.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
 from backend.db.models.memory import CheckIn, UserSummary
+from backend.db.models.web import TurnReceipt, WebToken
 
 __all__ = [
     "AgentTransition",
@@ -25,8 +26,10 @@ __all__ = [
     "Message",
     "Project",
     "SessionSummary",
+    "TurnReceipt",
     "ProjectMember",
     "User",
     "UserProfile",
     "UserSummary",
+    "WebToken",
 ]
