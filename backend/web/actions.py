@@ -12,14 +12,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Header, Request, Response
 from fastapi.responses import RedirectResponse, StreamingResponse
 
-from backend.api.deps import SessionDep
 from backend.api.routes import chat as chat_routes
 from backend.db.engine import Database
 from backend.errors import ValidationError
 from backend.knowledge.entries import update_entry
 from backend.repo import chat
 from backend.repo import sessions as repo
-from backend.web.deps import CsrfUser, WebRoute, render
+from backend.web.deps import CsrfUser, WebRoute, WebTx, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 Text = Annotated[str, Form(max_length=300)]
@@ -30,7 +29,7 @@ def _back(session_id: uuid.UUID | str) -> Response:
 
 
 @router.post("/sessions")
-async def create(web: CsrfUser, session: SessionDep, project_id: Text = "", title: Text = "") -> Response:
+async def create(web: CsrfUser, session: WebTx, project_id: Text = "", title: Text = "") -> Response:
     """A new session in the chosen project (or none)."""
     record = await chat.create_session(
         session, web.user.id, project_id=project_id or None, title=" ".join(title.split()) or None
@@ -39,14 +38,14 @@ async def create(web: CsrfUser, session: SessionDep, project_id: Text = "", titl
 
 
 @router.post("/s/{session_id}/rename")
-async def rename(session_id: str, web: CsrfUser, session: SessionDep, title: Text = "") -> Response:
+async def rename(session_id: str, web: CsrfUser, session: WebTx, title: Text = "") -> Response:
     """Set or clear the title."""
     await repo.rename_session(session, web.user.id, session_id, title)
     return _back(session_id)
 
 
 @router.post("/s/{session_id}/delete")
-async def delete(session_id: str, web: CsrfUser, session: SessionDep) -> Response:
+async def delete(session_id: str, web: CsrfUser, session: WebTx) -> Response:
     """Delete the session and go to the next one."""
     await repo.delete_session(session, web.user.id, session_id)
     return RedirectResponse("/", status_code=303)
@@ -54,7 +53,7 @@ async def delete(session_id: str, web: CsrfUser, session: SessionDep) -> Respons
 
 @router.post("/s/{session_id}/settings")
 async def settings(
-    session_id: str, web: CsrfUser, session: SessionDep, agent: Text = "auto", strategy: Text = ""
+    session_id: str, web: CsrfUser, session: WebTx, agent: Text = "auto", strategy: Text = ""
 ) -> Response:
     """Choose who answers next (automatic routing or one agent) and how history is scoped."""
     from backend.agents.definitions import get_agent
@@ -73,7 +72,7 @@ async def settings(
 
 @router.post("/s/{session_id}/focus")
 async def focus(
-    session_id: str, web: CsrfUser, session: SessionDep, kind: Text = "", entity_id: Text = ""
+    session_id: str, web: CsrfUser, session: WebTx, kind: Text = "", entity_id: Text = ""
 ) -> Response:
     """Focus an entity of the session's project, or clear the focus (empty kind)."""
     record = await chat.get_session(session, web.user.id, session_id)
@@ -93,7 +92,7 @@ async def capture_knowledge(
     request: Request,
     session_id: str,
     web: CsrfUser,
-    session: SessionDep,
+    session: WebTx,
     code: Annotated[str, Form(max_length=40)] = "",
     code_paths: Annotated[str, Form(max_length=20_000)] = "",
     correction: Annotated[str, Form(max_length=2_000)] = "",

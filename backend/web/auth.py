@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from backend.api.deps import SessionDep, SettingsDep
+from backend.api.deps import SettingsDep
 from backend.errors import AuthenticationError
 from backend.repo import web_tokens
-from backend.web.deps import COOKIE, CsrfUser, WebRoute, render
+from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -39,7 +39,7 @@ async def login_page(request: Request) -> Response:
 @router.post("/login")
 async def login(
     request: Request,
-    session: SessionDep,
+    session: WebTx,
     settings: SettingsDep,
     api_key: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
@@ -54,7 +54,7 @@ async def login(
 @router.get("/login/link")
 async def login_link(
     request: Request,
-    session: SessionDep,
+    session: WebTx,
     settings: SettingsDep,
     token: Annotated[str, Query(max_length=200)] = "",
 ) -> Response:
@@ -67,7 +67,7 @@ async def login_link(
 
 
 @router.post("/logout")
-async def logout(request: Request, web: CsrfUser, session: SessionDep, settings: SettingsDep) -> Response:
+async def logout(request: Request, web: CsrfUser, session: WebTx, settings: SettingsDep) -> Response:
     """End the browser session everywhere and forget the cookie."""
     await web_tokens.end_web_session(session, request.cookies.get(COOKIE, ""), settings.secret_key)
     response = RedirectResponse("/login", status_code=303)

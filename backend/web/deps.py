@@ -12,8 +12,9 @@ from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.api.deps import SettingsDep
+from backend.api.deps import SettingsDep, get_session
 from backend.db.engine import Database
 from backend.errors import AuthenticationError, NotFoundError, UserError
 from backend.repo.web_tokens import WebSession, resolve_web_session
@@ -28,7 +29,7 @@ SECURITY_HEADERS = {
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
@@ -64,6 +65,9 @@ async def get_web_session(request: Request, settings: SettingsDep) -> WebSession
 
 
 WebUser = Annotated[WebSession, Depends(get_web_session)]
+WebTx = Annotated[AsyncSession, Depends(get_session, scope="function")]
+"""The request's transaction, committed BEFORE the response is sent, so the page a redirect leads
+to already sees the write."""
 
 
 async def require_csrf(request: Request, web: WebUser, settings: SettingsDep) -> WebSession:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from backend.api.deps import SessionDep, SettingsDep
+from backend.api.deps import SettingsDep
 from backend.api.routes import chat as chat_routes
 from backend.db.models import ChatSession
 from backend.errors import NotFoundError
@@ -18,7 +18,7 @@ from backend.repo import chat, identity
 from backend.repo import sessions as repo
 from backend.vocabulary import AGENT_IDS, ENTITY_KINDS
 from backend.web import views
-from backend.web.deps import WebRoute, WebUser, render
+from backend.web.deps import WebRoute, WebTx, WebUser, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 PAGE = 30
@@ -42,7 +42,7 @@ async def _shell(request: Request, session: Any, web: Any, chat_record: ChatSess
 
 
 @router.get("/")
-async def home(request: Request, web: WebUser, session: SessionDep) -> Response:
+async def home(request: Request, web: WebUser, session: WebTx) -> Response:
     """The most recent session, or a start page when there is none."""
     items = await repo.list_sessions(session, web.user.id, limit=1)
     if items:
@@ -51,7 +51,7 @@ async def home(request: Request, web: WebUser, session: SessionDep) -> Response:
 
 
 @router.get("/s/{session_id}")
-async def session_page(request: Request, session_id: str, web: WebUser, session: SessionDep) -> Response:
+async def session_page(request: Request, session_id: str, web: WebUser, session: WebTx) -> Response:
     """One session: focus, agent and strategy, the latest messages, and the inspector (loaded on open)."""
     record = await chat.get_session(session, web.user.id, session_id)
     context = await _shell(request, session, web, record)
@@ -73,7 +73,7 @@ async def earlier_messages(
     request: Request,
     session_id: str,
     web: WebUser,
-    session: SessionDep,
+    session: WebTx,
     before: Annotated[int, Query(ge=1, le=2**31)],
 ) -> Response:
     """A page of earlier messages (the "Show earlier" button)."""
@@ -96,9 +96,7 @@ async def earlier_messages(
 
 
 @router.get("/s/{session_id}/m/{seq}")
-async def one_message(
-    request: Request, session_id: str, seq: int, web: WebUser, session: SessionDep
-) -> Response:
+async def one_message(request: Request, session_id: str, seq: int, web: WebUser, session: WebTx) -> Response:
     """One stored message, rendered (replaces the streamed draft when a turn is done)."""
     record = await chat.get_session(session, web.user.id, session_id)
     messages, _ = await repo.messages_page(session, web.user.id, record.id, before_seq=seq + 1, limit=1)
@@ -125,7 +123,7 @@ async def focus_search(
     request: Request,
     session_id: str,
     web: WebUser,
-    session: SessionDep,
+    session: WebTx,
     q: Annotated[str, Query(max_length=200)] = "",
     kind: Annotated[str, Query(max_length=20)] = "",
 ) -> Response:
@@ -141,7 +139,7 @@ async def focus_search(
 
 @router.get("/s/{session_id}/inspector")
 async def inspector(
-    request: Request, session_id: str, web: WebUser, session: SessionDep, settings: SettingsDep
+    request: Request, session_id: str, web: WebUser, session: WebTx, settings: SettingsDep
 ) -> Response:
     """The next turn's context (assembled exactly as the API does), the last turn's receipt, the
     focus's linked entities and the knowledge packet with the capture form."""
