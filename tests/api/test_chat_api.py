@@ -173,7 +173,7 @@ def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
     )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert "Offline model" in text and chunks[-1].choices[0].finish_reason == "stop"
-    with pytest.raises(openai.UnprocessableEntityError):
+    with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="orrery/wizard", messages=[{"role": "user", "content": "x"}])
 
 
@@ -242,8 +242,10 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
     receipt = context.pop("receipt")  # the full receipt, as GET /v1/sessions/{id}/context returns it
     assert receipt["total_tokens"] == context["receipt_tokens"] and receipt["sections"]
     assert shape(context) == {
-        "knowledge": {"confidence": "str", "reason": "NoneType", "receipt": "str", "status": "str"},
+        # a question about the focus entity's own links: no knowledge packet
+        "knowledge": {"confidence": "NoneType", "reason": "str", "receipt": "NoneType", "status": "str"},
         "receipt_tokens": "int",
+        "strategy": "str",
     }
     assert all(set(data) == {"delta"} for kind, data in events if kind == "text")
     assert shape(events[-1][1]) == {

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.errors import ERROR_RESPONSES
+from backend.api.limits import MAX_INT
 from backend.repo import sessions as repo
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
@@ -76,7 +77,7 @@ async def list_sessions(
     session: SessionDep,
     project_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=repo.MAX_PAGE)] = 50,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
 ) -> SessionPage:
     """Your sessions, most recently active first, with title and focus; `next_offset` pages on."""
     items = await repo.list_sessions(session, user.id, project_id=project_id, limit=limit + 1, offset=offset)
