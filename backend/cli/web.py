@@ -30,7 +30,8 @@ def web_link(
             return await issue_login_link_token(session, found.id, settings.secret_key)
 
     token = run(lambda s: with_db(s, body))
-    base = (base_url or f"http://{settings.host}:{settings.port}").rstrip("/")
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    base = (base_url or f"http://{host}:{settings.port}").rstrip("/")
     minutes = int(LOGIN_LINK_TTL.total_seconds() // 60)
     out.print(f"Open Orrery in your browser (one-time link, valid {minutes} minutes):")
     print(f"{base}/login/link?token={token}")
