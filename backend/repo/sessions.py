@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -203,12 +204,22 @@ async def save_turn_receipt(
 ) -> None:
     """Keep the receipt of the session's latest turn (replacing the previous one)."""
     chat = await get_session(session, user_id, session_id)
-    row = await session.get(TurnReceipt, chat.id)
-    if row is None:
-        session.add(TurnReceipt(session_id=chat.id, receipt=receipt))
-    else:
-        row.receipt, row.created_at = receipt, utcnow()
-    await session.flush()
+    replaced = await session.execute(
+        update(TurnReceipt)
+        .where(TurnReceipt.session_id == chat.id)
+        .values(receipt=receipt, created_at=utcnow())
+    )
+    if getattr(replaced, "rowcount", 0):
+        return
+    try:
+        async with session.begin_nested():  # another worker may insert the first receipt at the same time
+            session.add(TurnReceipt(session_id=chat.id, receipt=receipt))
+    except IntegrityError:
+        await session.execute(
+            update(TurnReceipt)
+            .where(TurnReceipt.session_id == chat.id)
+            .values(receipt=receipt, created_at=utcnow())
+        )
 
 
 async def last_turn_receipt(

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
@@ -89,6 +89,9 @@ async def sign_in_with_api_key(session: AsyncSession, api_key: str, server_secre
 async def _start(
     session: AsyncSession, user_id: uuid.UUID, api_key_id: uuid.UUID | None, server_secret: str
 ) -> str:
+    await session.execute(  # housekeeping: the user's expired tokens go (indexed by user)
+        delete(WebToken).where(WebToken.user_id == user_id, WebToken.expires_at < utcnow())
+    )
     token = _new_token()
     session.add(
         WebToken(

@@ -182,7 +182,7 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     expect(card.locator("pre").first).to_contain_text("entity_id")
     expect(card).to_contain_text("Legal review of pricing terms")
 
-    page.get_by_text("Context inspector").click()
+    expect(page.locator("#inspector")).to_have_attribute("open", "")  # open from the start
     linked = page.locator(".turn[open] .section", has_text="Linked Entities")
     expect(linked).to_contain_text(re.compile(r"[1-9]\d* / \d+ tokens"))
     expect(page.locator(".linked")).to_contain_text("Launch marketing")
@@ -198,7 +198,7 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     expect(page.get_by_label("Agent", exact=True)).to_have_value("coach")
     expect(page.get_by_label("Scoping")).to_have_value("relevance")
     expect(page.locator(".handoff").last).to_contain_text("coach")
-    page.get_by_text("Context inspector").click()
+    expect(page.locator("#inspector")).to_have_attribute("open", "")  # open from the start
     expect(page.locator(".turn[open] .totals")).to_contain_text("relevance")
 
     page.get_by_label("Entry code").fill("BR-012")

@@ -224,3 +224,19 @@ async def test_capture_knowledge_records_code_paths(
     async with db.transaction() as s:
         entry = await get_entry(s, demo.user_id, demo.project_id, "BR-012")
         assert entry.data["code_paths"][-2:] == ["billing/overage.py", "billing/caps.py"]
+
+
+async def test_history_pages_back_from_the_newest_messages(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    sid = await _session(client, demo, await _csrf(client, "/"))
+    async with db.transaction() as s:
+        for n in range(1, 36):
+            await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", f"note number {n}"))
+    page = (await client.get(f"/s/{sid}")).text
+    assert "note number 35" in page and "note number 6<" in page and "note number 5<" not in page
+    assert f"/s/{sid}/messages?before=6" in page
+    earlier = (await client.get(f"/s/{sid}/messages", params={"before": 6})).text
+    assert "note number 1<" in earlier and "note number 5<" in earlier and "note number 6<" not in earlier
+    assert "Show earlier" not in earlier
+    assert (await client.get(f"/s/{sid}/messages", params={"before": 0})).status_code == 422
