@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse
 from backend.api.deps import SettingsDep
 from backend.errors import AuthenticationError
 from backend.repo import web_tokens
-from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, render
+from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, refuse_cross_origin, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
@@ -43,7 +43,8 @@ async def login(
     settings: SettingsDep,
     api_key: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
-    """Check the API key, start a browser session and go to the app."""
+    """Check the API key, start a browser session and go to the app (never from another site's form)."""
+    refuse_cross_origin(request)
     try:
         token = await web_tokens.sign_in_with_api_key(session, api_key, settings.secret_key)
     except AuthenticationError as exc:

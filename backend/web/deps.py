@@ -70,11 +70,16 @@ WebTx = Annotated[AsyncSession, Depends(get_session, scope="function")]
 to already sees the write."""
 
 
-async def require_csrf(request: Request, web: WebUser, settings: SettingsDep) -> WebSession:
-    """A write from our own page: same origin, and the CSRF token as header or form field."""
+def refuse_cross_origin(request: Request) -> None:
+    """A browser names the page a write comes from; another site's page is refused."""
     origin = request.headers.get("origin")
     if origin and origin != f"{request.url.scheme}://{request.url.netloc}":
         raise CsrfError("cross-origin write refused")
+
+
+async def require_csrf(request: Request, web: WebUser, settings: SettingsDep) -> WebSession:
+    """A write from our own page: same origin, and the CSRF token as header or form field."""
+    refuse_cross_origin(request)
     sent = request.headers.get(CSRF_HEADER)
     if sent is None and request.headers.get("content-type", "").startswith(
         ("application/x-www-form-urlencoded", "multipart/form-data")

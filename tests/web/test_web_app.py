@@ -60,6 +60,10 @@ async def _session(client: httpx.AsyncClient, demo: Any, token: str) -> str:
 async def test_sign_in_sets_a_strict_http_only_cookie(app: Any, demo: Any) -> None:
     async with _client(app) as client:
         assert (await client.get("/")).headers["location"] == "/login"
+        forged = await client.post(
+            "/login", data={"api_key": demo.api_key}, headers={"Origin": "https://evil.example"}
+        )
+        assert forged.status_code == 403 and "set-cookie" not in forged.headers
         refused = await client.post("/login", data={"api_key": "orr_nothing"})
         assert refused.status_code == 401 and "malformed API key" in refused.text
         ok = await client.post("/login", data={"api_key": demo.api_key})
@@ -240,3 +244,28 @@ async def test_history_pages_back_from_the_newest_messages(
     assert "note number 1<" in earlier and "note number 5<" in earlier and "note number 6<" not in earlier
     assert "Show earlier" not in earlier
     assert (await client.get(f"/s/{sid}/messages", params={"before": 0})).status_code == 422
+
+
+async def test_a_failed_turn_is_retried_with_the_same_key_and_answered_once(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database
+) -> None:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    async def down(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        raise RuntimeError("provider is down")
+        yield ""  # pragma: no cover - makes this an async generator
+
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    working = app.state.orchestrator.model_factory
+    app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=down)
+    headers = {"X-CSRF-Token": csrf, "Idempotency-Key": "turn-7"}
+    failed = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
+    assert "event: error" in failed.text and "provider is down" in failed.text
+    app.state.orchestrator.model_factory = working
+    retried = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
+    assert "event: done" in retried.text
+    async with db.transaction() as s:
+        stored = await chat.list_messages(s, demo.user_id, sid)
+    assert [(m.role, m.content) for m in stored][0] == ("user", "Plan my week") and len(stored) == 2
