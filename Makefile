@@ -30,7 +30,7 @@ demo: migrate ## Load the demo workspace if the database is empty, then print it
 
 run: demo ## Install, migrate, load the demo workspace and serve the web app; prints a one-click sign-in link
 	@$(BIN)/orrery web link
-	@echo "Try: New chat, Change focus -> Finalize pricing page, then ask: What plan does this task belong to?"
+	@echo "The link opens the demo chat, focused on the demo task. Try: What plan does this task belong to?"
 	$(BIN)/orrery serve
 
 chat: demo ## Chat with the demo workspace in the terminal (offline model), focused on the demo task
