@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from backend.api.deps import SettingsDep
+from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
 from backend.db.models import ChatSession
 from backend.errors import NotFoundError
@@ -27,12 +28,14 @@ SIDEBAR_PAGE = 30
 
 async def _shell(request: Request, session: Any, web: Any, chat_record: ChatSession | None) -> dict[str, Any]:
     """What every app page shows: the sessions list, projects, agents and strategies."""
-    items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE)
+    items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE + 1)
     projects = await identity.list_projects(session, web.user.id)
     return {
         "user": web.user,
         "csrf": request.state.csrf,
-        "sessions": items,
+        "sessions": items[:SIDEBAR_PAGE],
+        "offset": 0,
+        "next_offset": SIDEBAR_PAGE if len(items) > SIDEBAR_PAGE else None,
         "projects": projects,
         "current": chat_record,
         "agents": AGENT_IDS,
@@ -48,6 +51,24 @@ async def home(request: Request, web: WebUser, session: WebTx) -> Response:
     if items:
         return RedirectResponse(f"/s/{items[0].session.id}", status_code=303)
     return render(request, "app.html", **await _shell(request, session, web, None))
+
+
+@router.get("/sessions/more")
+async def more_sessions(
+    request: Request, web: WebUser, session: WebTx, offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0
+) -> Response:
+    """The next page of the sessions list (the "More chats" button)."""
+    items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE + 1, offset=offset)
+    more = len(items) > SIDEBAR_PAGE
+    return render(
+        request,
+        "_session_items.html",
+        sessions=items[:SIDEBAR_PAGE],
+        current=None,
+        csrf=request.state.csrf,
+        offset=offset,
+        next_offset=offset + SIDEBAR_PAGE if more else None,
+    )
 
 
 @router.get("/s/{session_id}")

@@ -269,3 +269,15 @@ async def test_a_failed_turn_is_retried_with_the_same_key_and_answered_once(
     async with db.transaction() as s:
         stored = await chat.list_messages(s, demo.user_id, sid)
     assert [(m.role, m.content) for m in stored][0] == ("user", "Plan my week") and len(stored) == 2
+
+
+async def test_the_sessions_list_pages_with_more_chats(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    async with db.transaction() as s:
+        for n in range(31):  # with the demo's own session: 32, one page of 30 and 2 more
+            await chat.create_session(s, demo.user_id, title=f"chat {n:02d}")
+    page = (await client.get("/", follow_redirects=True)).text
+    assert "More chats" in page and "/sessions/more?offset=30" in page
+    rest = (await client.get("/sessions/more", params={"offset": 30})).text
+    assert rest.count("<li") == 2 and "More chats" not in rest and "No chats yet" not in rest

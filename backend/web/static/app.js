@@ -16,6 +16,11 @@ function el(tag, className, text) {
   return node;
 }
 
+// On a phone the sessions list starts folded, so the chat is on the first screen.
+if (window.matchMedia("(max-width: 700px)").matches) {
+  document.querySelector(".sessions-box")?.removeAttribute("open");
+}
+
 // Ask before destructive forms (data-confirm="question").
 document.addEventListener("submit", (event) => {
   const question = event.target.dataset?.confirm;
