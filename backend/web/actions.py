@@ -114,6 +114,22 @@ async def capture_knowledge(
     return render(request, "_captured.html", entry=entry, current=record)
 
 
+@router.post("/s/{session_id}/say")
+async def say(
+    request: Request,
+    session_id: str,
+    web: CsrfUser,
+    content: Annotated[str, Form(min_length=1, max_length=20_000)],
+) -> Response:
+    """The composer without JavaScript: run the whole turn, then show the session again."""
+    result = await chat_routes.post_message(
+        session_id, chat_routes.MessageIn(content=content), request, web.user, accept="application/json"
+    )
+    if isinstance(result, Response):  # the model failed; the message is kept for a retry
+        raise ValidationError("the model failed to answer; send the message again to retry")
+    return _back(session_id)
+
+
 @router.post("/s/{session_id}/turn")
 async def turn(
     request: Request,

@@ -281,3 +281,15 @@ async def test_the_sessions_list_pages_with_more_chats(
     assert "More chats" in page and "/sessions/more?offset=30" in page
     rest = (await client.get("/sessions/more", params={"offset": 30})).text
     assert rest.count("<li") == 2 and "More chats" not in rest and "No chats yet" not in rest
+
+
+async def test_the_composer_works_without_javascript(client: httpx.AsyncClient, demo: Any) -> None:
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    sent = await client.post(
+        f"/s/{sid}/say", data={"csrf_token": csrf, "content": "How does overage billing work?"}
+    )
+    assert sent.status_code == 303
+    page = (await client.get(f"/s/{sid}")).text
+    assert "How does overage billing work?" in page and 'class="msg msg-assistant"' in page
+    assert (await client.post(f"/s/{sid}/say", data={"content": "no token"})).status_code == 403
