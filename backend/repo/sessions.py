@@ -65,16 +65,23 @@ async def list_sessions(
     """The user's sessions, most recently active first, each with its focus and project (one query)."""
     limit, offset = _page(limit, offset)
     focus_project = aliased(Project)
+    mine = member_project_ids(user_id)  # a project the user has left shows no names from it
     query = (
         select(ChatSession, Entity, focus_project.name, Project.name)
+        .select_from(ChatSession)
         .outerjoin(
-            Entity, (Entity.id == ChatSession.focus_id) & (Entity.project_id == ChatSession.project_id)
+            Entity,
+            (Entity.id == ChatSession.focus_id)
+            & (Entity.project_id == ChatSession.project_id)
+            & Entity.project_id.in_(mine),
         )
         .outerjoin(
             focus_project,
-            (ChatSession.focus_kind == "project") & (focus_project.id == ChatSession.focus_id),
+            (ChatSession.focus_kind == "project")
+            & (focus_project.id == ChatSession.focus_id)
+            & focus_project.id.in_(mine),
         )
-        .outerjoin(Project, Project.id == ChatSession.project_id)
+        .outerjoin(Project, (Project.id == ChatSession.project_id) & Project.id.in_(mine))
         .where(ChatSession.user_id == user_id)
         .order_by(ChatSession.updated_at.desc(), ChatSession.id.desc())
         .limit(limit)
@@ -103,8 +110,14 @@ async def session_focus(session: AsyncSession, user_id: uuid.UUID, chat: ChatSes
     if chat.focus_kind is None or chat.focus_id is None:
         return None
     if chat.focus_kind == "project":
-        project = await session.get(Project, chat.focus_id)
-        return FocusInfo("project", chat.focus_id, project.name if project else None)
+        name = (
+            await session.execute(
+                select(Project.name).where(
+                    Project.id == chat.focus_id, Project.id.in_(member_project_ids(user_id))
+                )
+            )
+        ).scalar_one_or_none()
+        return FocusInfo("project", chat.focus_id, name)
     entity = (
         await session.execute(
             select(Entity).where(
