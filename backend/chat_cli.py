@@ -197,5 +197,10 @@ def _show_receipt(console: Console, receipt: dict[str, Any] | None) -> None:
     table.add_column("what")
     table.add_column("value")
     for key, value in receipt.items():
-        table.add_row(key, json.dumps(value, default=str))
+        if key != "receipt":
+            table.add_row(key, json.dumps(value, default=str))
+    for section in (receipt.get("receipt") or {}).get("sections", []):  # tokens against budget
+        table.add_row(
+            section.get("title") or section["name"], f"{section['tokens']} / {section['budget']} tokens"
+        )
     console.print(table)
