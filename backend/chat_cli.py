@@ -197,7 +197,7 @@ def _show_receipt(console: Console, receipt: dict[str, Any] | None) -> None:
     table.add_column("what")
     table.add_column("value")
     for key, value in receipt.items():
-        if key != "receipt":
+        if key not in ("receipt", "system_prompt", "messages"):
             table.add_row(key, json.dumps(value, default=str))
     for section in (receipt.get("receipt") or {}).get("sections", []):  # tokens against budget
         table.add_row(

@@ -161,5 +161,6 @@ async def turn(
 async def _keep_receipt(database: Database, user_id: uuid.UUID, session_id: str, event: str) -> None:
     data: dict[str, Any] = json.loads(event.split("data: ", 1)[1])
     if isinstance(data.get("receipt"), dict):
+        kept = {k: data.get(k) for k in ("receipt", "system_prompt", "messages")}
         async with database.transaction() as s:
-            await repo.save_turn_receipt(s, user_id, session_id, data["receipt"])
+            await repo.save_turn_receipt(s, user_id, session_id, kept)

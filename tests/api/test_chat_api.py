@@ -241,6 +241,8 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
     context = dict(events[1][1])
     receipt = context.pop("receipt")  # the full receipt, as GET /v1/sessions/{id}/context returns it
     assert receipt["total_tokens"] == context["receipt_tokens"] and receipt["sections"]
+    assert "Finalize pricing page" in context.pop("system_prompt")
+    assert context.pop("messages")[-1] == {"role": "user", "content": "What plan does this task belong to?"}
     assert shape(context) == {
         # a question about the focus entity's own links: no knowledge packet
         "knowledge": {"confidence": "NoneType", "reason": "str", "receipt": "NoneType", "status": "str"},

@@ -198,6 +198,8 @@ async def test_turn_streams_and_keeps_the_receipt_for_the_inspector(
     assert "Launch marketing" in rendered and "planner" in rendered.lower()
     inspector = (await client.get(f"/s/{sid}/inspector")).text
     assert "No turn has run" not in inspector and inspector.count("Linked Entities") >= 2
+    assert inspector.count("Exact system prompt") == 2  # next turn and last turn
+    assert "<strong>user</strong><pre>What plan does this task belong to?</pre>" in inspector
     replay = await client.post(
         f"/s/{sid}/turn",
         json={"content": "What plan does this task belong to?"},

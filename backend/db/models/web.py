@@ -34,7 +34,8 @@ class WebToken(UUIDPrimaryKey, Base):
 
 
 class TurnReceipt(Base):
-    """The context receipt of a session's most recent turn (replaced on every turn)."""
+    """What a session's most recent turn saw: `{"receipt", "system_prompt", "messages"}` from the
+    turn's `context` event (replaced on every turn)."""
 
     __tablename__ = "turn_receipts"
 
