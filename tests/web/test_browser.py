@@ -206,6 +206,10 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     page.get_by_role("button", name="Save to knowledge base").click()
     expect(page.locator("#capture-result")).to_contain_text("backend/billing/overage.py")
 
+    page.locator(".linked").get_by_role("button", name="Launch marketing").click()  # refocus from a link
+    expect(page.locator(".current-focus")).to_contain_text("Launch marketing")
+    expect(page.locator(".current-focus .kind")).to_have_text("plan")
+
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
     expect(page.get_by_label("Message", exact=True)).to_be_visible()
