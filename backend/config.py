@@ -7,6 +7,7 @@ Every field is listed with a comment in `.env.example`. `DATABASE_URL` picks the
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, model_validator
@@ -122,6 +123,13 @@ class Settings(BaseSettings):
 
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
+
+    templates_dir: Path | None = None
+    """A folder of your own build_context templates (`*.yaml`), beside the shipped ones (yours win)."""
+
+    docs_dir: Path | None = None
+    """The docs folder `index_docs` indexes for a project that has no index yet: `<dir>/<project id>/`
+    when that exists, else the folder itself."""
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> Settings:

@@ -47,6 +47,15 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
 
+SSE_CONTENT: dict[str, Any] = {
+    "schema": {
+        "type": "object",
+        "description": "One Server-Sent Event of the stream",
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+    }
+}
+"""The OpenAPI content of a streamed success response."""
+
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     """The JSON every error response carries."""

@@ -16,7 +16,7 @@ from backend.repo import sessions as repo
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 
 
-class FocusOut(BaseModel):
+class SessionFocusOut(BaseModel):
     """A session's focus with its name (null when the entity was deleted), state and due date."""
 
     kind: str
@@ -33,7 +33,7 @@ class SessionListItemOut(BaseModel):
     title: str | None
     project_id: str | None
     project_name: str | None
-    focus: FocusOut | None
+    focus: SessionFocusOut | None
     active_agent: str | None
     scoping_strategy: str | None
     message_count: int
@@ -58,7 +58,7 @@ def list_item_out(item: repo.SessionListItem) -> SessionListItemOut:
         title=chat.title,
         project_id=str(chat.project_id) if chat.project_id else None,
         project_name=item.project_name,
-        focus=FocusOut(
+        focus=SessionFocusOut(
             kind=focus.kind, id=str(focus.id), name=focus.name, state=focus.state, due_at=focus.due_at
         )
         if focus

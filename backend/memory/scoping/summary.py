@@ -23,6 +23,7 @@ from backend.memory.scoping.base import (
     to_scoped,
 )
 from backend.memory.scoping.token_budget import TokenBudgetStrategy
+from backend.text import inline_data
 
 SUMMARY_SHARE = 0.4
 """At most this share of the conversation budget goes to the summary."""
@@ -81,7 +82,7 @@ class SummaryStrategy:
         included: list[ReceiptItem] = []
         remaining = ctx.budget
         if text:
-            content = SUMMARY_PREFIX + text
+            content = SUMMARY_PREFIX + inline_data(text, keep_lines=True)  # model-written from user text
             cost = ctx.counter.count_message("system", content)
             messages.append(ScopedMessage(role="system", content=content))
             included.append(ReceiptItem("summary", f"seq 1-{boundary}", cost, "running summary"))
