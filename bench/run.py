@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, http_load, knowledge, load, load_workers, orchestrator, scoping
+from bench import context, graph, http_load, knowledge, load, load_workers, ops, orchestrator, scoping
 
 
 def main() -> None:
@@ -17,6 +17,7 @@ def main() -> None:
         "scoping",
         "orchestrator",
         "http_load",
+        "ops",
         "load_workers",
     ]
     for name in chosen:
@@ -27,6 +28,7 @@ def main() -> None:
             "graph": graph.main,
             "knowledge": knowledge.main,
             "scoping": scoping.main,
+            "ops": ops.main,
             "orchestrator": orchestrator.main,
             "http_load": http_load.main,
             "load_workers": load_workers.main,

@@ -1,7 +1,7 @@
 """Turn outcomes on messages (failed / truncated) and the fingerprint of an idempotent request.
 
 Revision ID: 0007
-Revises: 0004cq
+Revises: 0009
 Create Date: 2026-11-22 04:40:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
-down_revision: str | None = "0004cq"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -122,9 +122,3 @@ def is_truncated(response: ModelResponse) -> bool:
     if response.finish_reason == "length":
         return True
     return response.finish_reason is None and response.provider_name not in (None, "function", "test")
-
-
-def log_refresh_failure(task: asyncio.Task[Any]) -> None:
-    """A background summary refresh that failed is logged in full, never swallowed."""
-    if not task.cancelled() and task.exception() is not None:
-        log.error("background user-summary refresh failed", exc_info=task.exception())

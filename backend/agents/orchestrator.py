@@ -46,7 +46,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
-from backend.agents.attempts import failure_data, is_truncated, log_refresh_failure, timed
+from backend.agents.attempts import failure_data, is_truncated, timed
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
@@ -68,11 +68,17 @@ from backend.deps import TurnDeps
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
+from backend.ops import observe
+from backend.ops.cost import message_cost
+from backend.ops.jobs import JobWorker, enqueue
+from backend.ops.limits import count_tokens, reserve_turn
+from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
 from backend.vocabulary import AGENT_IDS, AgentId
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+REFRESH_SUMMARY_JOB = "refresh_user_summary"
 ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
 TOOL_RESULT_CHARS = 4_000
 UNANSWERED = "(no reply was given to this message: its turn failed)"
@@ -122,7 +128,9 @@ class Orchestrator:
         self.model_factory = model_factory
         self.locks = TurnLocks(settings)
         self.background: set[asyncio.Task[Any]] = set()
-        """Turns and pattern-analyst refreshes in flight (kept so they are not garbage-collected)."""
+        """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
+        self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
+        """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
 
     async def turn(
         self,
@@ -143,6 +151,7 @@ class Orchestrator:
             get_agent(agent)
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
+        await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
         fingerprint = request_fingerprint(message, agent) if client_key else None
         source = self._serialised(
             user_id, record.id, message, agent, model, client_key, fingerprint, on_model_event
@@ -164,6 +173,7 @@ class Orchestrator:
         async with self.locks.hold(sid):
             pending = await store_user_message(self.db, user_id, sid, message, client_key, fingerprint)
             if pending.replay is not None:
+                observe.turn_replayed(pending.replay.agent_id)
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
                 yield TurnEvent("done", _done(pending.replay, replayed=True))
                 return
@@ -194,17 +204,24 @@ class Orchestrator:
                 "receipt_tokens": wc.receipt.total_tokens,
                 "strategy": wc.receipt.strategy,
                 "knowledge": wc.receipt.knowledge,
+                "receipt": wc.receipt.as_dict(),
+                "system_prompt": wc.system_prompt,  # exactly what the model is about to see
+                "messages": wc.messages,
             },
         )
         runner = Agent(
-            timed(
-                self.model_factory(model or self.settings.model, self.settings),
-                self.settings.model_timeout_seconds,
+            MeteredModel(
+                timed(
+                    self.model_factory(model or self.settings.model, self.settings),
+                    self.settings.model_timeout_seconds,
+                ),
+                chosen.id,
             ),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
             retries=2,
+            name=chosen.id,
         )
         history = _history(
             wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
@@ -221,6 +238,7 @@ class Orchestrator:
                     if isinstance(event, AgentRunResultEvent):
                         result = event.result
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)
             await mark_failed(self.db, pending.message_id)
             yield _failed(exc, sid)
             return
@@ -229,6 +247,7 @@ class Orchestrator:
         reply = str(result.output)
         latency = int((time.perf_counter() - started) * 1000)
         truncated = is_truncated(result.response)
+        cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
         saved = await self._persist_reply(
             user_id,
             sid,
@@ -240,8 +259,10 @@ class Orchestrator:
             latency,
             handoff,
             truncated,
+            cost,
         )
-        self._maybe_refresh_patterns(user_id, saved.seq, model)
+        observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
+        await self._maybe_refresh_patterns(user_id, saved.seq, model)
         yield TurnEvent("done", _done(saved, handoff=handoff.to))
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
@@ -249,29 +270,38 @@ class Orchestrator:
         name = model or self.settings.model
         return None if name == "offline" else ModelSummarizer(self.model_factory(name, self.settings))
 
-    def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
-        """Every `pattern_every_turns` replies, refresh the user summary without delaying the turn."""
+    async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
+        """Every `pattern_every_turns` replies, queue a durable summary refresh (any worker runs it)."""
         every = self.settings.pattern_every_turns
         if not every or (seq // 2) % every:
             return
+        payload = {"user_id": str(user_id), "model": model or self.settings.model}
+        async with self.db.transaction() as s:
+            await enqueue(s, REFRESH_SUMMARY_JOB, payload, max_attempts=self.settings.jobs_max_attempts)
+        self.jobs.wake()
+
+    async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
         from backend.agents.patterns import refresh_user_summary
 
-        chosen = self.model_factory(model or self.settings.model, self.settings)
-        task = asyncio.create_task(
-            refresh_user_summary(self.db, timed(chosen, self.settings.model_timeout_seconds), user_id)
+        model = timed(
+            self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
         )
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
-        task.add_done_callback(log_refresh_failure)
+        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
 
     async def drain(self) -> None:
-        """Wait for background work (tests, shutdown)."""
+        """Let turns in flight finish, then run the background jobs that are due now, here (tests,
+        the CLI before it exits)."""
+        await self.finish_turns()
+        await self.jobs.run_due()
+
+    async def finish_turns(self) -> None:
+        """Wait for every turn still running (its client may be gone)."""
         while self.background:
             await asyncio.gather(*list(self.background), return_exceptions=True)
 
     async def close(self) -> None:
         """Shutdown: let turns in flight finish, then release the cross-process turn locks."""
-        await self.drain()
+        await self.finish_turns()
         await self.locks.close()
 
     async def _prepare(
@@ -321,6 +351,7 @@ class Orchestrator:
         latency: int,
         handoff: _Handoff,
         truncated: bool,
+        cost: float | None = None,
     ) -> Message:
         async with self.db.transaction() as s:
             await mark_answered(s, answered)
@@ -338,7 +369,11 @@ class Orchestrator:
                     token_count=usage.output_tokens,
                     latency_ms=latency,
                     status="truncated" if truncated else "complete",
+                    cost_usd=cost,
                 ),
+            )
+            await count_tokens(
+                s, self.settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0)
             )
             if handoff.to and handoff.to != agent_id:
                 await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)

@@ -18,6 +18,7 @@ from backend.errors import (
     ConflictError,
     NotFoundError,
     OrreryError,
+    RateLimitedError,
     ServiceUnavailableError,
     UserError,
 )
@@ -27,6 +28,7 @@ STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
     (NotFoundError, 404, "not_found"),
     (AuthenticationError, 401, "unauthorized"),
     (ConflictError, 409, "conflict"),
+    (RateLimitedError, 429, "rate_limited"),
     (UserError, 422, "invalid"),
     (ServiceUnavailableError, 503, "unavailable"),
     (OrreryError, 500, "internal"),
@@ -58,6 +60,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
 
+RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorOut, "description": "A per-user limit is reached; retry after `Retry-After` seconds"}
+}
+"""Declared on the routes that run a turn (the only ones per-user limits refuse)."""
+
 SSE_CONTENT: dict[str, Any] = {
     "schema": {
         "type": "object",
@@ -78,6 +85,8 @@ async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if isinstance(exc, ServiceUnavailableError):
         return _unavailable(exc)
+    if isinstance(exc, RateLimitedError):
+        headers = {"Retry-After": str(exc.retry_after)}
     return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
 
 

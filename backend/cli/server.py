@@ -43,6 +43,9 @@ def serve(
             "(set DATABASE_URL=postgresql+asyncpg://...)"
         )
         raise typer.Exit(2)
+    from backend.ops.metrics_dir import prepare_metrics_dir
+
+    prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
     uvicorn.run(
         "backend.api.app:create_app",
         factory=True,

@@ -37,6 +37,7 @@ class NewMessage:
     completion_tokens: int | None = None
     token_count: int | None = None
     latency_ms: int | None = None
+    cost_usd: float | None = None
     client_key: str | None = None
     request_fingerprint: str | None = None
     status: str = "complete"
@@ -153,6 +154,7 @@ async def append_message(
         completion_tokens=new.completion_tokens,
         token_count=new.token_count,
         latency_ms=new.latency_ms,
+        cost_usd=new.cost_usd,
         client_key=new.client_key,
         request_fingerprint=new.request_fingerprint,
         status=new.status,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from backend.agents.orchestrator import TurnEvent
 from backend.api.chat_schemas import SessionOut, SessionWithMessages, TurnOut, WorkingContextOut
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES, SSE_CONTENT, ErrorOut, error_body
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut, error_body
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
@@ -49,6 +49,7 @@ class SessionPatch(BaseModel):
     clear_focus: bool = False
     agent: str | None = Field(default=None, max_length=64)
     scoping_strategy: str | None = Field(default=None, max_length=64)
+    title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
 
 
 class MessageIn(BaseModel):
@@ -118,7 +119,9 @@ async def get_session(
     }
 
 
-@router.patch("/{session_id}", response_model=SessionOut, summary="Change focus, agent or scoping strategy")
+@router.patch(
+    "/{session_id}", response_model=SessionOut, summary="Rename, or change focus, agent or scoping strategy"
+)
 async def patch_session(
     session_id: str, body: SessionPatch, user: CurrentUser, session: SessionDep
 ) -> dict[str, Any]:
@@ -127,6 +130,10 @@ async def patch_session(
     from backend.memory.scoping import get_strategy
 
     record = await chat.get_session(session, user.id, session_id)
+    if body.title is not None:
+        from backend.repo.sessions import rename_session
+
+        await rename_session(session, user.id, record.id, body.title)
     if body.scoping_strategy:
         record.scoping_strategy = get_strategy(body.scoping_strategy).name
     if body.agent and body.agent != record.active_agent:
@@ -161,6 +168,7 @@ def _sse(event: Any) -> str:
             "description": "The model failed (JSON turns; streams send an `error` event)",
         },
         409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
+        **RATE_LIMITED,
     },
 )
 async def post_message(
@@ -168,7 +176,6 @@ async def post_message(
     body: MessageIn,
     request: Request,
     user: CurrentUser,
-    settings: SettingsDep,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
 ) -> Any:
@@ -183,7 +190,7 @@ async def post_message(
         collected = [e async for e in events]
         last = collected[-1]
         if last.type == "error":
-            return _failed_turn(last.data, settings.retry_after_seconds)
+            return _failed_turn(last.data, request.app.state.settings.retry_after_seconds)
         return last.data
     first = await anext(events)  # validation errors surface as HTTP errors before the stream starts
 
