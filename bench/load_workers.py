@@ -44,7 +44,8 @@ def _row(
     dialect: str, workers: int, args: argparse.Namespace, result: LoadResult, problems: list[str]
 ) -> str:
     rate = result.turns / result.elapsed if result.elapsed else 0.0
-    integrity = "intact" if not problems else f"{len(problems)} sessions wrong"
+    wrong = {p.split(":")[0] for p in problems}
+    integrity = "intact" if not problems else f"{len(wrong)} sessions wrong"
     return (
         f"| {dialect} | {workers} | {args.sessions} x {args.turns} + burst {args.burst} | {result.turns} "
         f"| {result.retries} | {len(result.failures)} | {rate:.1f} | {_pct(result.latencies, 50):.0f} / "
@@ -70,6 +71,8 @@ def run_one(url: str, dialect: str, workers: int, args: argparse.Namespace) -> s
     problems = asyncio.run(verify_conversations(bench_settings(url), result.expected))
     for failure in result.failures[:3]:
         print(f"  e.g. {failure}", flush=True)
+    for problem in problems[:3]:
+        print(f"  integrity: {problem[:300]}", flush=True)
     return _row(dialect, workers, args, result, problems)
 
 
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
     args = parser.parse_args(argv)
     rows = [
-        "| engine | workers | sessions x turns | turns done | 503 retried | failed | turns/s "
+        "| engine | workers | sessions x turns | turns done | retried | failed | turns/s "
         "| p50 / p95 / p99 ms | integrity |",
         "|---|---:|---|---:|---:|---:|---:|---|---|",
     ]

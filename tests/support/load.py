@@ -128,7 +128,7 @@ class LoadResult:
     """(message_id of the first answer, message_id of the duplicate's answer) per duplicate key."""
     elapsed: float = 0.0
     retries: int = 0
-    """Turns answered 503 (or `unavailable`) and sent again after `Retry-After`."""
+    """Turns answered 503 (or `unavailable`), or cut by a dropped connection, and sent again."""
 
     @property
     def turns(self) -> int:
@@ -136,7 +136,8 @@ class LoadResult:
 
 
 RETRIES = 5
-"""How often a client retries a turn answered 503 / `unavailable` (after `Retry-After`, same key)."""
+"""How often a client retries a turn answered 503 / `unavailable` (after `Retry-After`) or cut by a
+dropped connection; always with the same Idempotency-Key, so a retry never runs a turn twice."""
 
 
 async def _turn(
@@ -203,6 +204,8 @@ async def _attempt(
                         return "retry", "1"
                     return "failed", f"error event {line[6:200]}"
         return "failed", "stream ended without done or error"
+    except httpx.TransportError:  # e.g. a keep-alive connection closed under us: the key makes it safe
+        return "retry", "0.5"
     except httpx.HTTPError as exc:
         return "failed", f"{type(exc).__name__}: {exc}"
 
