@@ -110,9 +110,11 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
     return "model_error", "the model failed; retry shortly"
 
 
-def failure_data(exc: BaseException, session_id: object) -> dict[str, Any]:
-    """The `error` event's data for a failed turn; the whole exception goes to the log only."""
-    log.error("turn on session %s failed", session_id, exc_info=exc)
+def failure_data(exc: BaseException, session_id: object, *, logged: bool = False) -> dict[str, Any]:
+    """The `error` event's data for a failed turn; the whole exception goes to the log only (here,
+    unless the caller `logged` it already)."""
+    if not logged:
+        log.error("turn on session %s failed", session_id, exc_info=exc)
     code, message = describe_failure(exc)
     return {"message": message, "code": code, "retry": True}
 

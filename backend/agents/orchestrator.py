@@ -238,9 +238,9 @@ class Orchestrator:
                     if isinstance(event, AgentRunResultEvent):
                         result = event.result
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
-            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
             await mark_failed(self.db, pending.message_id)
-            yield _failed(exc, sid)
+            yield _failed(exc, sid, logged=True)
             return
         assert result is not None
         usage = result.usage
@@ -398,9 +398,9 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
         await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
 
 
-def _failed(exc: BaseException, sid: uuid.UUID) -> TurnEvent:
+def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:
     """The `error` event ending a failed turn (short message; the exception goes to the log)."""
-    return TurnEvent("error", failure_data(exc, sid))
+    return TurnEvent("error", failure_data(exc, sid, logged=logged))
 
 
 def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
