@@ -13,7 +13,7 @@ from fastapi_offline import FastAPIOffline
 
 from backend import __version__
 from backend.agents.orchestrator import Orchestrator
-from backend.agents.preload import start_preload
+from backend.agents.preload import preload_provider
 from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.limits import MAX_INT
@@ -48,7 +48,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = Orchestrator(db, settings)
-            app.state.preload = start_preload(settings.model, settings)
+            # a real model's provider loads before the first request is accepted, in a worker thread:
+            # an import racing with requests would still stall them (it holds the GIL)
+            await preload_provider(settings.model, settings)
             yield
         finally:
             await db.dispose()
