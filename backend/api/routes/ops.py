@@ -7,16 +7,42 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.ops.metrics import exposition
-from backend.repo.usage import usage_by_day
+from backend.repo.usage import UsageRow, usage_by_day
 
 router = APIRouter()
 
 
-@router.get("/metrics", tags=["operations"], summary="Prometheus metrics (all worker processes)")
+class UsageTotalOut(BaseModel):
+    """Sums over the period."""
+
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+class UsageOut(BaseModel):
+    """The caller's usage by day and agent (`usage` rows as `UsageRow`, `day` as an ISO date)."""
+
+    days: int
+    usage: list[UsageRow]
+    total: UsageTotalOut
+
+
+@router.get(
+    "/metrics",
+    tags=["operations"],
+    summary="Prometheus metrics (all worker processes)",
+    response_class=Response,
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "Prometheus text"}
+    },
+)
 async def metrics() -> Response:
     """Turns, latencies, tokens, tool calls, errors and jobs in the Prometheus text format (no
     authentication: keep it on an internal network or behind the proxy)."""
@@ -29,6 +55,7 @@ async def metrics() -> Response:
     tags=["identity"],
     summary="The caller's tokens and cost by day and agent",
     responses=ERROR_RESPONSES,
+    response_model=UsageOut,
 )
 async def my_usage(
     user: CurrentUser, session: SessionDep, days: Annotated[int, Query(ge=1, le=366)] = 30
