@@ -56,7 +56,7 @@ bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
 
 lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, no index addresses)
-	$(BIN)/pip-compile -q --extra dev --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
+	$(BIN)/pip-compile -q --extra dev --allow-unsafe --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
 		-o requirements.lock pyproject.toml
 
 clean: ## Remove the virtualenv, caches and the local SQLite database

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from backend.errors import ConfigurationError, ValidationError
+from backend.resources import prompts_dir
 from backend.vocabulary import AGENT_IDS
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts" / "agents"
+PROMPTS_DIR = prompts_dir("agents")
 READ_TOOLS = (
     "get_linked_entities",
     "build_context",

@@ -26,9 +26,10 @@ from pathlib import Path
 import yaml
 
 from backend.errors import ConfigurationError
+from backend.resources import prompts_dir
 from backend.text import tokenize
 
-EXPERTISE_DIR = Path(__file__).resolve().parents[2] / "prompts" / "expertise"
+EXPERTISE_DIR = prompts_dir("expertise")
 
 
 @dataclass(frozen=True)
