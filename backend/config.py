@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
 
+    plugins: str = ""
+    """Comma-separated modules contributing strategies, tools, agents and expertise (besides the
+    `orrery.*` entry points of installed packages), e.g. `my_pkg.orrery`."""
+
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> Settings:
         if self.env == "production" and self.secret_key == PLACEHOLDER_SECRET:

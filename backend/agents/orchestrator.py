@@ -44,7 +44,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
-from backend.agents.definitions import AgentDefinition, get_agent
+from backend.agents.definitions import AGENTS, AgentDefinition, get_agent
 from backend.agents.models import build_model
 from backend.agents.router import route
 from backend.config import Settings
@@ -56,7 +56,6 @@ from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.repo import chat
-from backend.vocabulary import AGENT_IDS, AgentId
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
@@ -97,6 +96,9 @@ class Orchestrator:
     def __init__(
         self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
     ) -> None:
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
@@ -361,17 +363,18 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
 
 
 def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
-    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: AgentId, reason: str) -> str:
+    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: str, reason: str) -> str:
         """Hand the conversation to another specialist from the next message on.
 
         Args:
-            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner or planner.
+            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner, planner,
+                or an agent a plugin added.
             reason: Why this specialist fits better, in one sentence.
         """
-        if agent not in AGENT_IDS:
+        if agent not in AGENTS:
             from pydantic_ai import ModelRetry
 
-            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_IDS)}")
+            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
         state.to, state.reason = agent, reason
         return (
             f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."

@@ -24,8 +24,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.agents.definitions import get_agent
 from backend.config import Settings
-from backend.errors import ValidationError
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
@@ -37,7 +37,6 @@ from backend.memory.sections import ContextSection
 from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
 from backend.repo.chat import get_session
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
-from backend.vocabulary import AGENT_IDS
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")
 """When the user section is over budget, optional lines are kept in this order of importance."""
@@ -106,8 +105,7 @@ async def assemble_working_context(
     auto_knowledge: bool = True,
 ) -> WorkingContext:
     """Build the agent's working context for the session's current turn."""
-    if agent not in AGENT_IDS:
-        raise ValidationError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_IDS)}")
+    get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
     memory = await fetch_long_term_memory(
         session,
