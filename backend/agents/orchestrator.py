@@ -94,14 +94,20 @@ class Orchestrator:
     """Runs chat turns against one database with one model factory."""
 
     def __init__(
-        self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: Callable[[str, Settings], Model] = build_model,
+        on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
+        """`on_context` sees each turn's assembled working context (the testing kit records it)."""
         from backend.plugins import ensure_plugins
 
         ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
+        self.on_context = on_context
         self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
         self.background: set[asyncio.Task[Any]] = set()
         """Pattern-analyst refreshes in flight (kept so they are not garbage-collected)."""
@@ -147,6 +153,8 @@ class Orchestrator:
             yield TurnEvent("done", _done(replay, replayed=True))
             return
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
+        if self.on_context is not None:
+            self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
             "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}

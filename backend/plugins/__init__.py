@@ -14,5 +14,13 @@ from backend.plugins.loader import (
     ensure_plugins,
     plan_plugins,
 )
+from tools._errors import readable_errors  # the error helper built-in tools use, for plugin tools
 
-__all__ = ["ENTRY_POINT_GROUPS", "Contribution", "PluginError", "ensure_plugins", "plan_plugins"]
+__all__ = [
+    "ENTRY_POINT_GROUPS",
+    "Contribution",
+    "PluginError",
+    "ensure_plugins",
+    "plan_plugins",
+    "readable_errors",
+]
