@@ -136,6 +136,11 @@ _loaded: list[Contribution] | None = None
 _failed: PluginError | None = None
 
 
+def loaded() -> list[Contribution]:
+    """What `ensure_plugins` registered in this process so far (nothing before it ran)."""
+    return list(_loaded or [])
+
+
 def ensure_plugins(settings: Settings | None = None) -> list[Contribution]:
     """Load every plugin once per process (later calls return the same list, or the same error)."""
     global _loaded, _failed

@@ -12,7 +12,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from backend.plugins.loader import Candidate, Contribution, PluginError
+from backend.plugins.loader import Candidate, Contribution, PluginError, loaded
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 RESERVED_TOOLS = {"handoff_to_agent"}
@@ -156,6 +156,8 @@ def validate_all(candidates: list[Candidate]) -> list[Contribution]:
     taken |= {("tool", n): "Orrery" for n in REGISTRY}
     taken |= {("agent", n): "Orrery" for n in AGENTS}
     taken |= {("expertise", m.slug): "Orrery" for m in load_modules()}
+    for c in loaded():  # a dry run after startup: what plugins registered is not Orrery's own
+        taken.pop((c.kind, c.name), None)
     out: list[Contribution] = []
 
     def claim(cand: Candidate, made: list[Contribution]) -> None:

@@ -39,9 +39,7 @@ class ConformanceReport:
 
 
 def _settings() -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        _env_file=None, env="test", secret_key="conformance", history_scan_limit=SCAN_LIMIT
-    )
+    return Settings(_env_file=None, env="test", secret_key="conformance", history_scan_limit=SCAN_LIMIT)
 
 
 def _fresh(strategy: type[Any] | str) -> MessageScopingStrategy:
