@@ -74,6 +74,7 @@ async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
         await client.initialize()
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(REGISTRY) <= set(tools)
+        assert "project_pulse" in tools  # the installed example plugin's tool, like the built-ins
         for name, tool in tools.items():
             props = tool.input_schema["properties"]
             assert all(p.get("description") for p in props.values()), name
