@@ -38,7 +38,10 @@ def plugins_command(
         groups = ", ".join(ENTRY_POINT_GROUPS)
         out.print(f"No plugins: no package has {groups} entry points and ORRERY_PLUGINS is empty.")
         return
-    table = Table("kind", "name", "plugin", "description")
+    table = Table("kind")
+    table.add_column("name", no_wrap=True)
+    table.add_column("plugin", overflow="fold")
+    table.add_column("description", ratio=1)
     for row in rows:
         table.add_row(row["kind"], row["name"], row["plugin"], row["description"])
     out.print(table)
