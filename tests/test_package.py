@@ -18,6 +18,7 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+WHERE = "import backend, backend.resources as r; print(backend.__file__); print(r.shipped_dir('alembic'))"
 SKIP = shutil.ignore_patterns(
     ".venv",
     ".git",
@@ -68,11 +69,7 @@ def test_wheel_installs_migrates_and_loads_the_demo(tmp_path: Path) -> None:
     }
     orrery = str(fresh / "bin" / "orrery")
     where = _run(
-        [
-            python,
-            "-c",
-            "import backend, backend.resources as r; print(backend.__file__); print(r.shipped_dir('alembic'))",
-        ],
+        [python, "-c", WHERE],
         cwd=work,
         env=env,
     ).stdout.split()
