@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents.definitions import get_agent
+from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
@@ -70,6 +71,8 @@ class ContextReceipt:
     total_tokens: int
     knowledge: dict[str, Any] | None = None
     """Auto-context: status (loaded, reused, skipped), confidence, the receipt for the user, reason."""
+    strategy_source: str = ""
+    """Why this strategy: explicit, session, agent setting, global setting or agent default."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -91,7 +94,7 @@ async def assemble_working_context(
     session: AsyncSession,
     *,
     agent: str,
-    base_prompt: str,
+    base_prompt: str | None = None,
     session_id: uuid.UUID | str,
     user_id: uuid.UUID,
     settings: Settings,
@@ -104,9 +107,16 @@ async def assemble_working_context(
     expertise_dir: Path = EXPERTISE_DIR,
     auto_knowledge: bool = True,
 ) -> WorkingContext:
-    """Build the agent's working context for the session's current turn."""
-    get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
+    """Build the agent's working context for the session's current turn.
+
+    `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
+    strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
+    """
+    definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
+    choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)
+    if base_prompt is None:
+        base_prompt = definition.prompt()
     memory = await fetch_long_term_memory(
         session,
         user_id,
@@ -136,9 +146,7 @@ async def assemble_working_context(
     linked = [s for s in focused if s.name != "focus"]
     extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)
 
-    name = (
-        scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
-    )
+    name = choice.name
     strategy = get_strategy(name)
     scoped = await strategy.select(
         ScopingContext(
@@ -149,7 +157,7 @@ async def assemble_working_context(
             budget=budgets.conversation,
             counter=counter,
             settings=settings,
-            options=dict(scoping_options or {}),
+            options={**choice.options, **(scoping_options or {})},
             summaries=SummaryStore(session),
             summarizer=summarizer or default_summarizer(settings, counter),
         )
@@ -171,6 +179,7 @@ async def assemble_working_context(
         exact_tokens=counter.exact,
         budget_scale=budgets.scale,
         strategy=scoped.strategy or name,
+        strategy_source=choice.source,
         sections=receipts,
         notes=scoped.notes,
         total_tokens=counter.count(system_prompt) + conversation.tokens,
