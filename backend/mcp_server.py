@@ -18,15 +18,16 @@ from types import SimpleNamespace
 from typing import Annotated, Any
 
 import pydantic
-from pydantic_ai import ModelRetry
 
 from backend.config import Settings
-from backend.db.engine import Database
-from backend.deps import TurnDeps
 from backend.errors import AuthenticationError, OrreryError, ValidationError
-from tools.registry import REGISTRY, ToolSpec, agent_tools, tool_names
 
-Resolver = Callable[[], Awaitable[TurnDeps]]
+if typing.TYPE_CHECKING:  # imported where used: the stdio server answers `initialize` before them
+    from backend.db.engine import Database
+    from backend.deps import TurnDeps
+    from tools.registry import ToolSpec
+
+Resolver = Callable[[], Awaitable["TurnDeps"]]
 INSTRUCTIONS = "Orrery's context tools: graph, knowledge base, document index."
 
 
@@ -70,6 +71,9 @@ def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
     is calling."""
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.tools import Tool as MCPTool
+    from pydantic_ai import ModelRetry
+
+    from tools.registry import agent_tools
 
     definition = agent_tools([spec.name])[0].tool_def
     described = definition.parameters_json_schema.get("properties", {})
@@ -106,6 +110,7 @@ async def resolve_deps(
 ) -> TurnDeps:
     """Who is calling (from the API key) and in which project, on a migrated database."""
     from backend.db.migrations import ensure_current
+    from backend.deps import TurnDeps
     from backend.repo import identity
     from backend.repo.scope import require_project
 
@@ -127,6 +132,7 @@ async def resolve_deps(
 def registry_tools(resolve: Resolver, settings: Settings) -> list[Any]:
     """Every registry tool (plugins' too) as an MCP tool."""
     from backend.plugins import ensure_plugins
+    from tools.registry import REGISTRY, tool_names
 
     ensure_plugins(settings)
     return [mcp_tool(REGISTRY[name], resolve) for name in tool_names()]
@@ -137,8 +143,22 @@ def build_server(resolve: Resolver, settings: Settings, **server_options: Any) -
     from mcp.server.mcpserver import MCPServer
 
     return MCPServer(
-        "orrery", instructions=INSTRUCTIONS, tools=registry_tools(resolve, settings), **server_options
+        "orrery",
+        instructions=INSTRUCTIONS,
+        tools=registry_tools(resolve, settings),
+        log_level=_log_level(settings),
+        **server_options,
     )
+
+
+def _log_level(settings: Settings) -> Any:
+    """The SDK logs at INFO to stderr by default; Orrery's level, but never chattier than warnings
+    unless debugging."""
+    return "DEBUG" if settings.log_level == "debug" else max(settings.log_level.upper(), "WARNING", key=_rank)
+
+
+def _rank(level: str) -> int:
+    return ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].index(level)
 
 
 def build_stdio_server(resolve: Resolver, settings: Settings) -> Any:
@@ -148,7 +168,7 @@ def build_stdio_server(resolve: Resolver, settings: Settings) -> Any:
 
     class ToolsWhenReady(MCPServer):
         def __init__(self) -> None:
-            super().__init__("orrery", instructions=INSTRUCTIONS)
+            super().__init__("orrery", instructions=INSTRUCTIONS, log_level=_log_level(settings))
             self._tools = asyncio.ensure_future(asyncio.to_thread(build_server, resolve, settings))
 
         async def list_tools(self) -> Any:
@@ -185,6 +205,7 @@ def http_app(db: Database, settings: Settings, base_url: str, project: str | Non
     from mcp.server.auth.settings import AuthSettings
 
     async def resolve() -> TurnDeps:
+        from backend.deps import TurnDeps
         from backend.repo import identity
         from backend.repo.scope import require_project
 
@@ -212,6 +233,8 @@ def run_http(settings: Settings, host: str, port: int, project: str | None) -> N
     """Serve streamable HTTP until stopped."""
     import uvicorn
 
+    from backend.db.engine import Database
+
     db = Database.from_settings(settings)
     app = http_app(db, settings, f"http://{host}:{port}", project)
     uvicorn.run(app, host=host, port=port, log_level=settings.log_level)
@@ -226,8 +249,16 @@ def run_stdio(settings: Settings, api_key: str | None, project: str | None) -> N
     import anyio
 
     async def main() -> None:
-        db = Database.from_settings(settings)
-        caller = asyncio.ensure_future(resolve_deps(db, settings, api_key, project))
+        opened: list[Database] = []
+
+        async def check() -> TurnDeps:
+            await asyncio.to_thread(_import_checks)  # sqlalchemy, alembic, the repo: off the loop
+            from backend.db.engine import Database
+
+            opened.append(Database.from_settings(settings))
+            return await resolve_deps(opened[0], settings, api_key, project)
+
+        caller = asyncio.ensure_future(check())
 
         async def who() -> TurnDeps:
             try:
@@ -241,6 +272,15 @@ def run_stdio(settings: Settings, api_key: str | None, project: str | None) -> N
             await build_stdio_server(who, settings).run_stdio_async()
         finally:
             caller.cancel()
-            await db.dispose()
+            for db in opened:
+                await db.dispose()
 
     anyio.run(main)
+
+
+def _import_checks() -> None:
+    import backend.db.engine
+    import backend.db.migrations
+    import backend.deps
+    import backend.repo.identity
+    import backend.repo.scope  # noqa: F401

@@ -6,6 +6,8 @@ same argument checks as MCP (unknown arguments refused) and the same readable er
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import inspect
 import uuid
 from typing import Any
@@ -137,6 +139,7 @@ async def call_tool(
     name: str, body: ToolCall, request: Request, user: CurrentUser, session: SessionDep
 ) -> ToolResult:
     """Run a registry tool for the caller (404 unknown tool; 422 bad arguments or a tool error)."""
+    await asyncio.to_thread(importlib.import_module, "backend.mcp_server")  # its first import is heavy
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
     from backend.mcp_server import mcp_tool
