@@ -64,8 +64,10 @@ async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
+    from backend.plugins import ensure_plugins
     from tools.registry import REGISTRY
 
+    ensure_plugins()  # this process's registry, like the server's, includes the example plugin's tool
     demo = await load_demo(db, settings.secret_key)
     async with (
         stdio_client(await _session(db_url, demo.api_key)) as streams,
