@@ -385,8 +385,7 @@ def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
         """Hand the conversation to another specialist from the next message on.
 
         Args:
-            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner, planner,
-                or an agent a plugin added.
+            agent: One of: {agents}.
             reason: Why this specialist fits better, in one sentence.
         """
         if agent not in AGENTS:
@@ -398,6 +397,8 @@ def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
             f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
         )
 
+    # the roster includes plugin agents, so the model reads the current list
+    handoff_to_agent.__doc__ = (handoff_to_agent.__doc__ or "").replace("{agents}", ", ".join(AGENTS))
     return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
 
 

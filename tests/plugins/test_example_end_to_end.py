@@ -34,6 +34,8 @@ async def test_a_turn_picks_the_plugin_agent_calls_its_tool_and_scopes_with_its_
     assert "Tasks in Test project: no tasks." in routed.reply
     assert routed.receipt.strategy == "decisions_first"
     assert "project_pulse" in orrery_model.last.tools
+    handoff = orrery_model.last.tool_schemas["handoff_to_agent"]["properties"]["agent"]["description"]
+    assert "retro" in handoff and "coach" in handoff  # the model can hand off to the plugin's agent
     assert "facilitate a short retrospective" in (orrery_model.last.instructions or "")
     assert "Retrospectives (start, stop, continue)" in (orrery_model.last.instructions or "")
 

@@ -8,6 +8,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from backend.deps import TurnDeps
 from backend.plugins import readable_errors
+from backend.text import inline_data
 from tools.registry import ToolSpec
 
 
@@ -25,7 +26,7 @@ async def project_pulse(ctx: RunContext[TurnDeps], detail: Literal["tasks", "all
         async with ctx.deps.db.sessions() as session:
             summary = await project_summary(session, ctx.deps.user_id, ctx.deps.project_id)
     states = ", ".join(f"{n} {state}" for state, n in sorted(summary.task_states.items())) or "no tasks"
-    lines = [f"Tasks in {summary.name}: {states}."]
+    lines = [f"Tasks in {inline_data(summary.name)}: {states}."]  # stored text reads as data
     if detail == "all":
         lines.append("Entities: " + ", ".join(f"{n} {k}" for k, n in sorted(summary.entities.items())) + ".")
     return "\n".join(lines)
