@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
@@ -38,7 +39,7 @@ from backend.graph.edges import both_directions, far_entity
 from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
 from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
-from backend.text import bm25_scores, tokenize
+from backend.text import analyze, bm25_scores
 from backend.tokens import TokenCounter
 
 DEFAULT_BUDGET = 4000
@@ -132,9 +133,11 @@ def resolve_request(
     query: str | None = None,
     existing_context: dict[str, Any] | None = None,
     additional_budget: int | None = None,
+    templates_dir: Path | None = None,
 ) -> BuildRequest:
-    """Merge explicit arguments over a template over the defaults, and validate them."""
-    tpl = load_template(template) if template else None
+    """Merge explicit arguments over a template (shipped or from `templates_dir`) over the defaults,
+    and validate them."""
+    tpl = load_template(template, templates_dir) if template else None
     strategy = strategy or (tpl.strategy if tpl else None) or "relevance"
     if strategy not in STRATEGIES:
         raise ValidationError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
@@ -302,7 +305,7 @@ async def _traverse(
     candidates: dict[str, Candidate] = {}
     names = {s.id: s for s in seeds}
     frontier = [uuid.UUID(s.id) for s in seeds]
-    query_terms = set(tokenize(query))
+    query_terms = set(analyze(query))
     trips = 0
     for level in range(1, depth + 1):
         if not frontier:
@@ -321,7 +324,7 @@ async def _traverse(
             if (
                 not params.expand_on_match
                 or not query_terms
-                or query_terms & set(tokenize(f"{node.name} {node.description or ''}"))
+                or query_terms & set(analyze(f"{node.name} {node.description or ''}"))
             ):
                 nxt.append(row.id)
         frontier = nxt[:FRONTIER_CAP]
@@ -366,8 +369,8 @@ async def _reference_counts(session: AsyncSession, ids: list[uuid.UUID]) -> dict
 def _score(
     cands: list[Candidate], refs: dict[str, int], params: StrategyParams, query: str, now: datetime
 ) -> None:
-    terms = tokenize(query)
-    documents = [tokenize(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
+    terms = analyze(query)
+    documents = [analyze(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
     content = bm25_scores(terms, documents) if terms else [0.0] * len(cands)
     top_content = max(content, default=0.0) or 1.0
     top_refs = math.log1p(max(refs.values(), default=0)) or 1.0

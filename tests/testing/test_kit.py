@@ -27,8 +27,8 @@ from backend.testing import (
 
 ensure_plugins()  # plugin strategies (the example's `decisions_first`) join the built-ins below
 KNOWN_BROKEN = {
-    "summary": "the running-summary message alone can exceed small budgets (8-31 tokens), and the "
-    "first compaction reads every older message at once, past ORRERY_HISTORY_SCAN_LIMIT",
+    "summary": "its first compaction reads every older message at once (744 here), past "
+    "ORRERY_HISTORY_SCAN_LIMIT (200 here)",
 }
 
 
