@@ -138,12 +138,9 @@ async def run_once(
 
     pydantic_ai.BANNER_ENABLED = False  # scripts read stdout
 
-    events = [
-        e
-        async for e in Orchestrator(db, settings).turn(
-            target.user_id, target.session_id, message, agent=agent
-        )
-    ]
+    orchestrator = Orchestrator(db, settings)
+    events = [e async for e in orchestrator.turn(target.user_id, target.session_id, message, agent=agent)]
+    await orchestrator.drain()  # background jobs this turn queued (summary refresh) run before exit
     last = events[-1]
     if last.type == "error":
         raise ValidationError(f"the model failed: {last.data['message']} (run the same command to retry)")
@@ -177,6 +174,7 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
             console.print()
             return
         if line in ("/quit", "/exit", "/q"):
+            await orchestrator.drain()  # queued background jobs (summary refresh) run before exit
             return
         if line.startswith("/"):
             try:
@@ -185,12 +183,15 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
                 console.print(f"[red]{exc}[/]")
         elif line:
             console.print("[bold magenta]orrery ›[/]")
-            with Live(Markdown(""), console=console, auto_refresh=False) as live:
-                reply = ""
-                async for event in orchestrator.turn(
-                    target.user_id, target.session_id, line, agent=state["agent"]
-                ):
-                    reply = _render(live, event, reply)
+            try:
+                with Live(Markdown(""), console=console, auto_refresh=False) as live:
+                    reply = ""
+                    async for event in orchestrator.turn(
+                        target.user_id, target.session_id, line, agent=state["agent"]
+                    ):
+                        reply = _render(live, event, reply)
+            except OrreryError as exc:  # a refused turn (limits, bad input): say why, keep chatting
+                console.print(f"[red]{exc}[/]")
             state["agent"] = None
 
 

@@ -10,6 +10,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from backend.deps import TurnDeps
 from backend.docs import index
+from backend.text import inline_data
 from tools._errors import readable_errors
 
 
@@ -20,7 +21,18 @@ def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=1, default=str)
+    """Tool output as JSON, every stored string quoted as data (titles cannot carry `<system>`)."""
+    return json.dumps(_quoted(data), indent=1, default=str)
+
+
+def _quoted(value: Any) -> Any:
+    if isinstance(value, str):
+        return inline_data(value, keep_lines=True)
+    if isinstance(value, dict):
+        return {k: _quoted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_quoted(v) for v in value]
+    return value
 
 
 async def get_context_for_story(

@@ -368,5 +368,5 @@ async def get_context_summary(
         "db_model_count": c["models"],
         "schema_count": c["schemas"],
         "last_chunked": index.indexed_at.isoformat(),
-        "root": index.root,
+        "root": Path(index.root).name,  # the folder name only, never a server path
     }
