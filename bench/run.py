@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load, ops
+from bench import context, graph, knowledge, load, ops, scoping
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load", "ops"]
+    chosen = sys.argv[1:] or [
+        "load",
+        "context",
+        "graph",
+        "knowledge",
+        "scoping",
+        "orchestrator",
+        "http_load",
+        "ops",
+    ]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {
@@ -17,6 +26,7 @@ def main() -> None:
             "context": context.main,
             "graph": graph.main,
             "knowledge": knowledge.main,
+            "scoping": scoping.main,
             "ops": ops.main,
         }
         runners[name]([])

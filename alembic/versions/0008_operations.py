@@ -1,7 +1,7 @@
 """Operations: durable jobs, per-user usage counters for limits, and each message's cost.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0004cq
 Create Date: 2026-11-22 04:07:44.917179
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = '0008'
-down_revision: str | None = '0006'
+down_revision: str | None = '0004cq'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

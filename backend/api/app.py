@@ -18,7 +18,7 @@ from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
-from backend.api.routes import openai_compat, resources, vercel
+from backend.api.routes import openai_compat, resources, sessions, vercel
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -32,6 +32,7 @@ from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
+from backend.memory.embeddings import start_embedder_warmup
 from backend.ops.wiring import install_operations, operations_running
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = Orchestrator(db, settings)
             app.state.preload = start_preload(settings.model, settings)
+            app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
             async with operations_running(app, app.state.orchestrator):
                 yield
         finally:
@@ -61,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     front_door.install(app, settings)
     install_operations(app, settings)
+    app.include_router(sessions.router)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
@@ -112,5 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             entity=EntityOut.model_validate(found), edges=[EdgeOut.model_validate(e) for e in edges]
         )
 
+    from backend.web import install_web
+
+    install_web(app)
     _ = uuid  # ids arrive as strings so malformed ones answer 404, like unknown ones
     return app

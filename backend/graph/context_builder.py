@@ -39,7 +39,7 @@ from backend.graph.edges import both_directions, far_entity
 from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
 from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
-from backend.text import bm25_scores, tokenize
+from backend.text import analyze, bm25_scores
 from backend.tokens import TokenCounter
 
 DEFAULT_BUDGET = 4000
@@ -305,7 +305,7 @@ async def _traverse(
     candidates: dict[str, Candidate] = {}
     names = {s.id: s for s in seeds}
     frontier = [uuid.UUID(s.id) for s in seeds]
-    query_terms = set(tokenize(query))
+    query_terms = set(analyze(query))
     trips = 0
     for level in range(1, depth + 1):
         if not frontier:
@@ -324,7 +324,7 @@ async def _traverse(
             if (
                 not params.expand_on_match
                 or not query_terms
-                or query_terms & set(tokenize(f"{node.name} {node.description or ''}"))
+                or query_terms & set(analyze(f"{node.name} {node.description or ''}"))
             ):
                 nxt.append(row.id)
         frontier = nxt[:FRONTIER_CAP]
@@ -369,8 +369,8 @@ async def _reference_counts(session: AsyncSession, ids: list[uuid.UUID]) -> dict
 def _score(
     cands: list[Candidate], refs: dict[str, int], params: StrategyParams, query: str, now: datetime
 ) -> None:
-    terms = tokenize(query)
-    documents = [tokenize(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
+    terms = analyze(query)
+    documents = [analyze(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
     content = bm25_scores(terms, documents) if terms else [0.0] * len(cands)
     top_content = max(content, default=0.0) or 1.0
     top_refs = math.log1p(max(refs.values(), default=0)) or 1.0
