@@ -11,7 +11,11 @@ from functools import lru_cache
 from typing import Any
 
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
-_MARKDOWN_CONTROL = re.compile(r"[`<>#*\[\]|\\]")
+_MARKDOWN_CONTROL = re.compile(r"[`<>#*\[\]|\\\"]")
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 _PARTS = re.compile(r"[a-z0-9]+")
 
 STOP_WORDS = frozenset(
@@ -26,13 +30,24 @@ STOP_WORDS = frozenset(
 )
 
 
-def inline_data(text: str) -> str:
-    """Stored text made safe to embed in a prompt: one line, markdown control characters escaped.
+def inline_data(text: str, *, keep_lines: bool = False) -> str:
+    """The one data-quoting helper: stored text made safe to embed in a prompt.
 
-    Headings (`#`), fences (backticks), tags (`<>`), emphasis (`*`), links and tables cannot form,
-    so text from the database reads as data, never as structure or instructions.
+    Invisible and direction-changing characters (zero-width, bidi overrides, Unicode tags, control
+    characters) are removed; markdown control characters and `"` are escaped, so headings (`#`),
+    fences (backticks), tags (`<>`), emphasis, links, tables and quoted values cannot form or be
+    closed. The result is one line; with `keep_lines`, lines are kept (code snippets), each escaped
+    the same way, so no line can start a heading or a tag. Text from the database reads as data,
+    never as structure or instructions.
     """
-    return _MARKDOWN_CONTROL.sub(lambda m: "\\" + m.group(0), " ".join(text.split()))
+    visible = _INVISIBLE.sub("", text)
+    if keep_lines:
+        return "\n".join(_escape(line.rstrip()) for line in visible.splitlines())
+    return _escape(" ".join(visible.split()))
+
+
+def _escape(line: str) -> str:
+    return _MARKDOWN_CONTROL.sub(lambda m: "\\" + m.group(0), line)
 
 
 def tokenize(text: str) -> list[str]:

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load, scoping
+from bench import context, graph, knowledge, load, ops, scoping
 
 
 def main() -> None:
     """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "scoping", "orchestrator", "http_load"]
+    chosen = sys.argv[1:] or [
+        "load",
+        "context",
+        "graph",
+        "knowledge",
+        "scoping",
+        "orchestrator",
+        "http_load",
+        "ops",
+    ]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
         runners = {
@@ -18,6 +27,7 @@ def main() -> None:
             "graph": graph.main,
             "knowledge": knowledge.main,
             "scoping": scoping.main,
+            "ops": ops.main,
         }
         runners[name]([])
 

@@ -9,7 +9,22 @@ import sys
 
 import typer
 
-from backend.cli import chat, context, db, demo, docs, eval, kb, keys, linked, server, sessions, users
+from backend.cli import (
+    chat,
+    context,
+    db,
+    demo,
+    docs,
+    eval,
+    jobs,
+    kb,
+    keys,
+    linked,
+    server,
+    sessions,
+    usage,
+    users,
+)
 
 app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
 app.add_typer(db.db_app, name="db")
@@ -21,7 +36,8 @@ app.add_typer(docs.docs_app, name="docs")
 app.add_typer(demo.demo_app, name="demo")
 app.add_typer(users.users_app, name="users")
 app.add_typer(eval.eval_app, name="eval")
-for module in (server, linked, chat):
+app.add_typer(jobs.jobs_app, name="jobs")
+for module in (server, linked, chat, usage):
     app.registered_commands.extend(module.app.registered_commands)
 
 

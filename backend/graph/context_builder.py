@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
@@ -132,9 +133,11 @@ def resolve_request(
     query: str | None = None,
     existing_context: dict[str, Any] | None = None,
     additional_budget: int | None = None,
+    templates_dir: Path | None = None,
 ) -> BuildRequest:
-    """Merge explicit arguments over a template over the defaults, and validate them."""
-    tpl = load_template(template) if template else None
+    """Merge explicit arguments over a template (shipped or from `templates_dir`) over the defaults,
+    and validate them."""
+    tpl = load_template(template, templates_dir) if template else None
     strategy = strategy or (tpl.strategy if tpl else None) or "relevance"
     if strategy not in STRATEGIES:
         raise ValidationError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")

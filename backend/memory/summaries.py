@@ -21,6 +21,7 @@ from backend.db.base import utcnow
 from backend.db.models import SessionSummary
 from backend.memory import salience
 from backend.memory.scoping.base import ScopedMessage
+from backend.text import inline_data
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -102,8 +103,9 @@ class Summarizer(Protocol):
 
 
 def _transcript(previous: str | None, messages: Sequence[ScopedMessage]) -> str:
-    head = f"Previous summary:\n{previous}\n\n" if previous else "Previous summary: (none)\n\n"
-    body = "\n".join(f"[{m['role']}] {m['content']}" for m in messages)
+    quoted = inline_data(previous, keep_lines=True) if previous else None
+    head = f"Previous summary:\n{quoted}\n\n" if quoted else "Previous summary: (none)\n\n"
+    body = "\n".join(f"[{m['role']}] {inline_data(m['content'])}" for m in messages)
     return f"{head}New messages:\n<messages>\n{body}\n</messages>"
 
 

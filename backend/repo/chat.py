@@ -37,6 +37,7 @@ class NewMessage:
     completion_tokens: int | None = None
     token_count: int | None = None
     latency_ms: int | None = None
+    cost_usd: float | None = None
     client_key: str | None = None
     created_at: datetime | None = None
     """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
@@ -151,6 +152,7 @@ async def append_message(
         completion_tokens=new.completion_tokens,
         token_count=new.token_count,
         latency_ms=new.latency_ms,
+        cost_usd=new.cost_usd,
         client_key=new.client_key,
         created_at=new.created_at or utcnow(),
         token_counts=token_counts,

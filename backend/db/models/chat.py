@@ -58,6 +58,8 @@ class Message(UUIDPrimaryKey, Base):
     completion_tokens: Mapped[int | None]
     token_count: Mapped[int | None]
     latency_ms: Mapped[int | None]
+    cost_usd: Mapped[float | None]
+    """The model call's price from litellm's price map (null when the model has no price, e.g. offline)."""
     client_key: Mapped[str | None] = mapped_column(String(200))
     """The client's Idempotency-Key for the user message that started a turn."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

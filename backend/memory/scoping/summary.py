@@ -24,6 +24,7 @@ from backend.memory.scoping.base import (
 )
 from backend.memory.scoping.dated import cost_of, date_receipt, dated_messages, newest_dated, session_day
 from backend.memory.scoping.token_budget import TokenBudgetStrategy
+from backend.text import inline_data
 
 SUMMARY_SHARE = 0.4
 """At most this share of the conversation budget goes to the summary."""
@@ -52,7 +53,7 @@ def _fitted_summary(text: str | None, share: int, ctx: ScopingContext) -> str | 
         return None
     room = share - ctx.counter.count_message("system", SUMMARY_PREFIX)
     while room > 0:  # joined text can tokenize a token longer than its parts; shrink until it fits
-        fitted = validated_summary(text, room, ctx.counter)
+        fitted = validated_summary(inline_data(text, keep_lines=True), room, ctx.counter)
         if not fitted:
             return None
         if ctx.counter.count_message("system", SUMMARY_PREFIX + fitted) <= share:
