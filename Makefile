@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run serve test lint format typecheck pytest bench clean lock
+.PHONY: help install migrate demo run chat serve test lint format typecheck pytest bench clean lock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,9 +29,13 @@ demo: migrate ## Load the demo workspace if the database is empty, then print it
 	$(BIN)/orrery demo load --if-empty
 	$(BIN)/orrery demo summary
 
-run: demo ## Install, migrate, load the demo workspace and chat with it in the terminal (offline model)
+run: demo ## Install, migrate, load the demo workspace and serve the web app; prints a one-click sign-in link
+	@$(BIN)/orrery web link
+	@echo "The link opens the demo chat, focused on the demo task. Try: What plan does this task belong to?"
+	$(BIN)/orrery serve
+
+chat: demo ## Chat with the demo workspace in the terminal (offline model), focused on the demo task
 	@echo "Chatting as the demo user, focused on the demo task. Try: What plan does this task belong to?"
-	@echo "(The API server: make serve. An API key for the demo user: $(BIN)/orrery demo load)"
 	$(BIN)/orrery chat --demo
 
 serve: install ## Start the API server only

@@ -178,6 +178,9 @@ class Orchestrator:
                 "receipt_tokens": wc.receipt.total_tokens,
                 "strategy": wc.receipt.strategy,
                 "knowledge": wc.receipt.knowledge,
+                "receipt": wc.receipt.as_dict(),
+                "system_prompt": wc.system_prompt,  # exactly what the model is about to see
+                "messages": wc.messages,
             },
         )
         runner = Agent(
