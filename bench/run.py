@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load, ops, scoping
+from bench import context, graph, knowledge, load, mcp_startup, ops, scoping
 
 
 def main() -> None:
@@ -18,6 +18,7 @@ def main() -> None:
         "orchestrator",
         "http_load",
         "ops",
+        "mcp_startup",
     ]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
@@ -28,6 +29,7 @@ def main() -> None:
             "knowledge": knowledge.main,
             "scoping": scoping.main,
             "ops": ops.main,
+            "mcp_startup": mcp_startup.main,
         }
         runners[name]([])
 

@@ -44,7 +44,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
-from backend.agents.definitions import AgentDefinition, get_agent
+from backend.agents.definitions import AGENTS, AgentDefinition, get_agent
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import route
@@ -62,7 +62,6 @@ from backend.ops.jobs import JobWorker, enqueue
 from backend.ops.limits import count_tokens, reserve_turn
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
-from backend.vocabulary import AGENT_IDS, AgentId
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
@@ -103,11 +102,20 @@ class Orchestrator:
     """Runs chat turns against one database with one model factory."""
 
     def __init__(
-        self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: Callable[[str, Settings], Model] = build_model,
+        on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
+        """`on_context` sees each turn's assembled working context (the testing kit records it)."""
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
+        self.on_context = on_context
         self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
         self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
         """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
@@ -161,6 +169,8 @@ class Orchestrator:
             return
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
+        if self.on_context is not None:
+            self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
             "context",
@@ -391,22 +401,24 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
 
 
 def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
-    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: AgentId, reason: str) -> str:
+    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: str, reason: str) -> str:
         """Hand the conversation to another specialist from the next message on.
 
         Args:
-            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner or planner.
+            agent: One of: {agents}.
             reason: Why this specialist fits better, in one sentence.
         """
-        if agent not in AGENT_IDS:
+        if agent not in AGENTS:
             from pydantic_ai import ModelRetry
 
-            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_IDS)}")
+            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
         state.to, state.reason = agent, reason
         return (
             f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
         )
 
+    # the roster includes plugin agents, so the model reads the current list
+    handoff_to_agent.__doc__ = (handoff_to_agent.__doc__ or "").replace("{agents}", ", ".join(AGENTS))
     return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
 
 

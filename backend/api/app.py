@@ -18,7 +18,7 @@ from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
-from backend.api.routes import openai_compat, resources, sessions, vercel
+from backend.api.routes import extensions, openai_compat, resources, sessions, vercel
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
     app.include_router(vercel.router)
+    app.include_router(extensions.router)
 
     @app.get("/health", response_model=Health)
     async def health(request: Request) -> Health:
