@@ -40,7 +40,19 @@ class Settings(BaseSettings):
     """Log every SQL statement (debugging only)."""
 
     db_pool_size: int = Field(default=10, ge=1, le=200)
-    """Connection pool size per process (PostgreSQL only)."""
+    """Connection pool size per process."""
+
+    db_max_overflow: int = Field(default=10, ge=0, le=200)
+    """Connections opened beyond the pool under bursts, per process."""
+
+    db_pool_timeout_seconds: float = Field(default=10.0, gt=0)
+    """How long a request waits for a pooled connection before it is answered 503 with `Retry-After`."""
+
+    retry_after_seconds: int = Field(default=2, ge=1)
+    """The `Retry-After` a 503 (pool exhausted, database busy or unreachable) tells clients."""
+
+    turn_wait_seconds: float = Field(default=120.0, gt=0)
+    """How long a turn waits for the turn already running on its session (then 503)."""
 
     sqlite_busy_timeout_ms: int = Field(default=5000, ge=0)
     """How long a SQLite writer waits for a lock before failing."""
@@ -79,7 +91,7 @@ class Settings(BaseSettings):
     """Comma-separated litellm model ids tried in order when the main model fails."""
 
     model_timeout_seconds: float = Field(default=60.0, gt=0)
-    """How long one model call may take."""
+    """How long one model attempt may take (each fallback gets its own); the turn has no overall cap."""
 
     context_window: int | None = Field(default=None, ge=1024)
     """The model's context window in tokens; looked up from the model id when unset."""

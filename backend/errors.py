@@ -10,6 +10,7 @@ OrreryError
 │   ├── ConflictError          would duplicate something unique
 │   ├── AuthenticationError    missing, malformed or revoked API key
 │   └── RateLimitedError       a per-user limit is reached: retry after `retry_after` seconds (429)
+├── ServiceUnavailableError    busy or unreachable database, pool exhausted: retry later (503)
 └── ConfigurationError         the deployment must be fixed
     └── DatabaseNotMigratedError
 ```
@@ -61,6 +62,14 @@ class RateLimitedError(UserError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = max(1, retry_after)
+
+
+class ServiceUnavailableError(OrreryError):
+    """A temporary outage (pool exhausted, database busy or gone); the client should retry later."""
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ConfigurationError(OrreryError):

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import sys
 
-from bench import context, graph, knowledge, load, mcp_startup, ops, scoping
+from bench import (
+    context,
+    graph,
+    http_load,
+    knowledge,
+    load,
+    load_workers,
+    mcp_startup,
+    ops,
+    orchestrator,
+    scoping,
+)
 
 
 def main() -> None:
@@ -19,6 +30,7 @@ def main() -> None:
         "http_load",
         "ops",
         "mcp_startup",
+        "load_workers",
     ]
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
@@ -30,6 +42,9 @@ def main() -> None:
             "scoping": scoping.main,
             "ops": ops.main,
             "mcp_startup": mcp_startup.main,
+            "orchestrator": orchestrator.main,
+            "http_load": http_load.main,
+            "load_workers": load_workers.main,
         }
         runners[name]([])
 

@@ -1,9 +1,10 @@
 """An in-process pydantic-ai model over `litellm.acompletion`: any provider litellm knows.
 
 Maps pydantic-ai messages and tools to the OpenAI chat format litellm speaks, and back: text,
-tool calls, usage, streaming (text and tool-call deltas). Retries with backoff, the timeout and
-fallback models are litellm's own (`num_retries`, `timeout`, `fallbacks`). litellm is imported on
-the first request, never at startup.
+tool calls, usage, streaming (text and tool-call deltas), finish reasons (a stream that ends without
+one is reported truncated). Retries with backoff and the request timeout are litellm's own
+(`num_retries`, `timeout`); fallback models are tried by the caller (`attempts.with_fallbacks`).
+litellm is imported on the first request, never at startup.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai.messages import (
+    FinishReason,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -118,6 +120,22 @@ def _usage(raw: Any) -> RequestUsage:
     )
 
 
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_call",
+    "function_call": "tool_call",
+    "content_filter": "content_filter",
+}
+
+
+def _provider_sent_no_finish_reason(stream: Any) -> bool:
+    """litellm ends every stream with a synthetic `stop`; its wrapper remembers whether the provider
+    really sent a finish reason (pinned litellm: `received_finish_reason`, `intermittent_finish_reason`)."""
+    received = getattr(stream, "received_finish_reason", "unknown")
+    return received is None and getattr(stream, "intermittent_finish_reason", None) is None
+
+
 class LiteLLMModel(Model):
     """`LiteLLMModel("anthropic/claude-sonnet-4-5")`, `LiteLLMModel("ollama/llama3")`, ..."""
 
@@ -190,6 +208,7 @@ class LiteLLMModel(Model):
             usage=_usage(getattr(raw, "usage", None)),
             model_name=self._model_name,
             provider_name="litellm",
+            finish_reason=_FINISH_REASONS.get(getattr(raw.choices[0], "finish_reason", None) or ""),
         )
 
     @asynccontextmanager
@@ -225,6 +244,9 @@ class LiteLLMStreamedResponse(StreamedResponse):
                 self._usage = _usage(chunk.usage)
             if not chunk.choices:
                 continue
+            reason = getattr(chunk.choices[0], "finish_reason", None)
+            if reason:  # a stream that ends without one is stored as truncated
+                self.finish_reason = _FINISH_REASONS.get(reason, "stop")
             delta = chunk.choices[0].delta
             if getattr(delta, "content", None):
                 for event in self._parts_manager.handle_text_delta(
@@ -240,6 +262,8 @@ class LiteLLMStreamedResponse(StreamedResponse):
                     tool_call_id=call.id or None,
                 ):
                     yield event
+        if _provider_sent_no_finish_reason(self._stream):
+            self.finish_reason = None
 
     async def close_stream(self) -> None:
         close = getattr(self._stream, "aclose", None)

@@ -3,13 +3,16 @@
 Provider facts live here and nowhere else. A litellm id (`provider/model`) runs in-process through
 `LiteLLMModel` over `litellm.acompletion`; with `LITELLM_API_BASE` set it goes through a litellm
 proxy with pydantic-ai's OpenAI-compatible client (`LiteLLMProvider`) instead. litellm is imported
-only on a real model's first request, never by commands that do not need it.
+only on a real model's first request, never by commands that do not need it. Fallback models
+(`ORRERY_MODEL_FALLBACKS`) are tried by pydantic-ai's `FallbackModel`, each attempt with its own
+`ORRERY_MODEL_TIMEOUT_SECONDS` (see `attempts`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backend.agents.attempts import with_fallbacks
 from backend.agents.offline import offline_model
 from backend.errors import ConfigurationError
 
@@ -23,20 +26,21 @@ def build_model(name: str, settings: Settings) -> Model:
     """The pydantic-ai model for a model string."""
     if name == "offline":
         return offline_model()
+    names = [name, *(f.strip() for f in settings.model_fallbacks.split(",") if f.strip())]
     if settings.litellm_api_base:
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.litellm import LiteLLMProvider
 
         provider = LiteLLMProvider(api_base=settings.litellm_api_base, api_key=settings.litellm_api_key)
-        return OpenAIChatModel(name, provider=provider)
-    if "/" not in name:
-        raise ConfigurationError(
-            f"model {name!r} is not a litellm model id: use provider/model (openai/gpt-4o-mini, "
-            "anthropic/claude-sonnet-4-5, ollama/llama3) or ORRERY_MODEL=offline"
-        )
+        proxied: list[Model] = [OpenAIChatModel(n, provider=provider) for n in names]
+        return with_fallbacks(proxied, settings.model_timeout_seconds)
+    for n in names:
+        if "/" not in n:
+            raise ConfigurationError(
+                f"model {n!r} is not a litellm model id: use provider/model (openai/gpt-4o-mini, "
+                "anthropic/claude-sonnet-4-5, ollama/llama3) or ORRERY_MODEL=offline"
+            )
     from backend.agents.litellm_model import LiteLLMModel
 
-    fallbacks = [f for f in settings.model_fallbacks.split(",") if f.strip()]
-    return LiteLLMModel(
-        name, timeout=settings.model_timeout_seconds, fallbacks=[f.strip() for f in fallbacks]
-    )
+    direct: list[Model] = [LiteLLMModel(n, timeout=settings.model_timeout_seconds) for n in names]
+    return with_fallbacks(direct, settings.model_timeout_seconds)

@@ -8,8 +8,11 @@
 5. Persist the assistant message with agent id, tool calls and results, token usage and latency;
    apply a handoff the model asked for; record a check-in for the day.
 
-A failing model sends an `error` event and writes nothing more: the user message stays, and
-`turn(..., message=None)` retries it. Turns on one session are serialized by a per-session lock;
+Each step holds a database connection only for its own short transaction; none is held while the
+model runs. A turn runs in its own task and finishes server-side even if the client goes away. A
+failing model sends an `error` event with a short message (details go to the log) and marks the user
+message `failed`; `turn(..., message=None)` or the same Idempotency-Key retries it (rules in
+`turn_store`). Turns on one session are serialized, across processes on PostgreSQL (`turn_lock`);
 different sessions run in parallel.
 """
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,15 +46,25 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
+from backend.agents.attempts import failure_data, is_truncated, timed
 from backend.agents.definitions import AGENTS, AgentDefinition, get_agent
+from backend.agents.detach import run_detached
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import route
+from backend.agents.turn_lock import TurnLocks
+from backend.agents.turn_store import (
+    MAX_MESSAGE_CHARS,
+    PendingTurn,
+    mark_answered,
+    mark_failed,
+    request_fingerprint,
+    store_user_message,
+)
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
 from backend.deps import TurnDeps
-from backend.errors import ValidationError
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
@@ -67,8 +79,9 @@ from tools.registry import agent_tools
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
 ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
-MAX_MESSAGE_CHARS = 20_000
 TOOL_RESULT_CHARS = 4_000
+UNANSWERED = "(no reply was given to this message: its turn failed)"
+__all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "TurnEvent"]
 
 
 @dataclass(frozen=True)
@@ -86,15 +99,20 @@ class _Handoff:
 
 
 def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
-    """Scoped messages as pydantic-ai history (role and content only)."""
+    """Scoped messages as pydantic-ai history (role and content only); a user message left unanswered
+    by a failed turn is followed by a note saying so, never by another bare user message."""
     history: list[ModelMessage] = []
-    for m in messages:
+    for i, m in enumerate(messages):
+        if m["role"] == "user" and i > 0 and messages[i - 1]["role"] == "user":
+            history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
         if m["role"] == "assistant":
             history.append(ModelResponse(parts=[TextPart(m["content"])]))
         elif m["role"] == "system":
             history.append(ModelRequest(parts=[SystemPromptPart(m["content"])]))
         else:
             history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
+    if messages and messages[-1]["role"] == "user":
+        history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
     return history
 
 
@@ -116,16 +134,11 @@ class Orchestrator:
         self.settings = settings
         self.model_factory = model_factory
         self.on_context = on_context
-        self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
+        self.locks = TurnLocks(settings)
+        self.background: set[asyncio.Task[Any]] = set()
+        """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
         self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
         """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
-
-    def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:
-        lock = self._locks.get(session_id)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[session_id] = lock
-        return lock
 
     async def turn(
         self,
@@ -140,17 +153,21 @@ class Orchestrator:
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice;
-        `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself)."""
+        `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself).
+        Refusals raise before the first event and store nothing."""
+        if agent is not None:
+            get_agent(agent)
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
         await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
-        async with self._lock(record.id):
-            async for event in self._turn(
-                user_id, record.id, message, agent, model, client_key, on_model_event
-            ):
-                yield event
+        fingerprint = request_fingerprint(message, agent) if client_key else None
+        source = self._serialised(
+            user_id, record.id, message, agent, model, client_key, fingerprint, on_model_event
+        )
+        async for event in run_detached(source, self.background, lambda exc: _failed(exc, record.id)):
+            yield event
 
-    async def _turn(
+    async def _serialised(
         self,
         user_id: uuid.UUID,
         sid: uuid.UUID,
@@ -158,15 +175,34 @@ class Orchestrator:
         agent: str | None,
         model: str | None,
         client_key: str | None,
+        fingerprint: str | None,
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
+        async with self.locks.hold(sid):
+            pending = await store_user_message(self.db, user_id, sid, message, client_key, fingerprint)
+            if pending.replay is not None:
+                observe.turn_replayed(pending.replay.agent_id)
+                yield TurnEvent("agent", {"agent": pending.replay.agent_id})
+                yield TurnEvent("done", _done(pending.replay, replayed=True))
+                return
+            try:
+                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event):
+                    yield event
+            except BaseException:
+                await mark_failed(self.db, pending.message_id)
+                raise
+
+    async def _turn(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        pending: PendingTurn,
+        agent: str | None,
+        model: str | None,
+        on_model_event: Callable[[ModelEvent], None] | None,
+    ) -> AsyncIterator[TurnEvent]:
         started = time.perf_counter()
-        text, replay = await self._persist_user_message(user_id, sid, message, client_key)
-        if replay is not None:
-            observe.turn_replayed(replay.agent_id)
-            yield TurnEvent("agent", {"agent": replay.agent_id})
-            yield TurnEvent("done", _done(replay, replayed=True))
-            return
+        text = pending.text
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         if self.on_context is not None:
@@ -184,7 +220,13 @@ class Orchestrator:
             },
         )
         runner = Agent(
-            MeteredModel(self.model_factory(model or self.settings.model, self.settings), chosen.id),
+            MeteredModel(
+                timed(
+                    self.model_factory(model or self.settings.model, self.settings),
+                    self.settings.model_timeout_seconds,
+                ),
+                chosen.id,
+            ),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
@@ -197,26 +239,37 @@ class Orchestrator:
         calls: dict[str, dict[str, Any]] = {}
         result = None
         try:
-            async with asyncio.timeout(self.settings.model_timeout_seconds):
-                async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
-                    async for event in events:
-                        if on_model_event is not None:
-                            on_model_event(event)
-                        for out in _translate(event, calls):
-                            yield out
-                        if isinstance(event, AgentRunResultEvent):
-                            result = event.result
+            async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
+                async for event in events:
+                    if on_model_event is not None:
+                        on_model_event(event)
+                    for out in _translate(event, calls):
+                        yield out
+                    if isinstance(event, AgentRunResultEvent):
+                        result = event.result
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
-            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)
-            yield TurnEvent("error", {"message": f"{type(exc).__name__}: {exc}", "retry": True})
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
+            await mark_failed(self.db, pending.message_id)
+            yield _failed(exc, sid, logged=True)
             return
         assert result is not None
         usage = result.usage
         reply = str(result.output)
         latency = int((time.perf_counter() - started) * 1000)
+        truncated = is_truncated(result.response)
         cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
         saved = await self._persist_reply(
-            user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff, cost
+            user_id,
+            sid,
+            pending.message_id,
+            chosen.id,
+            reply,
+            list(calls.values()),
+            usage,
+            latency,
+            handoff,
+            truncated,
+            cost,
         )
         observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
         await self._maybe_refresh_patterns(user_id, saved.seq, model)
@@ -240,60 +293,26 @@ class Orchestrator:
     async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
         from backend.agents.patterns import refresh_user_summary
 
-        model = self.model_factory(payload["model"], self.settings)
+        model = timed(
+            self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
+        )
         await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
 
     async def drain(self) -> None:
-        """Run the background jobs that are due now, here (tests, the CLI before it exits)."""
+        """Let turns in flight finish, then run the background jobs that are due now, here (tests,
+        the CLI before it exits)."""
+        await self.finish_turns()
         await self.jobs.run_due()
 
-    async def _persist_user_message(
-        self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, client_key: str | None
-    ) -> tuple[str, Message | None]:
-        """Store the user message (or find the one to retry); with a known `client_key`, the reply
-        already given to it comes back as the second value instead."""
-        async with self.db.transaction() as s:
-            latest = (
-                await s.execute(
-                    select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
-                )
-            ).scalar_one_or_none()
-            if client_key is not None:
-                earlier = (
-                    await s.execute(
-                        select(Message).where(Message.session_id == sid, Message.client_key == client_key)
-                    )
-                ).scalar_one_or_none()
-                if earlier is not None:
-                    reply = (
-                        await s.execute(
-                            select(Message).where(
-                                Message.session_id == sid,
-                                Message.seq == earlier.seq + 1,
-                                Message.role == "assistant",
-                            )
-                        )
-                    ).scalar_one_or_none()
-                    if reply is not None:
-                        return earlier.content, reply
-                    if latest is None or latest.id != earlier.id:
-                        raise ValidationError(
-                            "that Idempotency-Key belongs to an earlier, unanswered message"
-                        )
-                    return earlier.content, None
-            if message is None:
-                if latest is None or latest.role != "user":
-                    raise ValidationError(
-                        "nothing to retry: the last message is not an unanswered user message"
-                    )
-                return latest.content, None
-            text = message.strip()
-            if not text:
-                raise ValidationError("message must not be empty")
-            if len(text) > MAX_MESSAGE_CHARS:
-                raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-            await chat.append_message(s, user_id, sid, chat.NewMessage("user", text, client_key=client_key))
-            return text, None
+    async def finish_turns(self) -> None:
+        """Wait for every turn still running (its client may be gone)."""
+        while self.background:
+            await asyncio.gather(*list(self.background), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Shutdown: let turns in flight finish, then release the cross-process turn locks."""
+        await self.finish_turns()
+        await self.locks.close()
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
@@ -334,15 +353,18 @@ class Orchestrator:
         self,
         user_id: uuid.UUID,
         sid: uuid.UUID,
+        answered: uuid.UUID | None,
         agent_id: str,
         reply: str,
         calls: list[dict[str, Any]],
         usage: Any,
         latency: int,
         handoff: _Handoff,
+        truncated: bool,
         cost: float | None = None,
     ) -> Message:
         async with self.db.transaction() as s:
+            await mark_answered(s, answered)
             saved = await chat.append_message(
                 s,
                 user_id,
@@ -356,6 +378,7 @@ class Orchestrator:
                     completion_tokens=usage.output_tokens,
                     token_count=usage.output_tokens,
                     latency_ms=latency,
+                    status="truncated" if truncated else "complete",
                     cost_usd=cost,
                 ),
             )
@@ -385,6 +408,11 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
         await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
 
 
+def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:
+    """The `error` event ending a failed turn (short message; the exception goes to the log)."""
+    return TurnEvent("error", failure_data(exc, sid, logged=logged))
+
+
 def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
     """The `done` event's data for a stored assistant message."""
     return {
@@ -397,6 +425,7 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
         "usage": {"input_tokens": saved.prompt_tokens, "output_tokens": saved.completion_tokens},
         "latency_ms": saved.latency_ms,
         "replayed": replayed,
+        "truncated": saved.status == "truncated",
     }
 
 

@@ -49,13 +49,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
-            app.state.orchestrator = Orchestrator(db, settings)
+            app.state.orchestrator = orchestrator = Orchestrator(db, settings)
             # a real model's provider loads before the first request is accepted, in a worker thread:
             # an import racing with requests would still stall them (it holds the GIL)
             await preload_provider(settings.model, settings)
             app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
-            async with operations_running(app, app.state.orchestrator):
-                yield
+            async with operations_running(app, orchestrator):
+                try:
+                    yield
+                finally:
+                    await orchestrator.close()  # turns in flight finish first
         finally:
             await db.dispose()
 

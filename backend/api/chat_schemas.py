@@ -36,6 +36,8 @@ class MessageOut(BaseModel):
     content: str
     agent: str | None
     tool_calls: list[dict[str, Any]] | None
+    status: str = "complete"
+    """`complete`; `failed` (a user message whose turn failed); `truncated` (a reply cut short)."""
     created_at: datetime
 
 
@@ -64,6 +66,8 @@ class TurnOut(BaseModel):
     usage: UsageOut
     latency_ms: int | None
     replayed: bool
+    truncated: bool = False
+    """The model's stream ended without a finish reason (or hit the token limit)."""
 
 
 class ScopedMessageOut(BaseModel):

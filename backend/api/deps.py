@@ -1,7 +1,13 @@
-"""Typed dependencies shared by every route: settings, a DB session, the authenticated user."""
+"""Typed dependencies shared by every route: settings, a DB session, the authenticated user.
+
+Authentication reads the key in its own short session and releases it before the route runs, so a
+chat turn never holds a connection for its API key; `last_used_at` is stamped (at most once a minute)
+in a separate short transaction whose failure is logged and never fails the request.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -13,7 +19,9 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import User
 from backend.errors import AuthenticationError
-from backend.repo.identity import authenticate
+from backend.repo.identity import key_owner, key_use_is_stale, record_key_use
+
+log = logging.getLogger("orrery.api")
 
 
 def get_database(request: Request) -> Database:
@@ -44,7 +52,7 @@ _API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, description="An Orre
 
 async def get_current_user(
     request: Request,
-    session: SessionDep,
+    database: Annotated[Database, Depends(get_database)],
     settings: SettingsDep,
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
     x_api_key: Annotated[str | None, Depends(_API_KEY)],
@@ -60,7 +68,15 @@ async def get_current_user(
         key = value.strip()
     if not key:
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <api key>'")
-    return await authenticate(session, key, settings.secret_key)
+    async with database.sessions() as session:
+        api_key, user = await key_owner(session, key, settings.secret_key)
+    if key_use_is_stale(api_key):
+        try:
+            async with database.transaction() as session:
+                await record_key_use(session, api_key.id)
+        except Exception:  # bookkeeping only: never fail the request over it
+            log.warning("could not record the use of API key %s", api_key.prefix, exc_info=True)
+    return user
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

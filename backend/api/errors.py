@@ -9,14 +9,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 
+from backend.db.failures import as_unavailable
 from backend.errors import (
     AuthenticationError,
     ConflictError,
     NotFoundError,
     OrreryError,
     RateLimitedError,
+    ServiceUnavailableError,
     UserError,
 )
 
@@ -27,6 +30,7 @@ STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
     (ConflictError, 409, "conflict"),
     (RateLimitedError, 429, "rate_limited"),
     (UserError, 422, "invalid"),
+    (ServiceUnavailableError, 503, "unavailable"),
     (OrreryError, 500, "internal"),
 ]
 
@@ -52,6 +56,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"model": ErrorOut, "description": "Conflicts with existing data"},
     413: {"model": ErrorOut, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
     422: {"model": ErrorOut, "description": "Invalid input"},
+    503: {"model": ErrorOut, "description": "Busy or unreachable database; retry after `Retry-After` s"},
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
 
@@ -78,9 +83,19 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
     status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, ServiceUnavailableError):
+        return _unavailable(exc)
     if isinstance(exc, RateLimitedError):
         headers = {"Retry-After": str(exc.retry_after)}
     return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
+
+
+def _unavailable(exc: ServiceUnavailableError) -> JSONResponse:
+    return JSONResponse(
+        error_body("unavailable", str(exc), {"retry_after": exc.retry_after}),
+        status_code=503,
+        headers={"Retry-After": str(exc.retry_after)},
+    )
 
 
 async def _validation(_request: Request, exc: Exception) -> JSONResponse:
@@ -96,7 +111,12 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
 
 
-async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    settings = getattr(request.app.state, "settings", None)
+    outage = as_unavailable(exc, settings.retry_after_seconds if settings else 2)
+    if outage is not None:
+        log.warning("answered 503: %s", outage, exc_info=exc)
+        return _unavailable(outage)
     log.exception("unhandled error", exc_info=exc)
     return JSONResponse(error_body("internal", "internal error"), status_code=500)
 
@@ -106,4 +126,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(OrreryError, _orrery)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(SQLAlchemyError, _unexpected)  # outages answer 503, not through the
+    app.add_exception_handler(ConnectionError, _unexpected)  # server-error middleware (no re-raise)
     app.add_exception_handler(Exception, _unexpected)

@@ -22,6 +22,12 @@ app = typer.Typer()
 def serve(
     host: Annotated[str | None, typer.Option(help="Interface to bind (default ORRERY_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default ORRERY_PORT).")] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1, max=64, help="Worker processes (PostgreSQL only; turns stay serialized per session)."
+        ),
+    ] = 1,
 ) -> None:
     """Start the HTTP API (refuses an un-migrated database)."""
     import uvicorn
@@ -31,15 +37,22 @@ def serve(
 
     run(check)
     settings = get_settings()
+    if workers > 1 and settings.dialect != "postgresql":
+        err.print(
+            "[bold red]error:[/] --workers needs PostgreSQL: SQLite is embedded in one process "
+            "(set DATABASE_URL=postgresql+asyncpg://...)"
+        )
+        raise typer.Exit(2)
     from backend.ops.metrics_dir import prepare_metrics_dir
 
-    prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=1)
+    prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
     uvicorn.run(
         "backend.api.app:create_app",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,
         log_level=settings.log_level,
+        workers=workers,
     )
 
 

@@ -1,26 +1,42 @@
 """Engine and session factory for SQLite (embedded) and PostgreSQL (production).
 
 SQLite gets `foreign_keys=ON` (else cascades silently do nothing), WAL and a busy timeout on every
-connection, so concurrent writers wait instead of failing.
+connection. SQLAlchemy, not the driver, emits `BEGIN`: read sessions take a deferred `BEGIN`, write
+transactions `BEGIN IMMEDIATE`, so a writer takes the write lock before its first statement and never
+fails half-way with "database is locked" (a deferred reader upgrading to a writer cannot wait). In one
+process, writers also queue on an asyncio lock before they take a pooled connection, and a busy
+`BEGIN IMMEDIATE` (another process writing) is retried. Both dialects use a bounded pool wait
+(`db_pool_timeout_seconds`); the API answers a pool or database outage with 503 + `Retry-After`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from backend.config import Settings
 
+WRITE_OPTION = "orrery_write"
+"""Execution option marking a connection whose transaction begins with `BEGIN IMMEDIATE` on SQLite."""
+BUSY_RETRIES = 5
+"""How many more times a SQLite `BEGIN IMMEDIATE` is tried after the busy timeout ran out."""
+
+_writing: ContextVar[bool] = ContextVar("orrery_writing", default=False)
+
 
 def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (see `_sqlite_begin`)
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -31,32 +47,54 @@ def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
     return on_connect
 
 
+def _sqlite_begin(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN")
+
+
 def make_engine(settings: Settings) -> AsyncEngine:
     """Create the async engine the URL asks for, tuned for its dialect."""
     url = make_url(settings.database_url)
+    pool: dict[str, Any] = {
+        "pool_size": settings.db_pool_size,
+        "max_overflow": settings.db_max_overflow,
+        "pool_timeout": settings.db_pool_timeout_seconds,
+    }
     if url.get_backend_name() == "sqlite":
-        if url.database and url.database != ":memory:":
-            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=settings.db_echo)
+        memory = not url.database or url.database == ":memory:"
+        if not memory:
+            Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, echo=settings.db_echo, **({} if memory else pool))
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas(settings.sqlite_busy_timeout_ms))
+        event.listen(engine.sync_engine, "begin", _sqlite_begin)
         return engine
-    return create_async_engine(
-        url, echo=settings.db_echo, pool_size=settings.db_pool_size, pool_pre_ping=True
-    )
+    return create_async_engine(url, echo=settings.db_echo, pool_pre_ping=True, **pool)
+
+
+def _is_busy(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return "database is locked" in text or "database is busy" in text
 
 
 @dataclass(frozen=True)
 class Database:
-    """An engine plus the session factory built on it; one per process (or per test)."""
+    """An engine plus the session factories built on it; one per process (or per test)."""
 
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
+    """Read sessions (deferred `BEGIN` on SQLite); use `transaction()` to write."""
+    writers: async_sessionmaker[AsyncSession]
+    _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
-        """Build the engine and an `expire_on_commit=False` session factory."""
+        """Build the engine and `expire_on_commit=False` session factories for reads and writes."""
         engine = make_engine(settings)
-        return cls(engine, async_sessionmaker(engine, expire_on_commit=False))
+        writer = engine.execution_options(**{WRITE_OPTION: True})
+        return cls(
+            engine,
+            async_sessionmaker(engine, expire_on_commit=False),
+            async_sessionmaker(writer, expire_on_commit=False),
+        )
 
     @property
     def dialect(self) -> str:
@@ -65,9 +103,42 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session in one transaction: committed on success, rolled back on any error."""
-        async with self.sessions() as session, session.begin():
-            yield session
+        """A session in one transaction: committed on success, rolled back on any error.
+
+        On SQLite the write lock is taken up front (`BEGIN IMMEDIATE`), one writer per process at a time.
+        """
+        if self.dialect != "sqlite" or _writing.get():
+            async with self.writers() as session, session.begin():
+                yield session
+            return
+        async with self._write_lock:
+            token = _writing.set(True)
+            try:
+                session = await self._begin_immediate()
+                try:
+                    yield session
+                    await session.commit()
+                except BaseException:
+                    await session.rollback()
+                    raise
+                finally:
+                    await session.close()
+            finally:
+                _writing.reset(token)
+
+    async def _begin_immediate(self) -> AsyncSession:
+        """A write session holding the SQLite write lock, retried while another process holds it."""
+        for attempt in range(BUSY_RETRIES + 1):
+            session = self.writers()
+            try:
+                await session.connection()  # emits BEGIN IMMEDIATE
+                return session
+            except OperationalError as exc:
+                await session.close()
+                if not _is_busy(exc) or attempt == BUSY_RETRIES:
+                    raise
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
 
     async def dispose(self) -> None:
         """Close every pooled connection."""

@@ -39,6 +39,8 @@ class NewMessage:
     latency_ms: int | None = None
     cost_usd: float | None = None
     client_key: str | None = None
+    request_fingerprint: str | None = None
+    status: str = "complete"
     created_at: datetime | None = None
     """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
 
@@ -156,6 +158,8 @@ async def append_message(
         latency_ms=new.latency_ms,
         cost_usd=new.cost_usd,
         client_key=new.client_key,
+        request_fingerprint=new.request_fingerprint,
+        status=new.status,
         created_at=new.created_at or utcnow(),
         token_counts=token_counts,
         search_terms=terms,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -108,8 +109,12 @@ async def revoke_api_keys(session: AsyncSession, user_id: uuid.UUID, name: str) 
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-async def authenticate(session: AsyncSession, plaintext: str, server_secret: str) -> User:
-    """The user owning an active key; anything else is an `AuthenticationError`."""
+KEY_USE_RESOLUTION = timedelta(minutes=1)
+"""`last_used_at` is written at most this often per key, so authenticating is almost always read-only."""
+
+
+async def key_owner(session: AsyncSession, plaintext: str, server_secret: str) -> tuple[ApiKey, User]:
+    """The active key and its user, read only; anything else is an `AuthenticationError`."""
     if not is_well_formed(plaintext):
         raise AuthenticationError("malformed API key: expected 'orr_<prefix>_<secret>'")
     row = (
@@ -121,8 +126,33 @@ async def authenticate(session: AsyncSession, plaintext: str, server_secret: str
     ).first()
     if row is None or row[0].revoked_at is not None:
         raise AuthenticationError("unknown or revoked API key")
-    row[0].last_used_at = utcnow()
-    return row[1]
+    return row[0], row[1]
+
+
+def key_use_is_stale(key: ApiKey) -> bool:
+    """Whether `last_used_at` is old enough to be written again."""
+    return key.last_used_at is None or utcnow() - key.last_used_at >= KEY_USE_RESOLUTION
+
+
+async def record_key_use(session: AsyncSession, key_id: uuid.UUID) -> None:
+    """Stamp `last_used_at` (skipped when another request already did within the resolution)."""
+    now = utcnow()
+    await session.execute(
+        update(ApiKey)
+        .where(
+            ApiKey.id == key_id,
+            (ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at < now - KEY_USE_RESOLUTION),
+        )
+        .values(last_used_at=now)
+    )
+
+
+async def authenticate(session: AsyncSession, plaintext: str, server_secret: str) -> User:
+    """The user owning an active key (stamping its use); anything else is an `AuthenticationError`."""
+    key, user = await key_owner(session, plaintext, server_secret)
+    if key_use_is_stale(key):
+        key.last_used_at = utcnow()
+    return user
 
 
 async def create_project(

@@ -16,6 +16,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic_ai import Agent
 
 from backend.agents.litellm_model import LiteLLMModel
+from backend.agents.orchestrator import Orchestrator
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+from backend.repo import chat
 
 
 def _free_port() -> int:
@@ -30,6 +35,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.fail_next: int | None = None
+        self.truncate_next = False
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self.complete)
 
@@ -73,12 +79,18 @@ class FakeOpenAI:
                     {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
                 ],
             }
+        truncate, self.truncate_next = self.truncate_next, False
         return StreamingResponse(
-            self._stream(body["model"], text, call, usage), media_type="text/event-stream"
+            self._stream(body["model"], text, call, usage, truncate), media_type="text/event-stream"
         )
 
     def _stream(
-        self, model: str, text: str | None, call: dict[str, Any] | None, usage: dict[str, Any]
+        self,
+        model: str,
+        text: str | None,
+        call: dict[str, Any] | None,
+        usage: dict[str, Any],
+        truncate: bool = False,
     ) -> Iterator[str]:
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
             data = {
@@ -110,6 +122,9 @@ class FakeOpenAI:
             )
             for piece in (call["arguments"][:5], call["arguments"][5:]):
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        if truncate:  # the connection drops: no finish_reason, no usage
+            yield "data: [DONE]\n\n"
+            return
         yield chunk({}, "tool_calls" if call else "stop")
         final = {
             "id": "c1",
@@ -197,3 +212,34 @@ async def test_server_errors_surface_as_exceptions(fake: tuple[FakeOpenAI, str])
     with pytest.raises(Exception, match=r"(?i)(500|server|try later)"):
         await _agent(base).run("hello")
     assert (await _agent(base).run("hello again")).output == "echo: hello again"
+
+
+async def test_a_turn_whose_stream_ends_without_finish_reason_is_stored_truncated(
+    fake: tuple[FakeOpenAI, str], db: Database, settings: Settings
+) -> None:
+    server, base = fake
+    demo = await load_demo(db, settings.secret_key)
+    async with db.transaction() as s:
+        sid = (await chat.create_session(s, demo.user_id, project_id=demo.project_id)).id
+    model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)
+    orch = Orchestrator(db, settings, lambda _n, _s: model)
+    server.truncate_next = True
+    cut = [e async for e in orch.turn(demo.user_id, sid, "hello there")]
+    assert cut[-1].type == "done" and cut[-1].data["truncated"] is True
+    whole = [e async for e in orch.turn(demo.user_id, sid, "and again")]
+    assert whole[-1].type == "done" and whole[-1].data["truncated"] is False
+    server.fail_next = 500
+    failed = [e async for e in orch.turn(demo.user_id, sid, "once more")]
+    assert failed[-1].type == "error" and failed[-1].data["code"] == "model_error"
+    assert (
+        "try later" not in failed[-1].data["message"] and "litellm" not in failed[-1].data["message"].lower()
+    )
+    async with db.sessions() as s:
+        stored = await chat.list_messages(s, demo.user_id, sid)
+    assert [(m.role, m.status) for m in stored] == [
+        ("user", "complete"),
+        ("assistant", "truncated"),
+        ("user", "complete"),
+        ("assistant", "complete"),
+        ("user", "failed"),
+    ]

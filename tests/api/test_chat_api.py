@@ -259,5 +259,6 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
         "reply": "str",
         "seq": "int",
         "tool_calls": [],
+        "truncated": "bool",
         "usage": {"input_tokens": "int", "output_tokens": "int"},
     }

@@ -264,7 +264,8 @@ async def test_a_failed_turn_is_retried_with_the_same_key_and_answered_once(
     app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=down)
     headers = {"X-CSRF-Token": csrf, "Idempotency-Key": "turn-7"}
     failed = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
-    assert "event: error" in failed.text and "provider is down" in failed.text
+    assert "event: error" in failed.text and "the model failed" in failed.text
+    assert "provider is down" not in failed.text  # internals stay in the server log
     app.state.orchestrator.model_factory = working
     retried = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
     assert "event: done" in retried.text

@@ -4,21 +4,24 @@ Events (or JSON), with `Idempotency-Key` support; plus the session's next workin
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from backend.agents.orchestrator import TurnEvent
 from backend.api.chat_schemas import SessionOut, SessionWithMessages, TurnOut, WorkingContextOut
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut, error_body
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
 
+log = logging.getLogger("orrery.api")
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 
 
@@ -108,6 +111,7 @@ async def get_session(
                 "content": m.content,
                 "agent": m.agent_id,
                 "tool_calls": m.tool_calls,
+                "status": m.status,
                 "created_at": m.created_at.isoformat(),
             }
             for m in messages
@@ -163,6 +167,7 @@ def _sse(event: Any) -> str:
             "model": ErrorOut,
             "description": "The model failed (JSON turns; streams send an `error` event)",
         },
+        409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
         **RATE_LIMITED,
     },
 )
@@ -175,8 +180,9 @@ async def post_message(
     accept: Annotated[str | None, Header()] = None,
 ) -> Any:
     """Streams `agent`, `context`, `text`, `tool_call`, `tool_result`, `done` (or `error`) events;
-    with `Accept: application/json` returns the finished turn instead. A repeated `Idempotency-Key`
-    returns the original turn."""
+    with `Accept: application/json` returns the finished turn instead (a failed turn: 502, or 503 with
+    `Retry-After` when the database is unavailable). A repeated `Idempotency-Key` returns the original
+    turn; the same key with a different body is a 409."""
     orchestrator = request.app.state.orchestrator
     sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
     events = orchestrator.turn(user.id, sid, body.content, agent=body.agent, client_key=idempotency_key)
@@ -184,22 +190,32 @@ async def post_message(
         collected = [e async for e in events]
         last = collected[-1]
         if last.type == "error":
-            from fastapi.responses import JSONResponse
-
-            from backend.api.errors import error_body
-
-            return JSONResponse(
-                error_body("model_error", last.data["message"], {"retry": True}), status_code=502
-            )
+            return _failed_turn(last.data, request.app.state.settings.retry_after_seconds)
         return last.data
     first = await anext(events)  # validation errors surface as HTTP errors before the stream starts
 
     async def stream() -> AsyncIterator[str]:
         yield _sse(first)
-        async for event in events:
-            yield _sse(event)
+        try:
+            async for event in events:
+                yield _sse(event)
+        except Exception:  # never cut a stream without saying so
+            log.exception("turn stream on session %s broke", session_id)
+            yield _sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
+    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
+    if data.get("code") == "unavailable":
+        return JSONResponse(
+            error_body("unavailable", data["message"], {"retry_after": retry_after}),
+            status_code=503,
+            headers={"Retry-After": str(retry_after)},
+        )
+    details = {"retry": True, "code": data.get("code")}
+    return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
 
 
 def _is_uuid(value: str) -> bool:

@@ -132,8 +132,16 @@ async def completions(
     if not body.stream:
         done = [first, *[e async for e in events]][-1]
         if done.type == "error":
-            failed = openai_error(502, done.data["message"], type_="api_error", code="model_error")
+            outage = done.data.get("code") == "unavailable"  # the database, not the model: retry later
+            failed = openai_error(
+                503 if outage else 502,
+                done.data["message"],
+                type_="api_error",
+                code=done.data.get("code", "model_error"),
+            )
             failed.headers.update(headers)
+            if outage:
+                failed.headers["Retry-After"] = str(request.app.state.settings.retry_after_seconds)
             return failed
         reply = ChatCompletion(
             id=completion_id,

@@ -62,6 +62,10 @@ class Message(UUIDPrimaryKey, Base):
     """The model call's price from litellm's price map (null when the model has no price, e.g. offline)."""
     client_key: Mapped[str | None] = mapped_column(String(200))
     """The client's Idempotency-Key for the user message that started a turn."""
+    request_fingerprint: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 of the request that carried `client_key`; the same key with another body is refused."""
+    status: Mapped[str] = mapped_column(String(16), default="complete", server_default="complete")
+    """`complete`; `failed` (a user message whose turn failed); `truncated` (a reply cut short)."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     token_counts: Mapped[dict[str, Any] | None]
     """Content tokens per tiktoken encoding, written once with the message (scoping reads them back)."""
@@ -81,6 +85,7 @@ class Message(UUIDPrimaryKey, Base):
             postgresql_where=text("client_key IS NOT NULL"),
         ),
         CheckConstraint(f"role IN {sql_in(MESSAGE_ROLES)}", name="role_known"),
+        CheckConstraint("status IN ('complete', 'failed', 'truncated')", name="status_known"),
         CheckConstraint("seq >= 1", name="seq_positive"),
         CheckConstraint("token_count IS NULL OR token_count >= 0", name="tokens_non_negative"),
     )
