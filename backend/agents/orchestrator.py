@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic_ai import Agent, AgentRunResultEvent, RunContext, Tool
+from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -50,13 +50,13 @@ from backend.agents.router import route
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
-from backend.deps import TurnDeps
+from backend.deps import HandoffRequest, TurnDeps
 from backend.errors import ValidationError
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.repo import chat
-from backend.vocabulary import AGENT_IDS, AgentId
+from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
@@ -70,12 +70,6 @@ class TurnEvent:
 
     type: EventType
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Handoff:
-    to: str | None = None
-    reason: str | None = None
 
 
 def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
@@ -153,7 +147,7 @@ class Orchestrator:
             self.model_factory(model or self.settings.model, self.settings),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
-            tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
+            tools=[*agent_tools(chosen.tools), handoff_tool()],
             retries=2,
         )
         history = _history(
@@ -257,7 +251,7 @@ class Orchestrator:
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, _Handoff]:
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, HandoffRequest]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
             if agent is not None:
@@ -293,7 +287,7 @@ class Orchestrator:
                 focus_kind=record.focus_kind,
                 focus_id=record.focus_id,
             )
-        return chosen, wc, deps, _Handoff()
+        return chosen, wc, deps, deps.handoff
 
     async def _persist_reply(
         self,
@@ -304,7 +298,7 @@ class Orchestrator:
         calls: list[dict[str, Any]],
         usage: Any,
         latency: int,
-        handoff: _Handoff,
+        handoff: HandoffRequest,
     ) -> Message:
         async with self.db.transaction() as s:
             saved = await chat.append_message(
@@ -358,26 +352,6 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
         "latency_ms": saved.latency_ms,
         "replayed": replayed,
     }
-
-
-def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
-    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: AgentId, reason: str) -> str:
-        """Hand the conversation to another specialist from the next message on.
-
-        Args:
-            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner or planner.
-            reason: Why this specialist fits better, in one sentence.
-        """
-        if agent not in AGENT_IDS:
-            from pydantic_ai import ModelRetry
-
-            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_IDS)}")
-        state.to, state.reason = agent, reason
-        return (
-            f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
-        )
-
-    return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
 
 
 def _translate(
