@@ -63,13 +63,23 @@ def preview(text: str | None, limit: int = 150) -> str:
 
 
 def bm25_scores(
-    query: Sequence[str], documents: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75
+    query: Sequence[str],
+    documents: Sequence[Sequence[str]],
+    *,
+    k1: float = 1.5,
+    b: float = 0.75,
+    corpus_size: int | None = None,
+    avg_len: float | None = None,
 ) -> list[float]:
-    """Okapi BM25 score of each tokenized document for the tokenized query."""
+    """Okapi BM25 score of each tokenized document for the tokenized query.
+
+    `corpus_size` and `avg_len` describe a larger corpus when `documents` are only the ones that
+    can match (every other document scores zero and contains no query term).
+    """
     if not documents or not query:
         return [0.0] * len(documents)
-    n = len(documents)
-    avg_len = sum(len(d) for d in documents) / n or 1.0
+    n = corpus_size or len(documents)
+    avg_len = avg_len or sum(len(d) for d in documents) / len(documents) or 1.0
     doc_freq: Counter[str] = Counter()
     for doc in documents:
         doc_freq.update(set(doc))
