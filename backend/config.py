@@ -53,6 +53,12 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     """Port `orrery serve` listens on."""
 
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    """Largest HTTP request body the API accepts; bigger bodies answer 413."""
+
+    cors_origins: str = ""
+    """Comma-separated browser origins allowed by CORS (`*` for any); empty turns CORS off."""
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level for the server and CLI."""
 
@@ -98,8 +104,9 @@ class Settings(BaseSettings):
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 
-    scoping_strategy: str = "last_n"
-    """Default message-scoping strategy when neither the session nor the agent names one."""
+    scoping_strategy: str | None = None
+    """Message-scoping strategy for every agent unless the session or `agent_strategies` names one;
+    unset: each agent's own default (`last_n` for the built-ins)."""
 
     agent_strategies: dict[str, str] = Field(default_factory=dict)
     """Per-agent strategy names, as JSON: `{"planner": "relevance"}`; a session's choice wins."""

@@ -1,11 +1,13 @@
 """The `offline` model: deterministic, needs no API key, honest about being offline, and still uses
-tools the way a real model would for common requests.
+tools the way a real model would for the README's suggested questions.
 
 - "What plan/goal does this belong to?" -> answered from the Linked Entities section in the prompt.
-- Relationship questions (linked, depends, blocks, ...) on a focused chat -> `get_linked_entities`.
-- Questions matching lines of a loaded Context Packet -> answered from those lines; other questions
-  with searchable words -> `load_context_for_task`.
-- After a tool call -> a short answer quoting what the tool returned.
+- Relationship questions (linked, depends, blocks, ...) on a focused chat -> `get_linked_entities`,
+  then a direction-aware answer (what blocks this vs what this blocks; `offline_answers`).
+- Knowledge questions ("How does overage billing work?") from a domain agent -> the best entry of the
+  auto-loaded Context Packet, else `load_context_for_task`; then `get_entry` for that entry, and the
+  answer quotes its description.
+- Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
 
@@ -25,7 +27,9 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from backend.text import search_terms
+from backend.agents.offline_answers import answer_entry, answer_links, best_code, parse_links
+from backend.knowledge.message_intent import asks_for_knowledge
+from backend.knowledge.search import query_codes
 
 NOTICE = (
     "(Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM.)"
@@ -33,18 +37,24 @@ NOTICE = (
 RELATION_WORDS = (
     "linked",
     "link",
+    "links",
     "depend",
     "depends",
     "block",
     "blocks",
     "blocked",
     "blocking",
+    "blockers",
     "related",
     "relationship",
     "relationships",
     "connected",
     "waiting",
+    "support",
+    "supports",
+    "dependents",
 )
+DOMAIN_AGENTS = ("coach", "planner", "goal architect")
 _FOCUS = re.compile(
     r"You are focused on the (task|plan|goal|milestone|document|output) \*\*(.+?)\*\* \[([0-9a-f-]{36})\]"
 )
@@ -52,17 +62,18 @@ _ASKS_GROUP = re.compile(r"\b(?:what|which)\s+(plan|plans|goal|goals|milestone|m
 _LINE = re.compile(r"^- \*\*(.+?)\*\* \[[0-9a-f-]{36}\] \((.+?)\) - (.+)$")
 
 
-def _latest(messages: list[ModelMessage]) -> tuple[str, ToolReturnPart | None, str]:
-    """The latest user text, a tool return if the last request answers a tool call, and the instructions."""
-    instructions, user, returned = "", "", None
+def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
+    """The latest user text, the tool returns since it (in order), and the instructions."""
+    instructions, user = "", ""
+    returned: list[ToolReturnPart] = []
     for message in messages:
         if isinstance(message, ModelRequest):
             instructions = message.instructions or instructions
             for part in message.parts:
                 if part.part_kind == "user-prompt" and isinstance(part.content, str):
-                    user, returned = part.content, None
+                    user, returned = part.content, []
                 elif isinstance(part, ToolReturnPart):
-                    returned = part
+                    returned.append(part)
     return user, returned, instructions
 
 
@@ -83,31 +94,46 @@ def _from_context(user: str, instructions: str) -> str | None:
     items = _section_items(instructions, group.capitalize())
     kind, name = focus.group(1), focus.group(2)
     if not items:
-        return f"{NOTICE}\n\nThe {kind} **{name}** has no linked {group} in its context."
-    listed = "; ".join(f"**{n}** ({state}, {relation})" for n, state, relation in items)
-    return f"{NOTICE}\n\nThe {kind} **{name}** is linked to these {group}: {listed}."
+        return None  # the section may be cut: ask the tool instead of claiming there are none
+    listed = "\n".join(f"- **{n}** ({state}, {relation})" for n, state, relation in items)
+    return f"{NOTICE}\n\nThe {kind} **{name}** is linked to these {group}:\n\n{listed}"
 
 
-def _condense(content: str, limit: int = 2500) -> str:
-    """Headings, states and relationships of a tool result; descriptions and types are dropped."""
-    keep = [
-        line
-        for line in content.splitlines()
-        if line.startswith("#")
-        or line.startswith(("- **State:**", "- **Relationship:**", "- **"))
-        and not line.startswith(("- **Type:**", "- **Description:**"))
-    ]
-    text = "\n".join(keep) if keep else content
-    return text if len(text) <= limit else text[:limit].rsplit("\n", 1)[0] + "\n…"
+def _text(text: str) -> ModelResponse:
+    return ModelResponse(parts=[TextPart(f"{NOTICE}\n\n{text}")])
 
 
-def _packet_lines(instructions: str, user: str) -> list[str]:
-    """Lines of a loaded Context Packet that share a word with the question."""
-    if "## Context Loaded" not in instructions:
-        return []
-    words = {w[:5] for w in search_terms(user) if len(w) > 3}
-    lines = re.findall(r"^- \*\*[A-Z]{1,6}-\d+:\*\* .+$", instructions, re.M)
-    return [line for line in lines if words & {w[:5] for w in search_terms(line)}]
+def _call(tool: str, args: dict[str, object]) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+
+def _subject(instructions: str) -> str:
+    focus = _FOCUS.search(instructions)
+    return f"the {focus.group(1)} **{focus.group(2)}**" if focus else "this entity"
+
+
+def _after_tools(
+    user: str, returned: list[ToolReturnPart], instructions: str, tools: set[str]
+) -> ModelResponse:
+    last = returned[-1]
+    content = last.model_response_str()
+    packet = next(
+        (r.model_response_str() for r in returned if r.tool_name == "load_context_for_task"),
+        instructions if "## Context Loaded" in instructions else None,
+    )
+    if last.tool_name == "get_linked_entities":
+        return _text(answer_links(user, _subject(instructions), parse_links(content)))
+    if last.tool_name == "get_entry":
+        return _text(answer_entry(content, packet))
+    if last.tool_name == "load_context_for_task":
+        code = best_code(user, content)
+        if code and "get_entry" in tools:
+            return _call("get_entry", {"code": code})
+        return _text(
+            "I found nothing relevant in the project's knowledge base for this. If you explain how it "
+            "works here, I can record it as knowledge."
+        )
+    return _text(f"Here is what `{last.tool_name}` found:\n\n{content[:2500]}")
 
 
 def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -115,38 +141,28 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     tools = {t.name for t in info.function_tools}
     if info.output_tools:  # structured output (e.g. the pattern analyst): offline finds nothing new
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {})])
-    if returned is not None:
-        content = _condense(returned.model_response_str())
-        return ModelResponse(
-            parts=[TextPart(f"{NOTICE}\n\nHere is what `{returned.tool_name}` found:\n\n{content}")]
-        )
+    if returned:
+        return _after_tools(user, returned, instructions, tools)
     answer = _from_context(user, instructions)
     if answer:
         return ModelResponse(parts=[TextPart(answer)])
     focus = _FOCUS.search(instructions)
     words = set(re.findall(r"[a-z]+", user.lower()))
-    if focus and "get_linked_entities" in tools and words & set(RELATION_WORDS):
-        args = {"entity_id": focus.group(3), "entity_kind": focus.group(1)}
-        return ModelResponse(parts=[ToolCallPart("get_linked_entities", args)])
-    known = _packet_lines(instructions, user)
-    if known:
-        return ModelResponse(
-            parts=[TextPart(f"{NOTICE}\n\nFrom the team's knowledge base:\n" + "\n".join(known))]
-        )
-    domain_agent = any(
-        f"You are the **{name}**" in instructions for name in ("coach", "planner", "goal architect")
-    )
-    if "load_context_for_task" in tools and domain_agent and len(search_terms(user)) >= 2:
-        return ModelResponse(parts=[ToolCallPart("load_context_for_task", {"task_description": user})])
+    if focus and "get_linked_entities" in tools and (words & set(RELATION_WORDS) or _ASKS_GROUP.search(user)):
+        return _call("get_linked_entities", {"entity_id": focus.group(3), "entity_kind": focus.group(1)})
+    domain_agent = any(f"You are the **{name}**" in instructions for name in DOMAIN_AGENTS)
+    if domain_agent and (asks_for_knowledge(user) or query_codes(user)):
+        codes = query_codes(user)
+        known = codes[0] if codes else best_code(user, instructions)
+        if known and "get_entry" in tools:
+            return _call("get_entry", {"code": known})
+        if "load_context_for_task" in tools:
+            return _call("load_context_for_task", {"task_description": user})
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
-    return ModelResponse(
-        parts=[
-            TextPart(
-                f"{NOTICE}\n\nI read your message{about}. With a real model configured I would "
-                "reason about it; offline, I can show relationships, load domain knowledge and answer "
-                "from the context."
-            )
-        ]
+    return _text(
+        f"I read your message{about}, but nothing in Orrery's context or tools answers it, and offline "
+        "I cannot reason beyond that. With a real model configured I would; offline, ask me about this "
+        "entity's links (what blocks it, what it belongs to) or how something works in the project."
     )
 
 

@@ -46,6 +46,7 @@ from sqlalchemy import func, select
 
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.models import build_model
+from backend.agents.preload import preload_provider
 from backend.agents.router import route
 from backend.config import Settings
 from backend.db.engine import Database
@@ -60,6 +61,7 @@ from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
 MAX_MESSAGE_CHARS = 20_000
 TOOL_RESULT_CHARS = 4_000
 
@@ -114,13 +116,17 @@ class Orchestrator:
         agent: str | None = None,
         model: str | None = None,
         client_key: str | None = None,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
-        `client_key` (Idempotency-Key) replays the original turn instead of running it twice."""
+        `client_key` (Idempotency-Key) replays the original turn instead of running it twice;
+        `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself)."""
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
         async with self._lock(record.id):
-            async for event in self._turn(user_id, record.id, message, agent, model, client_key):
+            async for event in self._turn(
+                user_id, record.id, message, agent, model, client_key, on_model_event
+            ):
                 yield event
 
     async def _turn(
@@ -131,6 +137,7 @@ class Orchestrator:
         agent: str | None,
         model: str | None,
         client_key: str | None,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         started = time.perf_counter()
         text, replay = await self._persist_user_message(user_id, sid, message, client_key)
@@ -138,10 +145,16 @@ class Orchestrator:
             yield TurnEvent("agent", {"agent": replay.agent_id})
             yield TurnEvent("done", _done(replay, replayed=True))
             return
+        await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
-            "context", {"receipt_tokens": wc.receipt.total_tokens, "knowledge": wc.receipt.knowledge}
+            "context",
+            {
+                "receipt_tokens": wc.receipt.total_tokens,
+                "strategy": wc.receipt.strategy,
+                "knowledge": wc.receipt.knowledge,
+            },
         )
         runner = Agent(
             self.model_factory(model or self.settings.model, self.settings),
@@ -159,6 +172,8 @@ class Orchestrator:
             async with asyncio.timeout(self.settings.model_timeout_seconds):
                 async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
                     async for event in events:
+                        if on_model_event is not None:
+                            on_model_event(event)
                         for out in _translate(event, calls):
                             yield out
                         if isinstance(event, AgentRunResultEvent):
@@ -263,9 +278,6 @@ class Orchestrator:
                 chosen = get_agent(routed)
             if record.active_agent != chosen.id:
                 await chat.record_transition(s, user_id, sid, chosen.id, reason)
-            strategy = (
-                record.scoping_strategy or self.settings.agent_strategies.get(chosen.id) or chosen.strategy
-            )
             wc = await assemble_working_context(
                 s,
                 agent=chosen.id,
@@ -273,8 +285,6 @@ class Orchestrator:
                 session_id=sid,
                 user_id=user_id,
                 settings=self.settings,
-                scoping=strategy,
-                scoping_options={"max_messages": chosen.max_messages},
                 query=text,
                 summarizer=self._summarizer(model),
             )

@@ -9,11 +9,14 @@ from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import FastAPI, Query, Request
+from fastapi_offline import FastAPIOffline
 
 from backend import __version__
 from backend.agents.orchestrator import Orchestrator
-from backend.api import errors
+from backend.agents.preload import start_preload
+from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
+from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
 from backend.api.routes import openai_compat, resources, vercel
 from backend.api.schemas import (
@@ -45,12 +48,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = Orchestrator(db, settings)
+            app.state.preload = start_preload(settings.model, settings)
             yield
         finally:
             await db.dispose()
 
-    app = FastAPI(title="Orrery", version=__version__, lifespan=lifespan, responses=errors.ERROR_RESPONSES)
+    app = FastAPIOffline(  # /docs and /redoc from local assets: they work offline
+        title="Orrery", version=__version__, lifespan=lifespan, responses=errors.ERROR_RESPONSES
+    )
     errors.install(app)
+    front_door.install(app, settings)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
@@ -85,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         kind: str | None = None,
         state: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
     ) -> list[EntityOut]:
         """A project's entities, newest first, filtered by kind and state."""
         rows = await graph.list_entities(

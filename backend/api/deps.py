@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
@@ -37,13 +38,20 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
 
 
+_BEARER = HTTPBearer(auto_error=False, description="An Orrery API key: `Authorization: Bearer orr_...`")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, description="An Orrery API key, as a header")
+
+
 async def get_current_user(
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
-    authorization: Annotated[str | None, Header()] = None,
-    x_api_key: Annotated[str | None, Header()] = None,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+    x_api_key: Annotated[str | None, Depends(_API_KEY)],
 ) -> User:
-    """The user owning the API key in `Authorization: Bearer <key>` or `X-API-Key`."""
+    """The user owning the API key in `Authorization: Bearer <key>` or `X-API-Key` (both declared
+    as security schemes, so `/docs` has an Authorize button)."""
+    authorization = request.headers.get("authorization")
     key = x_api_key
     if authorization:
         scheme, _, value = authorization.partition(" ")

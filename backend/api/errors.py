@@ -38,8 +38,11 @@ class ErrorOut(BaseModel):
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "The body is not parseable JSON"},
     401: {"model": ErrorOut, "description": "Missing, malformed or revoked API key"},
     404: {"model": ErrorOut, "description": "Not found, or not yours"},
+    409: {"model": ErrorOut, "description": "Conflicts with existing data"},
+    413: {"model": ErrorOut, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
     422: {"model": ErrorOut, "description": "Invalid input"},
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
@@ -64,7 +67,9 @@ async def _validation(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
+    code = "too_large" if exc.status_code == 413 else "http_error"
+    # keep the exception's headers: a 405 carries `Allow`
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -9,89 +9,31 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from backend.docs.chunk import SNIPPET_CHARS, Chunk, keywords_of, model_chunk, schema_chunk, split_identifier
+from backend.docs.prd import parse_prd
+from backend.docs.schemas import parse_sql, parse_zod
 from backend.errors import ValidationError
-from backend.text import stem, tokenize
+from backend.text import stem
 
-SNIPPET_CHARS = 1200
+__all__ = [
+    "Chunk",
+    "chunk_folder",
+    "parse_openapi",
+    "parse_prd",
+    "parse_prisma",
+    "parse_python",
+    "parse_sql",
+    "parse_zod",
+]
+
 MAX_FILE_BYTES = 2_000_000
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
-_STORY = re.compile(r"^#{2,4}\s+(US-\d{1,4})\s*[:\-—]\s*(.+?)\s*$")
-_EPIC = re.compile(r"^##\s+(?:Epic:\s*)?(.+?)\s*$")
-_PRIORITY = re.compile(r"\*\*Priority:\*\*\s*(P\d)", re.I)
-_CRITERIA = re.compile(r"^\*{0,2}(?:#+\s*)?Acceptance Criteria:?\*{0,2}:?\s*$", re.I)
 _PRISMA_MODEL = re.compile(r"^model\s+(\w+)\s*\{(.*?)^\}", re.M | re.S)
-_SQL_TABLE = re.compile(
-    r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[`\"]?(\w+)[`\"]?\s*\((.*?)\)\s*;", re.I | re.S
-)
-_ZOD = re.compile(r"(?:export\s+)?const\s+(\w+)\s*=\s*z\.object\(\{(.*?)\}\)", re.S)
-
-
-@dataclass
-class Chunk:
-    """One indexed piece of documentation."""
-
-    kind: str
-    key: str
-    title: str
-    content: str
-    source_path: str
-    epic: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    keywords: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
-
-
-def keywords_of(text: str, limit: int = 12) -> list[str]:
-    """The most frequent meaningful words of a text (stemmed for matching, shown as written)."""
-    counts = Counter(w for w in tokenize(text) if len(w) > 2 and not w.isdigit())
-    return [w for w, _ in counts.most_common(limit)]
-
-
-def _split_identifier(name: str) -> list[str]:
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").replace("/", " ").replace("-", " ")
-    return [w.lower() for w in words.split() if w and not w.startswith("{")]
-
-
-def parse_prd(text: str, source: str) -> list[Chunk]:
-    """User stories from PRD markdown: `### US-001: Title` under `## Epic: Name` headings."""
-    stories: list[Chunk] = []
-    epic: str | None = None
-    current: Chunk | None = None
-    in_criteria = False
-    for line in text.splitlines():
-        story = _STORY.match(line)
-        if story:
-            current = Chunk(
-                "story", story.group(1), story.group(2), "", source, epic, {"acceptance_criteria": []}
-            )
-            stories.append(current)
-            in_criteria = False
-            continue
-        heading = _EPIC.match(line)
-        if heading and not line.startswith("###"):
-            epic, current = heading.group(1), None
-            continue
-        if current is None:
-            continue
-        if _CRITERIA.match(line.strip()):
-            in_criteria = True
-        elif (priority := _PRIORITY.search(line)) is not None:
-            current.data["priority"] = priority.group(1).upper()
-        elif in_criteria and line.strip().startswith(("-", "*")):
-            current.data["acceptance_criteria"].append(line.strip().lstrip("-* ").strip())
-        elif line.strip():
-            current.content = f"{current.content} {line.strip()}".strip()
-    for s in stories:
-        s.keywords = keywords_of(f"{s.title} {s.title} {s.content} {' '.join(s.data['acceptance_criteria'])}")
-    return stories
 
 
 def parse_openapi(text: str, source: str) -> list[Chunk]:
@@ -123,25 +65,13 @@ def parse_openapi(text: str, source: str) -> list[Chunk]:
             )
             chunk.keywords = list(
                 dict.fromkeys(
-                    _split_identifier(path)
-                    + _split_identifier(str(op.get("operationId", "")))
+                    split_identifier(path)
+                    + split_identifier(str(op.get("operationId", "")))
                     + keywords_of(summary)
                 )
             )
             chunks.append(chunk)
     return chunks
-
-
-def _model(name: str, fields: list[str], snippet: str, source: str) -> Chunk:
-    return Chunk(
-        "model",
-        name,
-        name,
-        snippet[:SNIPPET_CHARS],
-        source,
-        data={"fields": fields},
-        keywords=list(dict.fromkeys(_split_identifier(name) + [f.lower() for f in fields])),
-    )
 
 
 def parse_prisma(text: str, source: str) -> list[Chunk]:
@@ -153,22 +83,7 @@ def parse_prisma(text: str, source: str) -> list[Chunk]:
             for line in match.group(2).splitlines()
             if line.strip() and not line.strip().startswith(("//", "@@"))
         ]
-        out.append(_model(match.group(1), fields, match.group(0), source))
-    return out
-
-
-def parse_sql(text: str, source: str) -> list[Chunk]:
-    """DB models from SQL `CREATE TABLE` statements."""
-    out = []
-    for match in _SQL_TABLE.finditer(text):
-        fields = [
-            part.strip().split()[0].strip('`"')
-            for part in match.group(2).split(",")
-            if part.strip()
-            and part.strip().split()[0].upper()
-            not in ("PRIMARY", "FOREIGN", "UNIQUE", "CONSTRAINT", "CHECK", "KEY", "INDEX")
-        ]
-        out.append(_model(match.group(1), fields, match.group(0), source))
+        out.append(model_chunk(match.group(1), fields, match.group(0), source))
     return out
 
 
@@ -207,38 +122,9 @@ def parse_python(text: str, source: str) -> list[Chunk]:
             for t in node.body
         )
         if is_table:
-            out.append(_model(node.name, fields, snippet, source))
+            out.append(model_chunk(node.name, fields, snippet, source))
         elif "BaseModel" in _base_names(node):
-            out.append(
-                Chunk(
-                    "schema",
-                    node.name,
-                    node.name,
-                    snippet[:SNIPPET_CHARS],
-                    source,
-                    data={"fields": fields, "library": "pydantic"},
-                    keywords=list(dict.fromkeys(_split_identifier(node.name) + [f.lower() for f in fields])),
-                )
-            )
-    return out
-
-
-def parse_zod(text: str, source: str) -> list[Chunk]:
-    """Validation schemas from zod `z.object({...})` declarations."""
-    out = []
-    for match in _ZOD.finditer(text):
-        fields = re.findall(r"^\s*(\w+)\s*:", match.group(2), re.M)
-        out.append(
-            Chunk(
-                "schema",
-                match.group(1),
-                match.group(1),
-                match.group(0)[:SNIPPET_CHARS],
-                source,
-                data={"fields": fields, "library": "zod"},
-                keywords=list(dict.fromkeys(_split_identifier(match.group(1)) + [f.lower() for f in fields])),
-            )
-        )
+            out.append(schema_chunk(node.name, fields, snippet, source, "pydantic"))
     return out
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -106,16 +107,20 @@ def resolve_request(
     fmt = format or (tpl.format if tpl else None) or "structured"
     if fmt not in ("structured", "narrative", "outline"):
         raise ValidationError(f"unknown format {fmt!r}; expected structured, narrative or outline")
-    inc = (
-        IncludeSpec.model_validate(include)
-        if isinstance(include, dict)
-        else include or (tpl.include if tpl else IncludeSpec())
-    )
-    exc = (
-        ExcludeSpec.model_validate(exclude)
-        if isinstance(exclude, dict)
-        else exclude or (tpl.exclude if tpl else ExcludeSpec())
-    )
+    try:
+        inc = (
+            IncludeSpec.model_validate(include)
+            if isinstance(include, dict)
+            else include or (tpl.include if tpl else IncludeSpec())
+        )
+        exc = (
+            ExcludeSpec.model_validate(exclude)
+            if isinstance(exclude, dict)
+            else exclude or (tpl.exclude if tpl else ExcludeSpec())
+        )
+    except PydanticValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValidationError(f"invalid include/exclude: {problems}") from None
     existing = _existing_ids(existing_context)
     total = additional_budget if existing_context is not None and additional_budget else None
     total = total or budget or (tpl.budget if tpl else None) or DEFAULT_BUDGET
@@ -127,12 +132,19 @@ def resolve_request(
 
 
 def _existing_ids(existing: dict[str, Any] | None) -> frozenset[str]:
+    """Ids already sent: the previous response's primary/related nodes and `metadata.seen_ids`."""
     if not existing:
         return frozenset()
-    ids = {p["node"]["id"] for p in existing.get("primary", [])} | {
-        r["node"]["id"] for r in existing.get("related", [])
-    }
-    return frozenset(ids) | frozenset(existing.get("metadata", {}).get("seen_ids", []))
+    try:
+        ids = {str(p["node"]["id"]) for p in existing.get("primary", [])} | {
+            str(r["node"]["id"]) for r in existing.get("related", [])
+        }
+        return frozenset(ids) | frozenset(str(i) for i in existing.get("metadata", {}).get("seen_ids", []))
+    except (KeyError, TypeError, AttributeError):
+        raise ValidationError(
+            "existing_context must be an earlier build_context response "
+            "(primary/related items with node.id, metadata.seen_ids)"
+        ) from None
 
 
 _SEED_COLUMNS = ("kind", "name", "state", "type_key", "description", "due_at", "goal_type", "project_id")

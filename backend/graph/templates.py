@@ -24,6 +24,7 @@ Strategy = Literal["relevance", "breadth", "depth", "semantic"]
 Format = Literal["structured", "narrative", "outline"]
 _AGE = re.compile(r"^(\d+)([dwmy])$")
 _DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
+MAX_AGE_DAYS = 100 * 365
 
 
 def parse_age(value: str) -> timedelta:
@@ -31,7 +32,10 @@ def parse_age(value: str) -> timedelta:
     match = _AGE.match(value.strip().lower())
     if not match:
         raise ValidationError(f"older_than {value!r} must look like 30d, 2w, 6m or 1y")
-    return timedelta(days=int(match.group(1)) * _DAYS[match.group(2)])
+    days = int(match.group(1)) * _DAYS[match.group(2)]
+    if days > MAX_AGE_DAYS:
+        raise ValidationError(f"older_than {value!r} is more than {MAX_AGE_DAYS // 365} years")
+    return timedelta(days=days)
 
 
 def _known(values: list[str] | None, vocabulary: tuple[str, ...], what: str) -> list[str] | None:

@@ -1,9 +1,11 @@
 """Auto-context: preload domain knowledge on a session's first message and when its focus changes.
 
 Relevance is decided cheaply: a message made of generic programming words (CSS, git, regex, ...)
-is skipped unless it hits the knowledge base directly; otherwise `load_context_for_task` runs (an
-indexed full-text search plus a couple of relation hops). With no KB match at all, the message still
-counts as domain work when it names an entity of the project (one query).
+is skipped unless it hits the knowledge base directly, and a question about the focused entity's own
+links is left to the Linked Entities section (without deciding, so the next message still counts);
+otherwise `load_context_for_task` runs (an indexed full-text search plus a couple of relation hops).
+With no KB match at all, the message still counts as domain work when it names an entity of the
+project (one query), or when the KB is empty and it asks how something works here.
 
 - high   -> the packet is loaded; the assistant opens with a short receipt (< 200 tokens).
 - medium -> the packet is loaded; the assistant says what it found and asks whether to dig deeper.
@@ -21,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Entity
 from backend.knowledge.load_context import ContextLoad, load_context_for_task
+from backend.knowledge.message_intent import asks_for_knowledge, is_link_question
 from backend.knowledge.packet import NO_CONTEXT, format_context_packet
 from backend.knowledge.search import query_codes
 from backend.memory.sections import ContextSection
@@ -110,6 +113,9 @@ async def auto_context(
         return AutoContext("reused" if packet else "skipped", _section(packet), reason="already decided")
     if not message:
         return AutoContext("skipped", None, reason="no user message yet")
+    if chat.focus_kind not in (None, "project") and is_link_question(message):
+        # not stored: the next message still gets its decision
+        return AutoContext("skipped", None, reason="a question about the focus entity's own links")
     decision = await _decide(session, user_id, chat, message, counter)
     chat.knowledge_focus = key
     chat.knowledge_packet = decision.section.items[0][1] if decision.section else ""
@@ -127,7 +133,12 @@ async def _decide(
     generic = is_generic(message)
     if generic and load.direct_hits == 0:
         return AutoContext("skipped", None, confidence=load.confidence, reason="not domain work")
-    if load.confidence == "none" and not await _names_an_entity(session, chat, terms):
+    empty_kb_question = load.kb_entries == 0 and asks_for_knowledge(message)
+    if (
+        load.confidence == "none"
+        and not empty_kb_question
+        and not await _names_an_entity(session, chat, terms)
+    ):
         return AutoContext("skipped", None, confidence="none", reason="no KB terms or entities mentioned")
     receipt = receipt_line(load, counter) if load.entries else None
     body = format_context_packet(load) if load.confidence != "none" else NO_CONTEXT

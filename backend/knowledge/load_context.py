@@ -1,10 +1,12 @@
 """load_context_for_task: search the KB, walk entry relations, rank, and say how confident we are.
 
-1. Search; a hit is *direct* when it names an entry's code or contains a third of the query's
-   terms (at least one, at most three). 2. Breadth-first over `kb_relations` (both directions) up
-   to `max_hops` from the top 3 hits, one query per hop. 3. Deduplicate by entry (lowest hop
-   wins). 4. Rank by hop, then collection
-   priority (business-rules > glossary > decisions > features > standards > principles > tensions >
+1. Search; a hit is *direct* when it names an entry's code or covers at least half of the query's
+   content, each query word weighed by its rarity in the project's KB (idf; a word no entry holds
+   weighs most), or at least three query words covering a quarter of it (long task descriptions):
+   one shared word of "What about the seat thing?" is not a direct hit. 2. Breadth-first over
+   `kb_relations` (both directions) up to `max_hops` from the top 3 hits, one query per hop.
+   3. Deduplicate by entry (lowest hop wins). 4. Rank by hop, then collection priority
+   (business-rules > glossary > decisions > features > standards > principles > tensions >
    strategy > tracking-events), then search rank; cap at `max_results`.
 
 Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but related entries
@@ -23,11 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry, KbRelation
 from backend.errors import ValidationError
-from backend.knowledge.search import SearchHit, search_entries
+from backend.knowledge.search import SearchHit, search_entries, term_document_counts
 from backend.text import preview
 
 Confidence = Literal["high", "medium", "low", "none"]
 SEEDS = 3
+DIRECT_COVERAGE = 0.5
+LONG_MATCH_TERMS = 3
+LONG_MATCH_COVERAGE = 0.25
 PREVIEW_CHARS = 150
 
 
@@ -57,16 +62,33 @@ class ContextLoad:
     search_terms: str
     total_found: int
     direct_hits: int
+    kb_entries: int | None = None
+    """How many entries the project's KB holds (None when the query had no words to weigh)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (what `orrery kb load-context --json` prints)."""
         return asdict(self)
 
 
-def is_direct(hit: SearchHit, term_count: int) -> bool:
-    """A code match, or a hit containing a third of the query's terms (at least 1, at most 3 needed)."""
-    needed = min(3, max(1, math.ceil(term_count / 3)))
-    return hit.exact_code or (term_count > 0 and hit.matched_terms >= needed)
+def term_weights(entries: int, document_counts: dict[str, int]) -> dict[str, float]:
+    """BM25's idf per query term over the project's KB: rare words weigh most, and a word no entry
+    contains weighs most of all (the KB does not know what it asks about)."""
+    return {t: math.log(1 + (entries - n + 0.5) / (n + 0.5)) for t, n in document_counts.items()}
+
+
+def coverage(hit: SearchHit, weights: dict[str, float]) -> float:
+    """The share of the query's idf weight the hit contains (0 to 1)."""
+    total = sum(weights.values())
+    return sum(weights.get(t, 0.0) for t in hit.matched) / total if total else 0.0
+
+
+def is_direct(hit: SearchHit, weights: dict[str, float]) -> bool:
+    """A code match; or a hit covering half of the query's weighted content; or, for a long task
+    description, at least three of its words covering a quarter of it."""
+    if hit.exact_code:
+        return True
+    share = coverage(hit, weights)
+    return share >= DIRECT_COVERAGE or (len(hit.matched) >= LONG_MATCH_TERMS and share >= LONG_MATCH_COVERAGE)
 
 
 def confidence_for(direct: int, total: int) -> Confidence:
@@ -93,9 +115,15 @@ async def load_context_for_task(
     if not 0 <= max_hops <= 5:
         raise ValidationError("max_hops must be between 0 and 5")
     found = await search_entries(session, user_id, project_id, task_description, limit=max(20, max_results))
-    term_count = len([t for t in found.terms if "-" not in t])
-    direct = [h for h in found.hits if is_direct(h, term_count)]
-    weak = [h for h in found.hits if not is_direct(h, term_count)]
+    words = [t for t in found.terms if "-" not in t]
+    size, counts = (
+        await term_document_counts(session, found.project_id, words)
+        if words and found.project_id
+        else (0, {})
+    )
+    weights = term_weights(size, counts)
+    direct = [h for h in found.hits if is_direct(h, weights)]
+    weak = [h for h in found.hits if not is_direct(h, weights)]
     order = {h.entry_id: i for i, h in enumerate(found.hits)}
     # entry id -> (hop, relation, parent id)
     placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]] = {
@@ -116,6 +144,7 @@ async def load_context_for_task(
         search_terms=" ".join(found.terms),
         total_found=len(entries),
         direct_hits=len(direct),
+        kb_entries=size if words else None,
     )
 
 

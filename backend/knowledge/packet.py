@@ -6,6 +6,7 @@ from backend.knowledge.load_context import ContextLoad
 from backend.text import inline_data
 
 NO_CONTEXT = "No KB context found for this task. The knowledge base may not cover this area yet."
+MAX_CODE_PATHS = 3
 GET_ENTRY_HINT = "_Use `get_entry` for full details on any entry._"
 
 
@@ -15,7 +16,9 @@ def format_context_packet(load: ContextLoad) -> str:
         return NO_CONTEXT
     collections: dict[str, list[str]] = {}
     for e in load.entries:
-        collections.setdefault(e.collection_name, []).append(f"- **{e.code}:** {inline_data(e.name)}")
+        collections.setdefault(e.collection_name, []).append(
+            f"- **{e.code}:** {inline_data(e.name)}{_code_paths(e.code_paths)}"
+        )
     lines = [
         "## Context Loaded",
         f"**Confidence:** {load.confidence.capitalize()}",
@@ -25,3 +28,12 @@ def format_context_packet(load: ContextLoad) -> str:
         lines += ["", f"### {inline_data(name)} ({len(items)})", *items]
     lines += ["", GET_ENTRY_HINT]
     return "\n".join(lines)
+
+
+def _code_paths(paths: list[str]) -> str:
+    """` (code: a.py, b.py and 2 more)`: where the concept is implemented, as data."""
+    if not paths:
+        return ""
+    shown = ", ".join(inline_data(p) for p in paths[:MAX_CODE_PATHS])
+    more = len(paths) - MAX_CODE_PATHS
+    return f" (code: {shown}{f' and {more} more' if more > 0 else ''})"

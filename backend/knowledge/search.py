@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry
 from backend.repo.scope import require_project
-from backend.text import search_terms, stem, tokenize
+from backend.text import search_terms, stem
 
 CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,6})-(\d{1,6})\b")
 
@@ -41,6 +41,8 @@ class SearchHit:
     matched_terms: int
     """How many distinct query terms the entry contains (after light stemming)."""
     exact_code: bool
+    matched: tuple[str, ...] = ()
+    """The query terms the entry contains (what confidence weighs by rarity)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class SearchResult:
     terms: list[str]
     queries: int = 1
     """SQL statements the search ran (for round-trip accounting)."""
+    project_id: uuid.UUID | None = None
 
 
 def query_codes(query: str) -> list[str]:
@@ -67,16 +70,16 @@ async def search_entries(
     code_parts = {p.lower() for c in codes for p in c.split("-")}
     terms = [t for t in search_terms(query) if t not in code_parts]
     if not terms and not codes:
-        return SearchResult([], [], 1)
+        return SearchResult([], [], 1, project.id)
     ranked = await _full_text(session, project.id, terms, limit) if terms else []
     exact = await _by_code(session, project.id, codes) if codes else []
     seen = {row[0].id for row in exact}
     rows = [(e, c, math.inf) for e, c in exact] + [r for r in ranked if r[0].id not in seen]
-    wanted = {stem(t) for t in terms}
+    wanted = {stem(t): t for t in terms}
     hits = []
     for entry, collection, rank in rows[:limit]:
         words = {
-            stem(w) for w in tokenize(f"{entry.code} {entry.name} {entry.description or ''} {entry.data}")
+            stem(w) for w in search_terms(f"{entry.code} {entry.name} {entry.description or ''} {entry.data}")
         }
         hits.append(
             SearchHit(
@@ -89,11 +92,54 @@ async def search_entries(
                 collection_name=collection.name,
                 priority=collection.priority,
                 rank=rank,
-                matched_terms=len(wanted & words),
+                matched_terms=len(wanted.keys() & words),
                 exact_code=entry.code in codes,
+                matched=tuple(t for k, t in wanted.items() if k in words),
             )
         )
-    return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes))
+    return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes), project.id)
+
+
+async def term_document_counts(
+    session: AsyncSession, project_id: uuid.UUID, terms: list[str]
+) -> tuple[int, dict[str, int]]:
+    """How many of the project's entries there are, and how many contain each term (prefix match,
+    as the search does): the document frequencies behind idf weights. One statement."""
+    bind = session.get_bind()
+    counts: list[Any] = []
+    if bind.dialect.name == "sqlite":
+        for i, term in enumerate(terms):
+            fts = (
+                text(f"SELECT rowid AS rid FROM kb_entries_fts WHERE kb_entries_fts MATCH :m{i}")
+                .bindparams(**{f"m{i}": f'"{term}"*'})
+                .columns(rid=Integer)
+                .subquery(f"f{i}")
+            )
+            counts.append(
+                select(func.count())
+                .select_from(KbEntry)
+                .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
+                .where(KbEntry.project_id == project_id)
+                .scalar_subquery()
+            )
+        total = (
+            select(func.count())
+            .select_from(KbEntry)
+            .where(KbEntry.project_id == project_id)
+            .scalar_subquery()
+        )
+        row = (await session.execute(select(total, *counts))).one()
+    else:
+        vector: Any = literal_column("kb_entries.search_vector")
+        for term in terms:
+            query = func.to_tsquery(literal_column("'english'::regconfig"), f"{term}:*")
+            counts.append(func.count().filter(vector.op("@@")(query)))
+        row = (
+            await session.execute(
+                select(func.count(), *counts).select_from(KbEntry).where(KbEntry.project_id == project_id)
+            )
+        ).one()
+    return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
 
 
 async def _by_code(session: AsyncSession, project_id: uuid.UUID, codes: list[str]) -> list[Any]:

@@ -24,6 +24,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.agents.definitions import get_agent
+from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
 from backend.errors import ValidationError
 from backend.graph.focus import focus_sections
@@ -71,6 +73,8 @@ class ContextReceipt:
     total_tokens: int
     knowledge: dict[str, Any] | None = None
     """Auto-context: status (loaded, reused, skipped), confidence, the receipt for the user, reason."""
+    strategy_source: str = ""
+    """Why this strategy: explicit, session, agent setting, global setting or agent default."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -92,7 +96,7 @@ async def assemble_working_context(
     session: AsyncSession,
     *,
     agent: str,
-    base_prompt: str,
+    base_prompt: str | None = None,
     session_id: uuid.UUID | str,
     user_id: uuid.UUID,
     settings: Settings,
@@ -105,10 +109,18 @@ async def assemble_working_context(
     expertise_dir: Path = EXPERTISE_DIR,
     auto_knowledge: bool = True,
 ) -> WorkingContext:
-    """Build the agent's working context for the session's current turn."""
+    """Build the agent's working context for the session's current turn.
+
+    `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
+    strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
+    """
     if agent not in AGENT_IDS:
         raise ValidationError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_IDS)}")
+    definition = get_agent(agent)
     chat = await get_session(session, user_id, session_id)
+    choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)
+    if base_prompt is None:
+        base_prompt = definition.prompt()
     memory = await fetch_long_term_memory(
         session,
         user_id,
@@ -138,9 +150,7 @@ async def assemble_working_context(
     linked = [s for s in focused if s.name != "focus"]
     extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)
 
-    name = (
-        scoping or chat.scoping_strategy or settings.agent_strategies.get(agent) or settings.scoping_strategy
-    )
+    name = choice.name
     strategy = get_strategy(name)
     scoped = await strategy.select(
         ScopingContext(
@@ -151,7 +161,7 @@ async def assemble_working_context(
             budget=budgets.conversation,
             counter=counter,
             settings=settings,
-            options=dict(scoping_options or {}),
+            options={**choice.options, **(scoping_options or {})},
             summaries=SummaryStore(session),
             summarizer=summarizer or default_summarizer(settings, counter),
         )
@@ -173,6 +183,7 @@ async def assemble_working_context(
         exact_tokens=counter.exact,
         budget_scale=budgets.scale,
         strategy=scoped.strategy or name,
+        strategy_source=choice.source,
         sections=receipts,
         notes=scoped.notes,
         total_tokens=counter.count(system_prompt) + conversation.tokens,

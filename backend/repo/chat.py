@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
-from backend.db.models import AgentTransition, ChatSession, Message
+from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
@@ -51,8 +51,10 @@ async def create_session(
     focus_id: uuid.UUID | str | None = None,
     title: str | None = None,
     active_agent: str | None = None,
+    session_id: uuid.UUID | None = None,
 ) -> ChatSession:
-    """Open a chat, optionally in a project and focused on the project or one of its entities."""
+    """Open a chat, optionally in a project and focused on the project or one of its entities;
+    a caller-chosen `session_id` makes creation idempotent (a second insert hits the primary key)."""
     _check_agent(active_agent)
     if (focus_kind is None) != (focus_id is None):
         raise ValidationError("focus_kind and focus_id go together")
@@ -67,6 +69,7 @@ async def create_session(
         assert focus_id is not None
         await check_focus(session, user_id, project.id, focus_kind, focus_id)
     chat = ChatSession(
+        **({"id": session_id} if session_id is not None else {}),
         user_id=user_id,
         project_id=project.id if project else None,
         focus_kind=focus_kind,
@@ -92,14 +95,19 @@ async def check_focus(
         raise NotFoundError(kind, focus_id)
 
 
-async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:
-    """One of the user's chat sessions, or `NotFoundError`."""
-    sid = as_uuid(session_id, "session")
-    chat = (
+async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> ChatSession | None:
+    """One of the user's chat sessions, or None."""
+    return (
         await session.execute(
             select(ChatSession).where(ChatSession.id == sid, ChatSession.user_id == user_id)
         )
     ).scalar_one_or_none()
+
+
+async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:
+    """One of the user's chat sessions, or `NotFoundError`."""
+    sid = as_uuid(session_id, "session")
+    chat = await find_session(session, user_id, sid)
     if chat is None:
         raise NotFoundError("session", sid)
     return chat
@@ -197,3 +205,32 @@ async def list_transitions(
         .order_by(AgentTransition.created_at, AgentTransition.id)
     )
     return result.scalars().all()
+
+
+async def rewind_to_user_message(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, ordinal: int
+) -> ChatSession:
+    """Drop everything after the session's `ordinal`-th user message (1-based), so that message is
+    the latest and unanswered again (regenerating a reply); a summary past that point goes too."""
+    record = await get_session(session, user_id, session_id)
+    if ordinal < 1:
+        raise ValidationError("a regenerate request must include the user message to answer again")
+    users = (
+        await session.execute(
+            select(Message.seq)
+            .where(Message.session_id == record.id, Message.role == "user")
+            .order_by(Message.seq)
+            .offset(ordinal - 1)
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    if users is None:
+        raise ValidationError(f"the session has no user message number {ordinal} to regenerate a reply to")
+    await session.execute(delete(Message).where(Message.session_id == record.id, Message.seq > users))
+    await session.execute(
+        delete(SessionSummary).where(
+            SessionSummary.session_id == record.id, SessionSummary.covered_through_seq > users
+        )
+    )
+    record.message_count = users
+    return record

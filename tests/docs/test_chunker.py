@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from backend.demo.workspace import DEMO_DOCS
-from backend.docs.chunker import chunk_folder, parse_prd, parse_python, parse_sql
+from backend.docs.chunker import chunk_folder, parse_prd, parse_python, parse_sql, parse_zod
 from backend.errors import ValidationError
 
 
@@ -90,3 +90,53 @@ class Helper:
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="is not a directory"):
         chunk_folder(tmp_path / "nope")
+
+
+def test_a_fenced_block_keeps_the_story_and_its_priority() -> None:
+    text = """## Epic: Billing
+### US-020: Export invoices
+Export as CSV:
+
+```bash
+## not a heading
+curl /invoices
+```
+
+**Priority:** P0
+
+**Acceptance Criteria:**
+- One row per invoice
+"""
+    (story,) = parse_prd(text, "PRD.md")
+    assert (story.epic, story.data["priority"]) == ("Billing", "P0")
+    assert story.data["acceptance_criteria"] == ["One row per invoice"]
+    assert "curl /invoices" in story.content
+
+
+def test_sql_types_with_arguments_and_dialects() -> None:
+    (table,) = parse_sql(
+        "CREATE TABLE invoices (id uuid PRIMARY KEY, amount NUMERIC(10,2) NOT NULL, currency text,"
+        " CONSTRAINT positive CHECK (amount > 0));",
+        "s.sql",
+    )
+    assert table.data["fields"] == ["id", "amount", "currency"]
+    (mysql,) = parse_sql(
+        "CREATE TABLE `seats` (`id` int(11) NOT NULL AUTO_INCREMENT, `price` decimal(8,2),"
+        " PRIMARY KEY (`id`)) ENGINE=InnoDB;",
+        "m.sql",
+    )
+    assert (mysql.key, mysql.data["fields"]) == ("seats", ["id", "price"])
+
+
+def test_nested_zod_objects_keep_every_field() -> None:
+    (schema,) = parse_zod(
+        """export const InvoiceSchema = z.object({
+  id: z.string().uuid(),
+  billing: z.object({ street: z.string(), city: z.string() }),
+  lines: z.array(z.object({ sku: z.string() })),
+  total: z.number().min(0), // "}) inside a comment"
+});""",
+        "s.ts",
+    )
+    assert schema.data["fields"] == ["id", "billing", "billing.street", "billing.city", "lines", "total"]
+    assert schema.content.rstrip().endswith("})") and "total" in schema.keywords

@@ -132,3 +132,35 @@ async def test_knowledge_tools_read_and_write_with_provenance(db: Database, sett
     async with db.sessions() as s:
         revisions = await entry_revisions(s, demo.user_id, demo.project_id, "BR-012")
     assert [r.session_id for r in revisions] == [session_.id]
+
+
+async def test_a_question_about_the_focus_links_skips_without_deciding(
+    db: Database, settings: Settings
+) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    focus = {"focus_kind": "task", "focus_id": demo.focus["task"]}
+    sid, wc = await _turn(
+        db, settings, demo.user_id, demo.project_id, "What plan does this task belong to?", **focus
+    )
+    assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "skipped"
+    assert "Knowledge Context" not in wc.system_prompt
+    async with db.transaction() as s:
+        await chat.append_message(
+            s, demo.user_id, sid, chat.NewMessage("user", "How does overage billing work?")
+        )
+        later = await assemble_working_context(
+            s, agent="coach", session_id=sid, user_id=demo.user_id, settings=settings
+        )
+    assert later.receipt.knowledge is not None and later.receipt.knowledge["status"] == "loaded"
+    assert "BR-012" in later.system_prompt
+
+
+async def test_empty_kb_knowledge_question_offers_capture(db: Database, settings: Settings) -> None:
+    async with db.transaction() as s:
+        user = await make_user(s)
+        project = await make_project(s, user)
+    _, wc = await _turn(db, settings, user.id, project.id, "How does overage billing work?")
+    assert wc.receipt.knowledge is not None and wc.receipt.knowledge["confidence"] == "none"
+    assert "offer to capture knowledge" in wc.system_prompt
+    _, wc = await _turn(db, settings, user.id, project.id, "How do I get better sleep?")
+    assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "skipped"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
 from backend.api.errors import ERROR_RESPONSES
+from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
 
@@ -32,9 +33,9 @@ class SessionIn(BaseModel):
 
     project_id: uuid.UUID | None = None
     focus: Focus | None = None
-    agent: str | None = None
-    scoping_strategy: str | None = None
-    title: str | None = Field(default=None, max_length=300)
+    agent: str | None = Field(default=None, max_length=64)
+    scoping_strategy: str | None = Field(default=None, max_length=64)
+    title: Text | None = Field(default=None, max_length=300)
 
 
 class SessionPatch(BaseModel):
@@ -42,15 +43,15 @@ class SessionPatch(BaseModel):
 
     focus: Focus | None = None
     clear_focus: bool = False
-    agent: str | None = None
-    scoping_strategy: str | None = None
+    agent: str | None = Field(default=None, max_length=64)
+    scoping_strategy: str | None = Field(default=None, max_length=64)
 
 
 class MessageIn(BaseModel):
     """A user message."""
 
-    content: str = Field(min_length=1, max_length=20_000)
-    agent: str | None = None
+    content: Text = Field(min_length=1, max_length=20_000)
+    agent: str | None = Field(default=None, max_length=64)
 
 
 def _session_dict(record: Any) -> dict[str, Any]:
@@ -90,7 +91,7 @@ async def get_session(
     session_id: str,
     user: CurrentUser,
     session: SessionDep,
-    after_seq: Annotated[int, Query(ge=0)] = 0,
+    after_seq: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
     """The session with a page of its messages (`after_seq` to page on)."""
@@ -203,11 +204,8 @@ async def next_context(
     wc = await assemble_working_context(
         session,
         agent=agent.id,
-        base_prompt=agent.prompt(),
         session_id=record.id,
         user_id=user.id,
         settings=settings,
-        scoping=record.scoping_strategy or agent.strategy,
-        scoping_options={"max_messages": agent.max_messages},
     )
     return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}

@@ -1,150 +1,191 @@
 """An OpenAI-compatible front door: `GET /v1/models` and `POST /v1/chat/completions`.
 
 `model` names an agent (`orrery/coach`, `orrery/planner`, ...; plain `orrery` lets the router
-choose). The conversation lives on the server: the session comes from the `X-Orrery-Session` header,
-else from the `user` field (one session per user string, created on first use). From the client only
-the **last user message** is taken; earlier messages, system prompts and sampling settings are
-ignored because Orrery assembles the context itself. Streaming answers are `chat.completion.chunk`
-events ending in `data: [DONE]`.
+choose); any other model answers 404 `model_not_found`. The conversation lives on the server:
+
+- with an `X-Orrery-Session` header, the turn runs on that session;
+- without it, the session is derived from the conversation itself: one session per (API key's user,
+  `user` field, text of the client's **first** user message). Clients such as Open WebUI resend the
+  whole chat on every request, so each of their chats maps to one server session, and two chats
+  never merge unless they open with the same first message for the same `user`. The id is
+  deterministic (UUIDv5), so concurrent first requests (any process) converge on one session.
+
+From the client only the **last user message** is taken; earlier messages, system prompts and
+sampling settings are ignored because Orrery assembles the context itself. Every response carries
+the session id in `X-Orrery-Session`. Streams are `chat.completion.chunk` events ending in
+`data: [DONE]`; `stream_options.include_usage` adds a final usage chunk; a model failure is a
+`data: {"error": ...}` event (non-streamed: HTTP 502 with OpenAI's error shape).
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
-from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
-from sqlalchemy import select
+from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy.exc import IntegrityError
 
 from backend.agents.definitions import AGENTS
 from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES
-from backend.db.models import ChatSession
+from backend.api.openai_schemas import (
+    AssistantMessage,
+    ChatCompletion,
+    Choice,
+    CompletionRequest,
+    ModelCard,
+    ModelList,
+    OpenAIError,
+    Usage,
+    openai_error,
+    sse,
+)
+from backend.db.engine import Database
 from backend.errors import ValidationError
 from backend.repo import chat, identity
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
+_CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
+"""UUIDv5 namespace of sessions derived from a conversation."""
 
 
-class ChatMessage(BaseModel):
-    """An OpenAI chat message (only user messages are read)."""
-
-    role: str
-    content: str | list[dict[str, Any]] | None = None
-
-
-class CompletionRequest(BaseModel):
-    """The parts of an OpenAI chat-completions request Orrery reads."""
-
-    model: str = "orrery"
-    messages: list[ChatMessage] = Field(min_length=1, max_length=500)
-    stream: bool = False
-    user: str | None = Field(default=None, max_length=200)
-
-
-@router.get("/models", summary="Agents as OpenAI model ids")
-async def models(user: CurrentUser) -> dict[str, Any]:
+@router.get("/models", summary="Agents as OpenAI model ids", response_model=ModelList)
+async def models(user: CurrentUser) -> ModelList:
     """`orrery` (routed) and `orrery/<agent>` for each agent."""
-    ids = ["orrery", *(f"orrery/{a}" for a in AGENTS)]
-    return {
-        "object": "list",
-        "data": [{"id": i, "object": "model", "created": 0, "owned_by": "orrery"} for i in ids],
-    }
+    return ModelList(data=[ModelCard(id=i) for i in ["orrery", *(f"orrery/{a}" for a in AGENTS)]])
+
+
+def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
+    """The session a conversation maps to: stable across requests, processes and restarts."""
+    return uuid.uuid5(_CONVERSATIONS, f"{user_id}\x1f{client_user or ''}\x1f{first_message}")
+
+
+async def _session_for(
+    db: Database, user_id: uuid.UUID, header: str | None, body: CompletionRequest
+) -> uuid.UUID:
+    """The header's session, else get-or-create the conversation's (race-free: fixed primary key)."""
+    if header:
+        async with db.sessions() as s:
+            return (await chat.get_session(s, user_id, header)).id
+    users = [m for m in body.messages if m.role == "user"]
+    first = users[0].text() if users else ""
+    sid = conversation_session_id(user_id, body.user, first)
+    async with db.sessions() as s:
+        if await chat.find_session(s, user_id, sid) is not None:
+            return sid
+    try:
+        async with db.transaction() as s:
+            projects = await identity.list_projects(s, user_id)
+            title = f"openai: {' '.join(first.split())[:280]}"
+            await chat.create_session(
+                s, user_id, project_id=projects[-1].id if projects else None, title=title, session_id=sid
+            )
+    except IntegrityError:  # a concurrent request created it first
+        async with db.sessions() as s:
+            await chat.get_session(s, user_id, sid)
+    return sid
 
 
 def _last_user_text(body: CompletionRequest) -> str:
     for message in reversed(body.messages):
         if message.role == "user":
-            if isinstance(message.content, str):
-                return message.content
-            return " ".join(str(p.get("text", "")) for p in message.content or [] if p.get("type") == "text")
+            return message.text()
     raise ValidationError("the request has no user message")
 
 
-async def _session_for(
-    request: Request, user_id: uuid.UUID, header: str | None, client_user: str | None
-) -> uuid.UUID:
-    db = request.app.state.db
-    async with db.transaction() as s:
-        if header:
-            return (await chat.get_session(s, user_id, header)).id
-        title = f"openai:{client_user or 'default'}"
-        found = (
-            await s.execute(
-                select(ChatSession.id).where(ChatSession.user_id == user_id, ChatSession.title == title)
-            )
-        ).scalar_one_or_none()
-        if found is not None:
-            return uuid.UUID(str(found))
-        projects = await identity.list_projects(s, user_id)
-        record = await chat.create_session(
-            s, user_id, project_id=projects[-1].id if projects else None, title=title
-        )
-        return record.id
-
-
-@router.post("/chat/completions", summary="OpenAI-compatible chat (one server-side session per conversation)")
+@router.post(
+    "/chat/completions",
+    summary="OpenAI-compatible chat (one server-side session per conversation)",
+    response_model=ChatCompletion,
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "JSON, or chunks when `stream`"},
+        404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
+        502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
+    },
+)
 async def completions(
     body: CompletionRequest,
     request: Request,
     user: CurrentUser,
-    x_orrery_session: Annotated[str | None, Header()] = None,
+    x_orrery_session: Annotated[str | None, Header(max_length=100)] = None,
 ) -> Any:
     """Runs one turn on the server-side session and answers in OpenAI's format."""
     agent = body.model.removeprefix("orrery").strip("/") or None
-    if agent is not None and agent not in AGENTS:
-        raise ValidationError(f"unknown model {body.model!r}; see GET /v1/models")
+    if not body.model.startswith("orrery") or (agent is not None and agent not in AGENTS):
+        return openai_error(
+            404,
+            f"The model {body.model!r} does not exist; see GET /v1/models",
+            type_="invalid_request_error",
+            code="model_not_found",
+            param="model",
+        )
     text = _last_user_text(body)
-    sid = await _session_for(request, user.id, x_orrery_session, body.user)
+    sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
     events = request.app.state.orchestrator.turn(user.id, sid, text, agent=agent)
+    first = await anext(events)  # validation errors surface as HTTP errors before anything streams
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+    headers = {"X-Orrery-Session": str(sid)}
     if not body.stream:
-        done = [e async for e in events][-1]
+        done = [first, *[e async for e in events]][-1]
         if done.type == "error":
-            raise ValidationError(f"the model failed: {done.data['message']}")
-        usage = done.data["usage"]
-        return {
-            "id": completion_id,
-            "object": "chat.completion",
-            "created": created,
-            "model": body.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": done.data["reply"]},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": usage["input_tokens"] or 0,
-                "completion_tokens": usage["output_tokens"] or 0,
-                "total_tokens": (usage["input_tokens"] or 0) + (usage["output_tokens"] or 0),
-            },
-        }
+            failed = openai_error(502, done.data["message"], type_="api_error", code="model_error")
+            failed.headers.update(headers)
+            return failed
+        reply = ChatCompletion(
+            id=completion_id,
+            created=created,
+            model=body.model,
+            choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
+            usage=Usage.of(done.data["usage"]),
+        )
+        return JSONResponse(reply.model_dump(), headers=headers)
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        data = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": body.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return f"data: {json.dumps(data)}\n\n"
+        return sse(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        )
 
     async def stream() -> AsyncIterator[str]:
         yield chunk({"role": "assistant", "content": ""})
-        async for event in events:
+        done: dict[str, Any] = {}
+        async for event in _chain(first, events):
             if event.type == "text":
                 yield chunk({"content": event.data["delta"]})
             elif event.type == "error":
-                yield chunk({"content": f"\n[error: {event.data['message']}]"})
+                error = {"message": event.data["message"], "type": "api_error", "code": "model_error"}
+                yield sse({"error": error})
+                yield sse("[DONE]")
+                return
+            elif event.type == "done":
+                done = event.data
         yield chunk({}, "stop")
-        yield "data: [DONE]\n\n"
+        if body.stream_options and body.stream_options.include_usage:
+            usage = Usage.of(done.get("usage") or {}).model_dump()
+            yield sse(
+                {
+                    "id": completion_id,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": body.model,
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
+        yield sse("[DONE]")
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Orrery-Session": str(sid)})
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    yield first
+    async for event in rest:
+        yield event

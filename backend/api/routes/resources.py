@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
 from backend.api.errors import ERROR_RESPONSES
+from backend.api.limits import BoundedDatetime, JsonObject, Text
 from backend.api.schemas import EdgeOut, EntityOut
+from backend.graph.templates import ExcludeSpec, IncludeSpec
 from backend.repo import graph, knowledge, memory
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
@@ -23,35 +24,44 @@ router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
 class EntityIn(BaseModel):
     """A new entity."""
 
-    kind: str
-    name: str = Field(min_length=1, max_length=300)
-    state: str = "active"
-    type_key: str | None = None
-    description: str | None = Field(default=None, max_length=20_000)
-    props: dict[str, Any] = Field(default_factory=dict)
-    due_at: datetime | None = None
-    goal_type: str | None = None
+    kind: Text = Field(max_length=16)
+    name: Text = Field(min_length=1, max_length=300)
+    state: Text = Field(default="active", min_length=1, max_length=32)
+    type_key: Text | None = Field(default=None, max_length=100)
+    description: Text | None = Field(default=None, max_length=20_000)
+    props: JsonObject = Field(default_factory=dict)
+    due_at: BoundedDatetime | None = None
+    goal_type: Text | None = Field(default=None, max_length=16)
     is_scratch: bool = False
 
 
 class EntityPatch(BaseModel):
-    """Fields to change."""
+    """Fields to change; `name`, `state` and `props` cannot be null (omit them to keep them)."""
 
-    name: str | None = Field(default=None, min_length=1, max_length=300)
-    state: str | None = None
-    type_key: str | None = None
-    description: str | None = Field(default=None, max_length=20_000)
-    props: dict[str, Any] | None = None
-    due_at: datetime | None = None
+    name: Text | None = Field(default=None, min_length=1, max_length=300)
+    state: Text | None = Field(default=None, min_length=1, max_length=32)
+    type_key: Text | None = Field(default=None, max_length=100)
+    description: Text | None = Field(default=None, max_length=20_000)
+    props: JsonObject | None = None
+    due_at: BoundedDatetime | None = None
+
+    @model_validator(mode="after")
+    def _required_fields_not_null(self) -> EntityPatch:
+        nulls = [
+            f for f in ("name", "state", "props") if f in self.model_fields_set and getattr(self, f) is None
+        ]
+        if nulls:
+            raise ValueError(f"{', '.join(nulls)} cannot be null; omit a field to keep its value")
+        return self
 
 
 class EdgeIn(BaseModel):
     """A new edge `src --rel--> dst`."""
 
     src_id: uuid.UUID
-    rel: str
+    rel: Text = Field(max_length=64)
     dst_id: uuid.UUID
-    props: dict[str, Any] = Field(default_factory=dict)
+    props: JsonObject = Field(default_factory=dict)
 
 
 @router.post(
@@ -113,15 +123,17 @@ async def linked(
 class BuildIn(BaseModel):
     """build_context arguments."""
 
-    seeds: list[str] = Field(min_length=1, max_length=20)
+    seeds: list[Annotated[Text, Field(max_length=100)]] = Field(min_length=1, max_length=20)
     budget: int | None = Field(default=None, ge=50, le=32_000)
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
     format: Literal["structured", "narrative", "outline"] | None = None
-    template: str | None = None
-    query: str | None = Field(default=None, max_length=2_000)
-    include: dict[str, Any] | None = None
-    exclude: dict[str, Any] | None = None
-    existing_context: dict[str, Any] | None = None
+    template: Text | None = Field(default=None, max_length=100)
+    query: Text | None = Field(default=None, max_length=2_000)
+    include: IncludeSpec | None = None
+    exclude: ExcludeSpec | None = None
+    existing_context: dict[str, Any] | None = Field(
+        default=None, description="an earlier response of this endpoint, to continue it"
+    )
     additional_budget: int | None = Field(default=None, ge=50, le=32_000)
 
 
@@ -133,7 +145,9 @@ async def build(
     from backend.graph.context_builder import build_context, resolve_request
     from backend.tokens import counter_for
 
-    request = resolve_request(**body.model_dump())
+    request = resolve_request(
+        **body.model_dump(exclude={"include", "exclude"}), include=body.include, exclude=body.exclude
+    )
     return await build_context(session, user.id, request, counter_for(settings.model))
 
 
@@ -141,7 +155,7 @@ class LoadIn(BaseModel):
     """load_context_for_task arguments."""
 
     project_id: uuid.UUID
-    task_description: str = Field(min_length=1, max_length=5_000)
+    task_description: Text = Field(min_length=1, max_length=5_000)
     max_results: int = Field(default=10, ge=1, le=100)
     max_hops: int = Field(default=2, ge=0, le=5)
 
@@ -201,8 +215,8 @@ async def kb_collections(project_id: str, user: CurrentUser, session: SessionDep
 class CollectionIn(BaseModel):
     """A new collection."""
 
-    slug: str = Field(min_length=1, max_length=64)
-    name: str = Field(min_length=1, max_length=200)
+    slug: Text = Field(min_length=1, max_length=64)
+    name: Text = Field(min_length=1, max_length=200)
     priority: int | None = Field(default=None, ge=0, le=1000)
 
 
@@ -221,10 +235,10 @@ class EntryIn(BaseModel):
     """A new entry."""
 
     collection_id: uuid.UUID
-    code: str = Field(min_length=1, max_length=32)
-    name: str = Field(min_length=1, max_length=300)
-    description: str | None = Field(default=None, max_length=20_000)
-    data: dict[str, Any] = Field(default_factory=dict)
+    code: Text = Field(min_length=1, max_length=32)
+    name: Text = Field(min_length=1, max_length=300)
+    description: Text | None = Field(default=None, max_length=20_000)
+    data: JsonObject = Field(default_factory=dict)
 
 
 @router.post("/kb/entries", status_code=201, summary="Create a knowledge-base entry")
@@ -247,8 +261,8 @@ async def get_entry(project_id: str, code: str, user: CurrentUser, session: Sess
 class EntryPatch(BaseModel):
     """The feedback loop."""
 
-    add_code_paths: list[str] | None = Field(default=None, max_length=50)
-    correction: str | None = Field(default=None, max_length=1_000)
+    add_code_paths: list[Annotated[Text, Field(max_length=500)]] | None = Field(default=None, max_length=50)
+    correction: Text | None = Field(default=None, max_length=1_000)
 
 
 @router.patch("/projects/{project_id}/kb/entries/{code}", summary="Add code paths or a correction")
@@ -275,7 +289,7 @@ class RelationIn(BaseModel):
     """A typed link between entries."""
 
     src_entry_id: uuid.UUID
-    rel_type: str = Field(min_length=2, max_length=64)
+    rel_type: Text = Field(min_length=2, max_length=64)
     dst_entry_id: uuid.UUID
 
 
@@ -314,7 +328,7 @@ async def docs_reindex(
 class CheckInIn(BaseModel):
     """A check-in."""
 
-    note: str | None = Field(default=None, max_length=5_000)
+    note: Text | None = Field(default=None, max_length=5_000)
     mood: int | None = Field(default=None, ge=1, le=5)
     project_id: uuid.UUID | None = None
     goal_id: uuid.UUID | None = None

@@ -1,97 +1,104 @@
 """The Vercel AI SDK UI-message stream, so a `useChat` front end works unchanged.
 
-`POST /v1/sessions/{id}/chat` accepts the SDK's request body but trusts only the **last user
-message** from it: the history is the server's session. The reply streams as UI-message chunks
-(pydantic-ai's own Vercel types) with the `x-vercel-ai-ui-message-stream: v1` header.
+`POST /v1/sessions/{id}/chat` accepts the SDK's request body (`trigger`, `id`, `messages`,
+`messageId`). The history is the server's session, so the client's messages are read only for:
+
+- `submit-message`: the **last user message** is the new turn;
+- `regenerate-message` (`regenerate()`): the reply to the client's last user message is made again.
+  The client sent every message before the one it regenerates, so if it holds N user messages, the
+  server drops everything after its own N-th user message and answers that one again: the server
+  keeps as many messages as the client shows (no duplicated user turn).
+
+The reply is pydantic-ai's own `VercelAIEventStream` over the turn's model events (text, tool
+input/output, `tool-output-error` for failed tools, an `error` chunk when the model fails), with
+the `x-vercel-ai-ui-message-stream: v1` header.
 """
 
 from __future__ import annotations
 
-import uuid
+from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Body, Request
 from fastapi.responses import StreamingResponse
-from pydantic import TypeAdapter
-from pydantic_ai.ui.vercel_ai.request_types import RequestData
-from pydantic_ai.ui.vercel_ai.response_types import (
-    BaseChunk,
-    ErrorChunk,
-    FinishChunk,
-    StartChunk,
-    StartStepChunk,
-    TextDeltaChunk,
-    TextEndChunk,
-    TextStartChunk,
-    ToolInputAvailableChunk,
-    ToolOutputAvailableChunk,
-)
+from pydantic_ai.ui.vercel_ai import VercelAIEventStream
+from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, RequestData, SubmitMessage
 
+from backend.agents.orchestrator import ModelEvent, TurnEvent
 from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES
 from backend.errors import ValidationError
+from backend.repo import chat
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
-HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "Cache-Control": "no-cache"}
-SDK_VERSION = 5
-_REQUEST = TypeAdapter(RequestData)
+SDK_VERSION: Literal[5] = 5
 
 
-def last_user_text(body: Any) -> str:
-    """The text of the request's last user message."""
-    data = _REQUEST.validate_python(body)
+class ModelFailed(Exception):
+    """The turn's model failed; pydantic-ai's stream turns it into an `error` chunk."""
+
+
+def _texts(message: Any) -> str:
+    return " ".join(getattr(p, "text", "") for p in message.parts if getattr(p, "type", "") == "text")
+
+
+def last_user_text(data: SubmitMessage | RegenerateMessage) -> str:
+    """The text of the request's last user message (valid Unicode, not empty)."""
     for message in reversed(data.messages):
         if message.role == "user":
-            text = " ".join(getattr(p, "text", "") for p in message.parts if getattr(p, "type", "") == "text")
+            text = _texts(message)
             if text.strip():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValidationError("the message contains a lone surrogate (invalid Unicode)") from None
                 return text
     raise ValidationError("the request has no user message with text")
 
 
-def _chunks(event: Any, text_id: str, state: dict[str, bool]) -> list[BaseChunk]:
-    out: list[BaseChunk] = []
-    if event.type == "text":
-        if not state["text_open"]:
-            state["text_open"] = True
-            out.append(TextStartChunk(id=text_id))
-        out.append(TextDeltaChunk(id=text_id, delta=event.data["delta"]))
-    elif event.type == "tool_call":
-        out.append(
-            ToolInputAvailableChunk(
-                tool_call_id=event.data["id"], tool_name=event.data["name"], input=event.data["args"]
-            )
-        )
-    elif event.type == "tool_result":
-        out.append(ToolOutputAvailableChunk(tool_call_id=event.data["id"], output=event.data["content"]))
-    elif event.type == "error":
-        out.append(ErrorChunk(error_text=event.data["message"]))
-    return out
+@router.post(
+    "/{session_id}/chat",
+    summary="Vercel AI SDK UI-message stream (useChat)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "UI-message stream chunks"}},
+)
+async def vercel_chat(
+    session_id: str,
+    body: Annotated[RequestData, Body(description="The AI SDK's chat request (DefaultChatTransport)")],
+    request: Request,
+    user: CurrentUser,
+) -> StreamingResponse:
+    """Run (or, for `regenerate-message`, re-run) a turn and stream it in the UI-message protocol."""
+    orchestrator = request.app.state.orchestrator
+    message: str | None
+    if isinstance(body, RegenerateMessage):
+        last_user_text(body)
+        ordinal = sum(1 for m in body.messages if m.role == "user")
+        async with request.app.state.db.transaction() as s:
+            await chat.rewind_to_user_message(s, user.id, session_id, ordinal)
+        message = None
+    else:
+        message = last_user_text(body)
+    model_events: deque[ModelEvent] = deque()
+    events = orchestrator.turn(user.id, session_id, message, on_model_event=model_events.append)
+    first = await anext(events)  # unknown sessions and refused messages fail here, as HTTP errors
 
+    async def native() -> AsyncIterator[ModelEvent]:
+        pending: list[TurnEvent] = [first]
+        while pending:
+            event = pending.pop()
+            while model_events:
+                yield model_events.popleft()
+            if event.type == "error":
+                raise ModelFailed(event.data["message"])
+            nxt = await anext(events, None)
+            if nxt is not None:
+                pending.append(nxt)
+        while model_events:
+            yield model_events.popleft()
 
-@router.post("/{session_id}/chat", summary="Vercel AI SDK UI-message stream (useChat)")
-async def vercel_chat(session_id: str, request: Request, user: CurrentUser) -> StreamingResponse:
-    """Run a turn for the last user message and stream it in the AI SDK's UI-message protocol."""
-    try:
-        text = last_user_text(await request.json())
-    except ValueError as exc:
-        raise ValidationError(f"not a Vercel AI SDK chat request: {exc}") from None
-    events = request.app.state.orchestrator.turn(user.id, session_id, text)
-    first = await anext(events)  # unknown sessions fail here, as a plain HTTP error
-    text_id = f"text-{uuid.uuid4().hex[:12]}"
-
-    async def stream() -> AsyncIterator[str]:
-        state = {"text_open": False}
-        yield f"data: {StartChunk(message_id=f'msg-{uuid.uuid4().hex[:12]}').encode(SDK_VERSION)}\n\n"
-        yield f"data: {StartStepChunk().encode(SDK_VERSION)}\n\n"
-        for chunk in _chunks(first, text_id, state):
-            yield f"data: {chunk.encode(SDK_VERSION)}\n\n"
-        async for event in events:
-            for chunk in _chunks(event, text_id, state):
-                yield f"data: {chunk.encode(SDK_VERSION)}\n\n"
-        if state["text_open"]:
-            yield f"data: {TextEndChunk(id=text_id).encode(SDK_VERSION)}\n\n"
-        yield f"data: {FinishChunk(finish_reason='stop').encode(SDK_VERSION)}\n\n"
-        yield "data: [DONE]\n\n"
-
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=HEADERS)
+    stream = VercelAIEventStream(
+        run_input=body, sdk_version=SDK_VERSION, accept=request.headers.get("accept")
+    )
+    return stream.streaming_response(stream.transform_stream(native()))

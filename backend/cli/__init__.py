@@ -1,0 +1,32 @@
+"""The `orrery` command line, one module per command group.
+
+Heavy modules are imported inside the commands so `orrery --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from backend.cli import chat, context, db, demo, docs, kb, keys, linked, server, sessions, users
+
+app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
+app.add_typer(db.db_app, name="db")
+app.add_typer(sessions.sessions_app, name="sessions")
+app.add_typer(context.context_app, name="context")
+app.add_typer(kb.kb_app, name="kb")
+app.add_typer(keys.keys_app, name="keys")
+app.add_typer(docs.docs_app, name="docs")
+app.add_typer(demo.demo_app, name="demo")
+app.add_typer(users.users_app, name="users")
+for module in (server, linked, chat):
+    app.registered_commands.extend(module.app.registered_commands)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

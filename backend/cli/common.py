@@ -1,0 +1,155 @@
+"""Shared helpers of the CLI: run an async body, open the database, resolve users and projects."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from backend.config import Settings, get_settings
+from backend.errors import OrreryError
+
+T = TypeVar("T")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
+    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1."""
+    try:
+        return asyncio.run(factory(get_settings()))
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+
+
+async def with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, check: bool = True) -> T:
+    from backend.db.engine import Database
+    from backend.db.migrations import ensure_current
+    from backend.graph.cache import configure_linked_cache
+
+    configure_linked_cache(settings.linked_cache_ttl_seconds)
+    db = Database.from_settings(settings)
+    try:
+        if check:
+            await ensure_current(db.engine)
+        return await body(db)
+    finally:
+        await db.dispose()
+
+
+def where(settings: Settings) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+async def resolve_user(session: Any, user: str) -> Any:
+    """A user by id or email."""
+    from backend.errors import NotFoundError
+    from backend.repo import identity
+
+    if "@" in user:
+        found = await identity.find_user_by_email(session, user)
+        if found is None:
+            raise NotFoundError("user", user)
+        return found
+    return await identity.get_user(session, user)
+
+
+def uuid_or_404(value: str) -> Any:
+    from backend.repo.scope import as_uuid
+
+    return as_uuid(value, "session")
+
+
+async def acting_user(session: Any, user: str | None, entity_id: str) -> Any:
+    """The given user, or the owner of the entity's project (the CLI runs with database access)."""
+    from sqlalchemy import select
+
+    from backend.db.models import Entity, Project
+    from backend.errors import NotFoundError
+    from backend.repo.scope import as_uuid
+
+    if user is not None:
+        return (await resolve_user(session, user)).id
+    owner = (
+        await session.execute(
+            select(Project.owner_id)
+            .join(Entity, Entity.project_id == Project.id)
+            .where(Entity.id == as_uuid(entity_id, "entity"))
+        )
+    ).scalar_one_or_none()
+    if owner is None:
+        raise NotFoundError("entity", entity_id)
+    return owner
+
+
+async def entity_kind(session: Any, user_id: Any, entity_id: str) -> str:
+    from backend.repo.graph import get_entity
+
+    kind: str = (await get_entity(session, user_id, entity_id)).kind
+    return kind
+
+
+ProjectOpt = Annotated[
+    str | None, typer.Option("--project", help="Project id (default: the only one with a KB).")
+]
+UserOpt = Annotated[
+    str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
+]
+
+
+async def kb_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
+    """(user id, project id) for KB commands: the given project, or the only one that has entries."""
+    from sqlalchemy import select
+
+    from backend.db.models import KbEntry, Project
+    from backend.errors import NotFoundError, ValidationError
+    from backend.repo.scope import as_uuid
+
+    if project is None:
+        rows = (await session.execute(select(KbEntry.project_id).distinct().limit(6))).scalars().all()
+        if not rows:
+            raise ValidationError("no project has a knowledge base yet (try `orrery demo load`)")
+        if len(rows) > 1:
+            raise ValidationError(f"several projects have a knowledge base; pass --project (e.g. {rows[0]})")
+        project = str(rows[0])
+    owner = (
+        await session.execute(select(Project.owner_id).where(Project.id == as_uuid(project, "project")))
+    ).scalar()
+    if owner is None:
+        raise NotFoundError("project", project)
+    user_id = (await resolve_user(session, user)).id if user else owner
+    return user_id, as_uuid(project, "project")
+
+
+async def project_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
+    """(user id, project id): the given project, or the only project there is."""
+    from sqlalchemy import select
+
+    from backend.db.models import Project
+    from backend.errors import ValidationError
+
+    if project is None:
+        rows = (await session.execute(select(Project.id).limit(2))).scalars().all()
+        if len(rows) != 1:
+            raise ValidationError("pass --project (the database has none or several projects)")
+        project = str(rows[0])
+    return await kb_scope(session, project, user)
+
+
+def print_scoped_json(project: str | None, user: str | None, read: Any) -> None:
+    """Run `read(session, user_id, project_id)` for the resolved project and print its JSON."""
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            user_id, project_id = await project_scope(session, project, user)
+            return await read(session, user_id, project_id)
+
+    print(json.dumps(run(lambda s: with_db(s, body)), indent=1, default=str))

@@ -1,0 +1,70 @@
+"""`orrery serve` (the HTTP API) and `orrery mcp` (the MCP server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from backend.cli.common import (
+    err,
+    run,
+    with_db,
+)
+from backend.config import Settings, get_settings
+from backend.errors import OrreryError
+
+app = typer.Typer()
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default ORRERY_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default ORRERY_PORT).")] = None,
+) -> None:
+    """Start the HTTP API (refuses an un-migrated database)."""
+    import uvicorn
+
+    async def check(settings: Settings) -> None:
+        await with_db(settings, lambda _db: asyncio.sleep(0))
+
+    run(check)
+    settings = get_settings()
+    uvicorn.run(
+        "backend.api.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level,
+    )
+
+
+@app.command("mcp")
+def mcp_command(
+    project: Annotated[
+        str | None, typer.Option("--project", help="Project id (default: the user's first).")
+    ] = None,
+    http: Annotated[
+        bool,
+        typer.Option("--http", help="Serve streamable HTTP at /mcp (bearer API keys) instead of stdio."),
+    ] = False,
+    host: Annotated[str, typer.Option(help="With --http: interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="With --http: port.")] = 8765,
+) -> None:
+    """Serve the tools over MCP: stdio as the user of ORRERY_API_KEY, or HTTP for any key's user."""
+    import os
+
+    from backend.mcp_server import run_http, run_stdio
+
+    settings = get_settings()
+    project = project or os.environ.get("ORRERY_PROJECT_ID")
+    try:
+        asyncio.run(with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database early
+        if http:
+            run_http(settings, host, port, project)
+        else:
+            run_stdio(settings, os.environ.get("ORRERY_API_KEY"), project)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None

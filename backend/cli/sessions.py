@@ -1,0 +1,103 @@
+"""`orrery sessions`: create chat sessions and append messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from backend.cli.common import (
+    err,
+    out,
+    resolve_user,
+    run,
+    uuid_or_404,
+    with_db,
+)
+
+sessions_app = typer.Typer(help="Chat sessions.", no_args_is_help=True)
+
+
+@sessions_app.command("create")
+def sessions_create(
+    user: Annotated[str, typer.Option(help="User id or email.")],
+    project: Annotated[str | None, typer.Option(help="Project id.")] = None,
+    focus: Annotated[str | None, typer.Option(help="KIND:ID, e.g. task:<uuid> or project:<uuid>.")] = None,
+    agent: Annotated[str | None, typer.Option(help="The active agent.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Message-scoping strategy for this session.")] = None,
+    title: Annotated[str | None, typer.Option(help="A title.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole session record.")] = False,
+) -> None:
+    """Open a chat session (optionally focused) and print its id."""
+    from backend.errors import ValidationError
+    from backend.memory.scoping import get_strategy
+    from backend.repo import chat
+
+    focus_kind, _, focus_id = (focus or "").partition(":")
+    if focus and not focus_id:
+        err.print("[bold red]error:[/] --focus must look like KIND:ID, e.g. task:<uuid>")
+        raise typer.Exit(2)
+
+    async def body(db: Any) -> Any:
+        if strategy is not None:
+            get_strategy(strategy)
+        async with db.transaction() as session:
+            owner = await resolve_user(session, user)
+            if focus and project is None:
+                raise ValidationError("--focus needs --project")
+            record = await chat.create_session(
+                session,
+                owner.id,
+                project_id=project,
+                focus_kind=focus_kind or None,
+                focus_id=focus_id or None,
+                title=title,
+                active_agent=agent,
+            )
+            record.scoping_strategy = strategy
+            await session.flush()
+            return record
+
+    record = run(lambda s: with_db(s, body))
+    if not as_json:
+        print(record.id)
+        return
+    fields = (
+        "id",
+        "user_id",
+        "project_id",
+        "title",
+        "focus_kind",
+        "focus_id",
+        "active_agent",
+        "scoping_strategy",
+        "message_count",
+        "created_at",
+    )
+    print(json.dumps({f: getattr(record, f) for f in fields}, default=str))
+
+
+@sessions_app.command("say")
+def sessions_say(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    text: Annotated[str, typer.Argument(help="The message.")],
+    role: Annotated[str, typer.Option(help="user, assistant, system or tool.")] = "user",
+    agent: Annotated[str | None, typer.Option(help="Agent attribution for assistant messages.")] = None,
+) -> None:
+    """Append a message to a session (handy for trying scoping strategies)."""
+    from backend.db.models import ChatSession
+    from backend.errors import NotFoundError
+    from backend.repo import chat
+
+    async def body(db: Any) -> int:
+        async with db.transaction() as session:
+            record = await session.get(ChatSession, uuid_or_404(session_id))
+            if record is None:
+                raise NotFoundError("session", session_id)
+            message = await chat.append_message(
+                session, record.user_id, record.id, chat.NewMessage(role, text, agent_id=agent)
+            )
+            return message.seq
+
+    out.print(f"message {run(lambda s: with_db(s, body))} appended")

@@ -1,0 +1,66 @@
+"""The offline model answers the README's suggested questions from the tool results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backend.agents.offline_answers import answer_links, parse_links
+from backend.agents.orchestrator import Orchestrator
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+from backend.repo import chat
+
+
+async def _ask(db: Database, orch: Orchestrator, demo: Any, text: str) -> tuple[str, list[str]]:
+    async with db.transaction() as s:
+        sid = (
+            await chat.create_session(
+                s, demo.user_id, project_id=demo.project_id, focus_kind="task", focus_id=demo.focus["task"]
+            )
+        ).id
+    events = [e async for e in orch.turn(demo.user_id, sid, text)]
+    assert events[-1].type == "done", events[-1].data
+    return events[-1].data["reply"], [e.data["name"] for e in events if e.type == "tool_call"]
+
+
+async def test_suggested_questions_get_answers_not_dumps(db: Database, settings: Settings) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    orch = Orchestrator(db, settings)
+    blockers, calls = await _ask(db, orch, demo, "What is this task blocked by?")
+    assert calls == ["get_linked_entities"]
+    assert "Legal review of pricing terms" in blockers and "Write launch email" not in blockers
+    assert "not finished" in blockers and len(blockers.splitlines()) < 15
+    waiting, _ = await _ask(db, orch, demo, "What does this task block?")
+    assert "Write launch email" in waiting and "Legal review of pricing terms" not in waiting
+    billing, calls = await _ask(db, orch, demo, "How does overage billing work?")
+    assert calls[-1] == "get_entry" and "BR-012: Usage overage billing" in billing
+    assert "> Usage above the tier allowance is billed per 1,000 events" in billing
+    tired, calls = await _ask(db, orch, demo, "I'm exhausted and losing motivation on the pricing work")
+    assert calls == [] and "DR-005" not in tired and "nothing in Orrery's context" in tired
+
+
+def test_links_answer_is_direction_aware_and_says_when_there_is_nothing() -> None:
+    full = """## Linked Entities for: A [00000000-0000-0000-0000-000000000001]
+
+### Dependent Tasks (2 total)
+
+#### B [00000000-0000-0000-0000-000000000002]
+
+- **State:** todo
+- **Relationship:** depends_on (outgoing)
+
+#### C [00000000-0000-0000-0000-000000000003]
+
+- **State:** done
+- **Relationship:** depends_on (incoming)
+"""
+    links = parse_links(full)
+    assert [(x.name, x.direction) for x in links] == [("B", "outgoing"), ("C", "incoming")]
+    assert "**B**" in answer_links("What blocks this?", "the task **A**", links)
+    assert "**C**" not in answer_links("What blocks this?", "the task **A**", links)
+    assert "**C**" in answer_links("Which tasks depend on this?", "the task **A**", links)
+    assert answer_links("What goals does it support?", "the task **A**", links) == (
+        "The task **A** has no linked goals."
+    )
+    assert answer_links("What is it blocked by?", "the task **A**", links[1:]).startswith("Nothing blocks")

@@ -1,0 +1,376 @@
+"""Every command and flag the README shows, run through the installed `orrery` entry point.
+
+The other CLI tests call the Typer app in-process; these start the real console script in a
+subprocess (fresh SQLite file, no `.env`), the way a user runs it, so wiring mistakes such as a
+documented flag that no command accepts fail here. A README check keeps the two in step: every
+`orrery ...` flag in the README must appear in `STEPS` or `SERVER_STEPS` below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ORRERY = str(Path(sys.executable).with_name("orrery"))
+DEMO_DOCS = str(ROOT / "backend" / "demo" / "docs")
+
+# (argv with {placeholders}, expected exit code, text the output must contain, name to capture JSON as)
+Step = tuple[list[str], int, str, str | None]
+STEPS: list[Step] = [
+    (["--help"], 0, "Commands", None),
+    (["db", "current"], 1, "needs `orrery db upgrade`", None),
+    (["demo", "summary"], 1, "orrery db upgrade", None),
+    (["db", "upgrade"], 0, "database migrated to head", None),
+    (["db", "downgrade", "base"], 0, "downgraded to base", None),
+    (["db", "upgrade", "head"], 0, "database migrated to head", None),
+    (["db", "current"], 0, "up to date", None),
+    (["demo", "load", "--json"], 0, "api_key", "demo"),
+    (["demo", "load", "--if-empty"], 0, "demo not loaded", None),
+    (["demo", "summary"], 0, "Atlas 2.0", None),
+    (["demo", "summary", "--email", "maya@demo.orrery.dev"], 0, "Maya Chen", None),
+    (["users", "create", "sam@example.org", "--name", "Sam", "--project", "Thesis"], 0, "orr_", None),
+    (["users", "key", "sam@example.org", "--name", "laptop"], 0, "orr_", None),
+    (["keys", "create", "sam@example.org", "--name", "ci"], 0, "orr_", None),
+    (["keys", "list", "sam@example.org"], 0, "laptop", None),
+    (["keys", "revoke", "sam@example.org", "--name", "ci"], 0, "revoked", None),
+    (["keys", "revoke", "nobody@example.org"], 1, "not found", None),
+    (
+        [
+            "sessions",
+            "create",
+            "--user",
+            "maya@demo.orrery.dev",
+            "--project",
+            "{project_id}",
+            "--focus",
+            "task:{task}",
+            "--agent",
+            "planner",
+            "--strategy",
+            "relevance",
+            "--title",
+            "Pricing",
+            "--json",
+        ],
+        0,
+        "planner",
+        "session",
+    ),  # fmt: skip
+    (["sessions", "create", "--user", "maya@demo.orrery.dev", "--focus", "task"], 2, "KIND:ID", None),
+    (["sessions", "say", "--session", "{session_id}", "When is the legal review due?"], 0, "appended", None),
+    (
+        [
+            "sessions",
+            "say",
+            "--session",
+            "{session_id}",
+            "--role",
+            "assistant",
+            "--agent",
+            "planner",
+            "Soon.",
+        ],
+        0,
+        "appended",
+        None,
+    ),  # fmt: skip
+    (["context", "show", "--session", "{session_id}"], 0, "legal review", None),
+    (
+        [
+            "context",
+            "show",
+            "--session",
+            "{session_id}",
+            "--agent",
+            "coach",
+            "--strategy",
+            "token_budget",
+            "--base-prompt",
+            "You are a careful planner.",
+            "--json",
+        ],
+        0,
+        "receipt",
+        None,
+    ),  # fmt: skip
+    (["linked", "{task}"], 0, "Finalize pricing page", None),
+    (["linked", "{task}", "--filter", "task", "--user", "maya@demo.orrery.dev", "--json"], 0, "task", None),
+    (["context", "templates"], 0, "task-deep-dive", None),
+    (
+        [
+            "context",
+            "build",
+            "{task}",
+            "--budget",
+            "800",
+            "--strategy",
+            "breadth",
+            "--format",
+            "outline",
+            "--query",
+            "pricing",
+        ],
+        0,
+        "",
+        None,
+    ),  # fmt: skip
+    (["context", "build", "{task}", "{plan}", "--template", "task-deep-dive", "--json"], 0, "tokens", None),
+    (["kb", "search", "overage", "--limit", "3", "--project", "{project_id}", "--json"], 0, "hits", "kb"),
+    (["kb", "search", "overage", "--project", "{project_id}"], 0, "", None),
+    (
+        [
+            "kb",
+            "load-context",
+            "Add overage billing to invoices",
+            "--max-results",
+            "3",
+            "--max-hops",
+            "1",
+            "--project",
+            "{project_id}",
+            "--json",
+        ],
+        0,
+        "confidence",
+        None,
+    ),  # fmt: skip
+    (["kb", "load-context", "Add overage billing to invoices", "--project", "{project_id}"], 0, "", None),
+    (["kb", "entry", "{code}", "--project", "{project_id}", "--json"], 0, "{code}", None),
+    (["kb", "entry", "{code}", "--project", "{project_id}"], 0, "{code}", None),
+    (["docs", "index", DEMO_DOCS, "--force", "--project", "{project_id}", "--json"], 0, "success", None),
+    (["docs", "index", DEMO_DOCS, "--project", "{project_id}"], 0, "", None),
+    (["docs", "story", "US-004", "--project", "{project_id}"], 0, "US-004", None),
+    (
+        [
+            "docs",
+            "search",
+            "overage",
+            "invoice",
+            "--scope",
+            "stories",
+            "--limit",
+            "2",
+            "--project",
+            "{project_id}",
+        ],
+        0,
+        "",
+        None,
+    ),  # fmt: skip
+    (["docs", "summary", "--project", "{project_id}"], 0, "", None),
+    (["chat", "--demo", "--once", "What plan does this task belong to?", "--json"], 0, "reply", None),
+    (["chat", "--once", "What blocks this task?", "--session", "{session_id}"], 0, "", None),
+    (
+        [
+            "chat",
+            "--once",
+            "Hello",
+            "--user",
+            "maya@demo.orrery.dev",
+            "--project",
+            "{project_id}",
+            "--focus",
+            "task:{task}",
+            "--agent",
+            "coach",
+            "--json",
+        ],
+        0,
+        "coach",
+        None,
+    ),  # fmt: skip
+    (
+        [
+            "demo",
+            "synth",
+            "--entities",
+            "30",
+            "--edges-per-entity",
+            "2",
+            "--kb-entries",
+            "5",
+            "--seed",
+            "3",
+            "--json",
+        ],
+        0,
+        "digest",
+        None,
+    ),  # fmt: skip
+]
+# Long-running commands, started and probed by `test_servers_through_the_entry_point`.
+SERVER_STEPS: list[list[str]] = [
+    ["serve", "--host", "127.0.0.1", "--port", "{port}"],
+    ["mcp", "--http", "--host", "127.0.0.1", "--port", "{port}", "--project", "{project_id}"],
+    ["chat", "--demo"],
+    ["mcp", "--project", "{project_id}"],  # stdio: tests/test_mcp.py drives it with the official client
+]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "DATABASE_URL"))}
+    env.update(
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}",
+        ORRERY_SECRET_KEY="entrypoint-secret",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYDANTIC_AI_NO_BANNER="1",
+    )
+    return env
+
+
+def _orrery(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> tuple[int, str]:
+    done = subprocess.run(
+        [ORRERY, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=180
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _fill(args: list[str], values: dict[str, str]) -> list[str]:
+    return [a.format(**values) for a in args]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path, dict[str, str]]:
+    """Run every step in order on one fresh SQLite file; return the env, cwd and captured ids."""
+    tmp = tmp_path_factory.mktemp("cli")
+    env = _env(tmp)
+    values: dict[str, str] = {"code": ""}
+    for args, code, expected, capture in STEPS:
+        argv = _fill(args, values)
+        got, output = _orrery(argv, env, tmp)
+        assert got == code, f"orrery {' '.join(argv)} exited {got}:\n{output}"
+        assert expected.format(**values) in output, f"orrery {' '.join(argv)}:\n{output}"
+        if capture is not None:
+            _capture(capture, json.loads(output.strip().splitlines()[-1]), values, env, tmp)
+    return env, tmp, values
+
+
+def _capture(name: str, data: Any, values: dict[str, str], env: dict[str, str], cwd: Path) -> None:
+    if name == "demo":
+        values.update(project_id=data["project_id"], api_key=data["api_key"], **data["focus"])
+    elif name == "session":
+        values["session_id"] = data["id"]
+    elif name == "kb":
+        values["code"] = data["hits"][0]["code"]
+
+
+def test_every_readme_step_runs(workspace: tuple[dict[str, str], Path, dict[str, str]]) -> None:
+    _env_, _cwd, values = workspace
+    assert values["session_id"] and values["code"]
+
+
+def test_servers_through_the_entry_point(workspace: tuple[dict[str, str], Path, dict[str, str]]) -> None:
+    env, cwd, values = workspace
+    # the interactive chat reads commands from stdin and leaves on /quit
+    code, output = _orrery(["chat", "--demo"], env, cwd, stdin="What plan does this task belong to?\n/quit\n")
+    assert code == 0, output
+    assert "Launch" in output or "plan" in output.lower()
+
+    port = _free_port()
+    with _started(["serve", "--host", "127.0.0.1", "--port", str(port)], env, cwd) as base:
+        health = httpx.get(f"{base}/health", timeout=5)
+        assert health.status_code == 200
+        projects = httpx.get(
+            f"{base}/v1/projects", headers={"Authorization": f"Bearer {values['api_key']}"}, timeout=5
+        )
+        assert projects.status_code == 200 and values["project_id"] in projects.text
+
+    port = _free_port()
+    args = ["mcp", "--http", "--host", "127.0.0.1", "--port", str(port), "--project", values["project_id"]]
+    with _started(args, env, cwd) as base:
+        refused = httpx.post(f"{base}/mcp", json={}, headers={"Authorization": "Bearer orr_wrong"}, timeout=5)
+        assert refused.status_code == 401
+
+
+class _started:
+    """Start `orrery ARGS` (whose argv holds --port), wait until it accepts connections, stop it after."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.args, self.env, self.cwd = args, env, cwd
+        self.port = int(args[args.index("--port") + 1])
+
+    def __enter__(self) -> str:
+        self.proc = subprocess.Popen(
+            [ORRERY, *self.args], env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"orrery {' '.join(self.args)} exited: {self.proc.stdout.read()!r}")  # type: ignore[union-attr]
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return f"http://127.0.0.1:{self.port}"
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError(f"orrery {' '.join(self.args)} did not start listening")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _readme_cli_lines() -> list[list[str]]:
+    """Every `orrery ...` line inside the README's fenced code blocks, split into words."""
+    text = (ROOT / "README.md").read_text()
+    lines: list[list[str]] = []
+    for block in re.findall(r"```(?:bash|sh)?\n(.*?)```", text, re.DOTALL):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("orrery "):
+                lines.append(line.split())
+    return lines
+
+
+def _command_of(words: list[str]) -> str:
+    """'context show' for ['orrery', 'context', 'show', ...]; the root command for one-level ones."""
+    names = [w for w in words[1:3] if re.fullmatch(r"[a-z][a-z|-]*", w)]
+    return " ".join(names[:2]) if len(names) > 1 and names[0] in _GROUPS else names[0]
+
+
+_GROUPS = {"db", "demo", "users", "keys", "sessions", "context", "kb", "docs", "eval", "plugins", "usage"}
+
+
+def test_readme_commands_and_flags_are_all_exercised() -> None:
+    exercised: dict[str, set[str]] = {}
+    for args in [s[0] for s in STEPS] + SERVER_STEPS:
+        words = ["orrery", *args]
+        if len(words) < 2 or words[1].startswith("-"):
+            continue
+        exercised.setdefault(_command_of(words), set()).update(w for w in args if w.startswith("--"))
+    missing: list[str] = []
+    for words in _readme_cli_lines():
+        command = _command_of(words)
+        alternatives = command.split(" ")[-1].split("|")
+        for alt in alternatives:
+            name = command.rsplit(" ", 1)[0] + " " + alt if " " in command else alt
+            if name not in exercised:
+                missing.append(f"command `orrery {name}`")
+                continue
+            for flag in re.findall(r"--[a-z][a-z-]*", " ".join(words)):
+                if flag not in exercised[name]:
+                    missing.append(f"`orrery {name} {flag}`")
+    assert not missing, "README shows CLI usage no entry-point test runs: " + ", ".join(sorted(set(missing)))
