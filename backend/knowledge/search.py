@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Integer, func, literal_column, select, text
+from sqlalchemy import Float, Integer, Uuid, bindparam, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry
@@ -109,17 +109,16 @@ async def term_document_counts(
     counts: list[Any] = []
     if bind.dialect.name == "sqlite":
         for i, term in enumerate(terms):
-            fts = (
-                text(f"SELECT rowid AS rid FROM kb_entries_fts WHERE kb_entries_fts MATCH :m{i}")
-                .bindparams(**{f"m{i}": f'"{term}"*'})
-                .columns(rid=Integer)
-                .subquery(f"f{i}")
-            )
+            # CROSS JOIN keeps FTS5 driving the join: joined the other way round, SQLite runs the
+            # MATCH once per entry of the project (seconds on 10,000 entries instead of 2 ms).
             counts.append(
-                select(func.count())
-                .select_from(KbEntry)
-                .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
-                .where(KbEntry.project_id == project_id)
+                text(
+                    "SELECT count(*) AS n FROM kb_entries_fts CROSS JOIN kb_entries "
+                    "ON kb_entries.rowid = kb_entries_fts.rowid "
+                    f"WHERE kb_entries_fts MATCH :m{i} AND kb_entries.project_id = :project"
+                )
+                .bindparams(bindparam(f"m{i}", f'"{term}"*'), bindparam("project", project_id, Uuid()))
+                .columns(n=Integer)
                 .scalar_subquery()
             )
         total = (
