@@ -96,7 +96,10 @@ class Settings(BaseSettings):
     """Token budget of the focus entity / location section."""
 
     budget_related: int = Field(default=500, ge=0)
-    """Token budget of related data (linked entities, knowledge packet)."""
+    """Token budget of related data: the linked entities (never above 500 tokens) and caller sections."""
+
+    budget_knowledge: int = Field(default=600, ge=0)
+    """Token budget of the knowledge packet auto-context loads (its own, not shared with linked entities)."""
 
     budget_conversation: int = Field(default=2500, ge=0)
     """Token budget of the scoped conversation messages."""

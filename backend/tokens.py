@@ -140,7 +140,7 @@ def context_window_for(model: str) -> int:
     return windows.get(model) or windows.get(bare) or REFERENCE_WINDOW
 
 
-SECTION_NAMES = ("system", "profile", "expertise", "focus", "related", "conversation")
+SECTION_NAMES = ("system", "profile", "expertise", "focus", "related", "knowledge", "conversation")
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,7 @@ class Budgets:
     expertise: int = 1500
     focus: int = 1000
     related: int = 500
+    knowledge: int = 600
     conversation: int = 2500
     scale: float = field(default=1.0, compare=False)
 
