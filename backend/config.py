@@ -121,7 +121,11 @@ class Settings(BaseSettings):
     """`relevance` strategy: newest messages always kept before older ones are scored."""
 
     linked_cache_ttl_seconds: float = Field(default=60.0, ge=0)
-    """How long linked-entity context stays cached per entity (0 disables); edge writes invalidate it."""
+    """How long linked-entity context stays cached per entity (0 disables); graph writes in any
+    process invalidate it (version stamps checked on read)."""
+
+    linked_cache_size: int = Field(default=4096, ge=1)
+    """How many entities' linked context one process caches at most (least recently used go first)."""
 
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""

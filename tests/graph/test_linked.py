@@ -198,19 +198,29 @@ async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
     assert (await _load(db, w)).linked["plans"][0].name == "Renamed plan"
 
 
-def test_ttl_cache_expires_and_zero_disables() -> None:
+def test_linked_cache_expires_is_bounded_and_checks_versions() -> None:
     import uuid
 
-    from backend.graph.cache import TTLCache
+    from backend.graph.cache import LinkedCache
 
     now = [0.0]
-    cache = TTLCache(60, clock=lambda: now[0])
-    key = uuid.uuid4()
-    cache.put(key, "v", "value")
+    cache = LinkedCache(60, max_entities=2, clock=lambda: now[0])
+    a, b, c = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    cache.put(a, "v", 1, "value")
+    cache.put(a, "w", 1, "other variant")
+    assert cache.get(a, "v", 1) == "value" and cache.get(a, "v", 2) is None  # another version: a miss
     now[0] = 59.0
-    assert cache.get(key, "v") == "value"
+    assert cache.get(a, "w", 1) == "other variant"
     now[0] = 61.0
-    assert cache.get(key, "v") is None
-    off = TTLCache(0)
-    off.put(key, "v", "value")
-    assert off.get(key, "v") is None
+    assert cache.get(a, "v", 1) is None  # expired
+    cache.put(a, "v", 1, "x")
+    cache.put(b, "v", 1, "x")
+    cache.put(c, "v", 1, "x")
+    assert len(cache) == 2 and cache.get(a, "v", 1) is None  # bounded: the oldest entity went first
+    cache.invalidate(b)
+    assert cache.get(b, "v", 1) is None and cache.get(c, "v", 1) == "x"
+    cache.put(c, "w", 2, "newer")
+    assert cache.get(c, "v", 1) is None  # a newer version drops the older variants
+    off = LinkedCache(0)
+    off.put(a, "v", 1, "value")
+    assert off.get(a, "v", 1) is None
