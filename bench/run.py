@@ -1,24 +1,31 @@
-"""`make bench`: every benchmark in turn (`python -m bench.run [NAME...]`; see `runners` below)."""
+"""`make bench`: every benchmark in turn (`python -m bench.run [NAME...]`; see `RUNNERS` below)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
-from bench import context, graph, knowledge, load
+from bench import context, graph, http_load, knowledge, load, orchestrator
+
+RUNNERS: dict[str, Callable[[list[str]], None]] = {
+    "load": load.main,
+    "context": context.main,
+    "graph": graph.main,
+    "knowledge": knowledge.main,
+    "orchestrator": orchestrator.main,
+    "http_load": http_load.main,
+}
 
 
-def main() -> None:
-    """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or ["load", "context", "graph", "knowledge", "orchestrator", "http_load"]
+def main(argv: list[str] | None = None) -> None:
+    """Run the named benchmarks (default: all), each with its default arguments."""
+    chosen = (sys.argv[1:] if argv is None else argv) or list(RUNNERS)
+    unknown = [name for name in chosen if name not in RUNNERS]
+    if unknown:
+        raise SystemExit(f"unknown benchmark {', '.join(unknown)}; expected one of {', '.join(RUNNERS)}")
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
-        runners = {
-            "load": load.main,
-            "context": context.main,
-            "graph": graph.main,
-            "knowledge": knowledge.main,
-        }
-        runners[name]([])
+        RUNNERS[name]([])
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Entity, Project
+from backend.graph.cache import linked_cache
 from backend.graph.linked import linked_context_for
-from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, abbreviated_within
+from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, FittedBlocks, abbreviated_within
 from backend.memory.sections import ContextSection
 from backend.repo.graph import get_entity
 from backend.text import inline_data
@@ -77,9 +78,13 @@ async def focus_sections(
             ],
         )
     ]
-    linked = await linked_context_for(session, entity, max_per_type=3)
     room = min(budgets.related, ABBREVIATED_MAX_TOKENS)
-    fitted = abbreviated_within(linked, room, counter, LINKED_TITLE)
+    variant = ("abbreviated", room, counter.encoding_name)  # the fitted section, computed once
+    fitted: FittedBlocks | None = linked_cache.get(entity.id, variant, entity.graph_version)
+    if fitted is None:
+        linked = await linked_context_for(session, entity, max_per_type=3)
+        fitted = abbreviated_within(linked, room, counter, LINKED_TITLE)
+        linked_cache.put(entity.id, variant, entity.graph_version, fitted)
     if fitted.blocks:
         sections.append(
             ContextSection(

@@ -218,8 +218,16 @@ def _fit_paragraphs(name: str, text: str, budget: int, counter: TokenCounter) ->
 def _fit_profile(
     items: list[InjectionItem], budget: int, counter: TokenCounter
 ) -> tuple[str, SectionReceipt]:
-    """Required lines always; optional lines by importance while the rendered section fits."""
+    """Required lines always; optional lines by importance while the rendered section fits (when
+    everything fits, which is the usual case, the section is rendered and counted once)."""
     chosen = {i for i, item in enumerate(items) if item.required}
+    whole = render(items)
+    if counter.count(whole) <= budget:
+        included = [
+            ReceiptItem(i.group, i.key, counter.count(i.text), "required" if i.required else "fits")
+            for i in items
+        ]
+        return whole, SectionReceipt("profile", budget, counter.count(whole), included, [])
     optional = sorted(
         (i for i, item in enumerate(items) if not item.required),
         key=lambda i: (PROFILE_DROP_ORDER.index(items[i].group), i),
