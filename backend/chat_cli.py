@@ -1,19 +1,24 @@
 """`orrery chat`: talk to the assistant in the terminal (or run one turn for scripts with `--once`).
 
-Slash commands: `/context` (the receipt of the last turn), `/focus KIND:ID` (or `/focus none`),
-`/agent NAME`, `/strategy NAME`, `/quit`.
+Slash commands: `/context` (the receipt table of what the next turn will see), `/focus KIND:ID` (or
+`/focus none`), `/agent NAME` (the session's agent from the next turn on), `/strategy NAME`, `/quit`.
+Replies render as markdown; Ctrl-C at the prompt exits at once; pydantic-ai's banner stays hidden.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.live import Live
+from rich.markdown import Markdown
 
 from backend.config import Settings
 from backend.db.engine import Database
@@ -66,8 +71,7 @@ async def resolve_target(
             raise ValidationError("no user: pass --user, or load the demo with `orrery demo load`")
         project_id = as_uuid(project, "project") if project else None
         if project_id is None:
-            projects = await identity.list_projects(s, who.id)
-            project_id = projects[-1].id if projects else None
+            project_id = await _default_project(s, who.id, demo)
         focus_kind = focus_id = None
         if focus:
             focus_kind, _, focus_id = focus.partition(":")
@@ -83,18 +87,60 @@ async def resolve_target(
         return ChatTarget(who.id, record.id)
 
 
+async def _default_project(s: Any, user_id: uuid.UUID, demo: bool) -> uuid.UUID | None:
+    """The user's only project (the demo project with `--demo`); several is the CLI's usual error."""
+    from backend.cli.common import the_only_project
+    from backend.repo import identity
+
+    projects = await identity.list_projects(s, user_id)
+    if not projects:
+        return None
+    demo_project = [p for p in projects if demo and p.name == "Atlas 2.0 Launch"]
+    chosen = demo_project or projects
+    return uuid.UUID(the_only_project([(p.id, p.name) for p in chosen], "belong to this user"))
+
+
+async def read_line(prompt: Callable[[], str]) -> str:
+    """`prompt()` in a daemon thread: cancelling the wait (Ctrl-C) returns at once, and the blocked
+    read never holds up the exit the way a worker-pool thread would."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():  # the wait was cancelled
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        line: str | None = None
+        error: BaseException | None = None
+        try:
+            line = prompt()
+        except BaseException as exc:  # EOFError / KeyboardInterrupt travel to the awaiting side
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the chat has already exited and closed its loop
+            loop.call_soon_threadsafe(settle, line, error)
+
+    threading.Thread(target=read, name="orrery-input", daemon=True).start()
+    return await future
+
+
 async def run_once(
     db: Database, settings: Settings, target: ChatTarget, message: str, agent: str | None
 ) -> dict[str, Any]:
     """One turn; the JSON document `orrery chat --once --json` prints."""
+    import pydantic_ai
+
     from backend.agents.orchestrator import Orchestrator
 
-    events = [
-        e
-        async for e in Orchestrator(db, settings).turn(
-            target.user_id, target.session_id, message, agent=agent
-        )
-    ]
+    pydantic_ai.BANNER_ENABLED = False  # scripts read stdout
+
+    orchestrator = Orchestrator(db, settings)
+    events = [e async for e in orchestrator.turn(target.user_id, target.session_id, message, agent=agent)]
+    await orchestrator.drain()  # background jobs this turn queued (summary refresh) run before exit
     last = events[-1]
     if last.type == "error":
         raise ValidationError(f"the model failed: {last.data['message']} (run the same command to retry)")
@@ -110,50 +156,64 @@ async def run_once(
 
 async def interactive(db: Database, settings: Settings, target: ChatTarget, console: Console) -> None:
     """The terminal chat loop."""
+    import pydantic_ai
+
     from backend.agents.orchestrator import Orchestrator
 
+    pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal
     orchestrator = Orchestrator(db, settings)
-    state: dict[str, Any] = {"receipt": None, "agent": None}
+    state: dict[str, Any] = {"agent": None}
     console.print(
         f"[dim]session {target.session_id} · model {settings.model} · "
         "/context /focus /agent /strategy /quit[/]"
     )
     while True:
         try:
-            line = (await asyncio.to_thread(console.input, "[bold cyan]you ›[/] ")).strip()
-        except (EOFError, KeyboardInterrupt):
+            line = (await read_line(lambda: console.input("[bold cyan]you ›[/] "))).strip()
+        except (EOFError, KeyboardInterrupt, asyncio.CancelledError):
+            console.print()
             return
         if line in ("/quit", "/exit", "/q"):
+            await orchestrator.drain()  # queued background jobs (summary refresh) run before exit
             return
         if line.startswith("/"):
             try:
-                await _command(db, target, line, state, console)
+                await _command(db, settings, target, line, state, console)
             except (OrreryError, ValueError) as exc:
                 console.print(f"[red]{exc}[/]")
         elif line:
-            console.print("[bold magenta]orrery ›[/] ", end="")
-            async for event in orchestrator.turn(
-                target.user_id, target.session_id, line, agent=state["agent"]
-            ):
-                _render(console, event, state)
+            console.print("[bold magenta]orrery ›[/]")
+            try:
+                with Live(Markdown(""), console=console, auto_refresh=False) as live:
+                    reply = ""
+                    async for event in orchestrator.turn(
+                        target.user_id, target.session_id, line, agent=state["agent"]
+                    ):
+                        reply = _render(live, event, reply)
+            except OrreryError as exc:  # a refused turn (limits, bad input): say why, keep chatting
+                console.print(f"[red]{exc}[/]")
             state["agent"] = None
 
 
-def _render(console: Console, event: Any, state: dict[str, Any]) -> None:
+def _render(live: Live, event: Any, reply: str) -> str:
+    """Stream the reply as rendered markdown; tool calls and errors print above it."""
+    console = live.console
     if event.type == "text":
-        console.print(event.data["delta"], end="", markup=False, highlight=False)
+        reply += event.data["delta"]
+        live.update(Markdown(reply), refresh=True)
     elif event.type == "tool_call":
-        console.print(f"\n[dim]→ {event.data['name']}({json.dumps(event.data['args'])})[/]")
-    elif event.type == "context":
-        state["receipt"] = event.data
+        console.print(f"[dim]→ {event.data['name']}({json.dumps(event.data['args'])})[/]", highlight=False)
     elif event.type == "error":
-        console.print(f"\n[red]model error: {event.data['message']} — send the message again to retry[/]")
+        console.print(f"[red]model error: {event.data['message']} — send the message again to retry[/]")
     elif event.type == "done":
-        console.print(f"\n[dim]({event.data['agent']} · {event.data['latency_ms']} ms)[/]")
+        live.update(Markdown(event.data["reply"]), refresh=True)
+        live.stop()
+        console.print(f"[dim]({event.data['agent']} · {event.data['latency_ms']} ms)[/]")
+    return reply
 
 
 async def _command(
-    db: Database, target: ChatTarget, line: str, state: dict[str, Any], console: Console
+    db: Database, settings: Settings, target: ChatTarget, line: str, state: dict[str, Any], console: Console
 ) -> None:
     """`/context`, `/agent NAME`, `/strategy NAME`, `/focus KIND:ID|none`."""
     from backend.agents.definitions import get_agent
@@ -163,11 +223,11 @@ async def _command(
     command, _, arg = line[1:].partition(" ")
     arg = arg.strip()
     if command == "context":
-        _show_receipt(console, state["receipt"])
+        await _show_next_context(db, settings, target, state["agent"], console)
         return
     if command == "agent":
         state["agent"] = get_agent(arg).id
-        console.print(f"[dim]the next turn goes to the {state['agent']}[/]")
+        console.print(f"[dim]the {state['agent']} answers from the next turn on[/]")
         return
     if command not in ("strategy", "focus"):
         console.print("[yellow]commands: /context /focus KIND:ID /agent NAME /strategy NAME /quit[/]")
@@ -189,13 +249,22 @@ async def _command(
     console.print(f"[dim]{command}: {arg or 'none'}[/]")
 
 
-def _show_receipt(console: Console, receipt: dict[str, Any] | None) -> None:
-    if receipt is None:
-        console.print("[dim]no turn yet[/]")
-        return
-    table = Table(title="last turn's context")
-    table.add_column("what")
-    table.add_column("value")
-    for key, value in receipt.items():
-        table.add_row(key, json.dumps(value, default=str))
-    console.print(table)
+async def _show_next_context(
+    db: Database, settings: Settings, target: ChatTarget, agent: str | None, console: Console
+) -> None:
+    """The receipt table of the working context the next turn will see (nothing is stored)."""
+    from backend.cli.receipt import receipt_table
+    from backend.memory.working_context import assemble_working_context
+    from backend.repo import chat
+
+    async with db.sessions() as s:
+        record = await chat.get_session(s, target.user_id, target.session_id)
+        context = await assemble_working_context(
+            s,
+            agent=agent or record.active_agent or "coach",
+            session_id=record.id,
+            user_id=target.user_id,
+            settings=settings,
+        )
+        await s.rollback()
+    console.print(receipt_table(context.receipt))

@@ -7,6 +7,7 @@ Every field is listed with a comment in `.env.example`. `DATABASE_URL` picks the
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, model_validator
@@ -129,6 +130,45 @@ class Settings(BaseSettings):
 
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
+
+    # Operations: tracing, metrics, logs, limits, background jobs (backend/ops/).
+    otel_exporter_otlp_endpoint: str | None = Field(
+        default=None, validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
+    """OTLP/HTTP collector base URL (e.g. `http://localhost:4318`); tracing is off when unset."""
+
+    otel_service_name: str = Field(default="orrery", validation_alias=AliasChoices("OTEL_SERVICE_NAME"))
+    """The `service.name` traces are reported under."""
+
+    prometheus_multiproc_dir: str | None = Field(
+        default=None, validation_alias=AliasChoices("PROMETHEUS_MULTIPROC_DIR")
+    )
+    """Directory where worker processes share metrics; `orrery serve --workers N` makes one if unset."""
+
+    log_format: Literal["text", "json"] = "text"
+    """`json`: one JSON object per log line (with the request id), for log shippers."""
+
+    limit_turns_per_minute: int = Field(default=0, ge=0)
+    """Most turns one user may start per minute, across all workers (0: no limit)."""
+
+    limit_tokens_per_day: int = Field(default=0, ge=0)
+    """Most model tokens (in + out) one user may use per UTC day, across all workers (0: no limit)."""
+
+    jobs_poll_seconds: float = Field(default=2.0, gt=0)
+    """How often an idle background-job worker looks for due jobs."""
+
+    jobs_lease_seconds: float = Field(default=300.0, gt=0)
+    """How long a claimed job is reserved; a job still `running` after it (worker died) runs again."""
+
+    jobs_max_attempts: int = Field(default=5, ge=1)
+    """Attempts before a failing job is marked `failed` (retries back off exponentially)."""
+
+    templates_dir: Path | None = None
+    """A folder of your own build_context templates (`*.yaml`), beside the shipped ones (yours win)."""
+
+    docs_dir: Path | None = None
+    """The docs folder `index_docs` indexes for a project that has no index yet: `<dir>/<project id>/`
+    when that exists, else the folder itself."""
 
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> Settings:

@@ -8,7 +8,8 @@ OrreryError
 │   │   ├── UnknownRelationError
 │   │   └── CrossProjectEdgeError
 │   ├── ConflictError          would duplicate something unique
-│   └── AuthenticationError    missing, malformed or revoked API key
+│   ├── AuthenticationError    missing, malformed or revoked API key
+│   └── RateLimitedError       a per-user limit is reached: retry after `retry_after` seconds (429)
 └── ConfigurationError         the deployment must be fixed
     └── DatabaseNotMigratedError
 ```
@@ -52,6 +53,14 @@ class ConflictError(UserError):
 
 class AuthenticationError(UserError):
     """The API key is missing, malformed, unknown or revoked."""
+
+
+class RateLimitedError(UserError):
+    """A per-user limit (turns per minute, tokens per day) is reached."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
 
 
 class ConfigurationError(OrreryError):

@@ -23,6 +23,7 @@ from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, CheckIn, Message
 from backend.demo.synth import synthesize
+from backend.memory.message_index import index_columns
 from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
 from bench.common import bench_settings, databases, median_ms
@@ -58,6 +59,8 @@ async def _session(db: Database, user_id: uuid.UUID, project_id: uuid.UUID, mess
             }
             for i in range(messages)
         ]
+        for row, stored in zip(rows, index_columns([str(r["content"]) for r in rows]), strict=True):
+            row.update(stored)  # what append_message stores: counts, search terms, embedding
         await s.execute(insert(Message), rows)
         await s.execute(update(ChatSession).where(ChatSession.id == c.id).values(message_count=messages))
         return c.id

@@ -5,15 +5,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from bench import context, graph, http_load, knowledge, load, orchestrator
+from bench import context, graph, http_load, knowledge, load, ops, orchestrator, scoping
 
 RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "load": load.main,
     "context": context.main,
     "graph": graph.main,
     "knowledge": knowledge.main,
+    "scoping": scoping.main,
     "orchestrator": orchestrator.main,
     "http_load": http_load.main,
+    "ops": ops.main,
 }
 
 

@@ -191,7 +191,7 @@ def test_chat_once_and_interactive(cli_env: None) -> None:
         app, ["chat", "--demo"], input="What is this task blocked by?\n/context\n/agent nope\n/quit\n"
     )
     assert session.exit_code == 0
-    assert "get_linked_entities" in session.output and "last turn's context" in session.output
+    assert "get_linked_entities" in session.output and "excluded (why)" in session.output
     assert "unknown agent 'nope'" in session.output
 
 

@@ -8,12 +8,14 @@ from contextlib import contextmanager
 from pydantic_ai import ModelRetry
 
 from backend.errors import UserError
+from backend.text import inline_data
 
 
 @contextmanager
 def readable_errors(hint: str = "") -> Iterator[None]:
-    """Re-raise a `UserError` as `ModelRetry` (the model sees the message, plus `hint`)."""
+    """Re-raise a `UserError` as `ModelRetry` (the model sees the message, plus `hint`); the message
+    can echo stored names (a list of epics, an entry name), so it is quoted as data."""
     try:
         yield
     except UserError as exc:
-        raise ModelRetry(f"{exc}{hint}") from None
+        raise ModelRetry(f"{inline_data(str(exc))}{hint}") from None

@@ -10,6 +10,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from backend.deps import TurnDeps
 from backend.docs import index
+from backend.text import inline_data
 from tools._errors import readable_errors
 
 
@@ -20,7 +21,18 @@ def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=1, default=str)
+    """Tool output as JSON, every stored string quoted as data (titles cannot carry `<system>`)."""
+    return json.dumps(_quoted(data), indent=1, default=str)
+
+
+def _quoted(value: Any) -> Any:
+    if isinstance(value, str):
+        return inline_data(value, keep_lines=True)
+    if isinstance(value, dict):
+        return {k: _quoted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_quoted(v) for v in value]
+    return value
 
 
 async def get_context_for_story(
@@ -105,12 +117,17 @@ async def get_context_summary(ctx: RunContext[TurnDeps]) -> str:
 
 
 async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
-    """Re-index the project's docs folder (the one indexed with `orrery docs index` before).
+    """Index the project's docs (PRD, OpenAPI, schemas) so the story and spec tools can read them.
+
+    Re-indexes the folder indexed before, or creates the first index from the configured docs folder;
+    the error says how to configure one when there is none.
 
     Args:
         force: Rebuild even when no file changed.
     """
     with readable_errors():
         async with ctx.deps.db.transaction() as session:
-            result = await index.index_docs(session, ctx.deps.user_id, _project(ctx), force=force)
+            result = await index.index_docs(
+                session, ctx.deps.user_id, _project(ctx), force=force, default_root=ctx.deps.settings.docs_dir
+            )
     return _json({"success": True, **result.__dict__})

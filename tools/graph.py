@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
 from pydantic_ai import ModelRetry, RunContext
 
@@ -10,6 +11,7 @@ from backend.deps import TurnDeps
 from backend.errors import UserError
 from backend.graph.linked import load_linked_entities_context
 from backend.graph.linked_format import format_full
+from backend.graph.templates import ExcludeSpec, IncludeSpec
 from backend.vocabulary import EntityKind
 from tools._errors import readable_errors
 
@@ -50,14 +52,27 @@ async def get_linked_entities(
     return format_full(linked)
 
 
+DEFAULT_TOOL_BUDGET = 2000
+_ID = re.compile(r"\[([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]")
+
+
+def seen_in(text: str) -> dict[str, Any]:
+    """An earlier result's text as `existing_context`: every bracketed id in it counts as seen."""
+    return {"metadata": {"seen_ids": list(dict.fromkeys(_ID.findall(text)))}}
+
+
 async def build_context(
     ctx: RunContext[TurnDeps],
     seeds: list[str],
     query: str | None = None,
-    budget: int = 2000,
+    budget: int | None = None,
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None,
     template: str | None = None,
     format: Literal["structured", "narrative", "outline"] | None = None,
+    include: IncludeSpec | None = None,
+    exclude: ExcludeSpec | None = None,
+    existing_context: str | None = None,
+    additional_budget: int | None = None,
 ) -> str:
     """Gather the most relevant graph context around seed entities within a token budget. Read-only.
 
@@ -68,11 +83,16 @@ async def build_context(
     Args:
         seeds: Entity UUIDs to start from (ids in brackets in the context), one or more.
         query: What you want to know; items similar to it rank higher.
-        budget: Maximum tokens of context to return (50 to 8000).
+        budget: Maximum tokens of context to return (50 to 8000; default 2000, or the template's).
         strategy: relevance (default), breadth (wide and shallow), depth (follow dependency
             chains), or semantic (only paths that match the query).
         template: A named context template such as project-context, task-deep-dive or goal-overview.
         format: structured (markdown, default), narrative (prose) or outline (indented bullets).
+        include: What to traverse: depth (0-6), relations, kinds, descriptions, knowledge.
+        exclude: What to leave out: kinds, states, older_than (30d, 6m, 1y).
+        existing_context: The text of an earlier build_context result; its items are not repeated,
+            so you can ask for more around the same seeds.
+        additional_budget: With existing_context, the tokens for the new items only (50 to 8000).
     """
     from backend.graph.context_builder import build_context as build
     from backend.graph.context_builder import resolve_request
@@ -81,11 +101,16 @@ async def build_context(
     with readable_errors(". Seeds must be entity ids you have seen in this conversation."):
         request = resolve_request(
             seeds,
-            budget=min(max(budget, 50), 8000),
+            budget=min(max(budget, 50), 8000) if budget else None if template else DEFAULT_TOOL_BUDGET,
             strategy=strategy,
             template=template,
             format=format,
             query=query,
+            include=include,
+            exclude=exclude,
+            existing_context=seen_in(existing_context) if existing_context else None,
+            additional_budget=min(max(additional_budget, 50), 8000) if additional_budget else None,
+            templates_dir=ctx.deps.settings.templates_dir,
         )
         async with ctx.deps.db.sessions() as session:
             result = await build(session, ctx.deps.user_id, request, counter_for(ctx.deps.settings.model))

@@ -24,7 +24,10 @@ def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
 
 
 def _render(entry: FullEntry) -> str:
-    lines = [f"## {entry.code}: {inline_data(entry.name)}", f"- **Collection:** {entry.collection_name}"]
+    lines = [
+        f"## {entry.code}: {inline_data(entry.name)}",
+        f"- **Collection:** {inline_data(entry.collection_name)}",
+    ]
     lines.append(f"- **Description:** {inline_data(entry.description or '(none)')}")
     paths = entry.data.get("code_paths") or []
     lines.append(f"- **Code paths:** {', '.join(map(str, paths)) if paths else '(none yet)'}")
@@ -87,9 +90,10 @@ async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 1
             session, ctx.deps.user_id, _project(ctx), query, limit=max(1, min(limit, 50))
         )
     if not found.hits:
-        return f"No entries match {inline_data(query)!r}."
+        return f'No entries match "{inline_data(query)}".'
     return "\n".join(
-        f"- **{h.code}:** {inline_data(h.name)} ({h.collection_name}; matched {h.matched_terms} terms)"
+        f"- **{h.code}:** {inline_data(h.name)} "
+        f"({inline_data(h.collection_name)}; matched {h.matched_terms} terms)"
         for h in found.hits
     )
 

@@ -56,11 +56,17 @@ from backend.errors import ValidationError
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
+from backend.ops import observe
+from backend.ops.cost import message_cost
+from backend.ops.jobs import JobWorker, enqueue
+from backend.ops.limits import count_tokens, reserve_turn
+from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
 from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+REFRESH_SUMMARY_JOB = "refresh_user_summary"
 ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
 MAX_MESSAGE_CHARS = 20_000
 TOOL_RESULT_CHARS = 4_000
@@ -97,8 +103,8 @@ class Orchestrator:
         self.settings = settings
         self.model_factory = model_factory
         self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
-        self.background: set[asyncio.Task[Any]] = set()
-        """Pattern-analyst refreshes in flight (kept so they are not garbage-collected)."""
+        self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
+        """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
 
     def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:
         lock = self._locks.get(session_id)
@@ -123,6 +129,7 @@ class Orchestrator:
         `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself)."""
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
+        await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
         async with self._lock(record.id):
             async for event in self._turn(
                 user_id, record.id, message, agent, model, client_key, on_model_event
@@ -142,6 +149,7 @@ class Orchestrator:
         started = time.perf_counter()
         text, replay = await self._persist_user_message(user_id, sid, message, client_key)
         if replay is not None:
+            observe.turn_replayed(replay.agent_id)
             yield TurnEvent("agent", {"agent": replay.agent_id})
             yield TurnEvent("done", _done(replay, replayed=True))
             return
@@ -157,11 +165,12 @@ class Orchestrator:
             },
         )
         runner = Agent(
-            self.model_factory(model or self.settings.model, self.settings),
+            MeteredModel(self.model_factory(model or self.settings.model, self.settings), chosen.id),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), handoff_tool()],
             retries=2,
+            name=chosen.id,
         )
         history = _history(
             wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
@@ -179,16 +188,19 @@ class Orchestrator:
                         if isinstance(event, AgentRunResultEvent):
                             result = event.result
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)
             yield TurnEvent("error", {"message": f"{type(exc).__name__}: {exc}", "retry": True})
             return
         assert result is not None
         usage = result.usage
         reply = str(result.output)
         latency = int((time.perf_counter() - started) * 1000)
+        cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
         saved = await self._persist_reply(
-            user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff
+            user_id, sid, chosen.id, reply, list(calls.values()), usage, latency, handoff, cost
         )
-        self._maybe_refresh_patterns(user_id, saved.seq, model)
+        observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
+        await self._maybe_refresh_patterns(user_id, saved.seq, model)
         yield TurnEvent("done", _done(saved, handoff=handoff.to))
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
@@ -196,25 +208,25 @@ class Orchestrator:
         name = model or self.settings.model
         return None if name == "offline" else ModelSummarizer(self.model_factory(name, self.settings))
 
-    def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
-        """Every `pattern_every_turns` replies, refresh the user summary without delaying the turn."""
+    async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
+        """Every `pattern_every_turns` replies, queue a durable summary refresh (any worker runs it)."""
         every = self.settings.pattern_every_turns
         if not every or (seq // 2) % every:
             return
+        payload = {"user_id": str(user_id), "model": model or self.settings.model}
+        async with self.db.transaction() as s:
+            await enqueue(s, REFRESH_SUMMARY_JOB, payload, max_attempts=self.settings.jobs_max_attempts)
+        self.jobs.wake()
+
+    async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
         from backend.agents.patterns import refresh_user_summary
 
-        task = asyncio.create_task(
-            refresh_user_summary(
-                self.db, self.model_factory(model or self.settings.model, self.settings), user_id
-            )
-        )
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        model = self.model_factory(payload["model"], self.settings)
+        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
 
     async def drain(self) -> None:
-        """Wait for background work (tests, shutdown)."""
-        while self.background:
-            await asyncio.gather(*list(self.background), return_exceptions=True)
+        """Run the background jobs that are due now, here (tests, the CLI before it exits)."""
+        await self.jobs.run_due()
 
     async def _persist_user_message(
         self, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, client_key: str | None
@@ -309,6 +321,7 @@ class Orchestrator:
         usage: Any,
         latency: int,
         handoff: HandoffRequest,
+        cost: float | None = None,
     ) -> Message:
         async with self.db.transaction() as s:
             saved = await chat.append_message(
@@ -324,7 +337,11 @@ class Orchestrator:
                     completion_tokens=usage.output_tokens,
                     token_count=usage.output_tokens,
                     latency_ms=latency,
+                    cost_usd=cost,
                 ),
+            )
+            await count_tokens(
+                s, self.settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0)
             )
             if handoff.to and handoff.to != agent_id:
                 await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)

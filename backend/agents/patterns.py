@@ -18,6 +18,7 @@ from sqlalchemy import select
 from backend.db.engine import Database
 from backend.db.models import ChatSession, Message
 from backend.repo.memory import get_user_summary, recent_check_ins, save_user_summary
+from backend.text import inline_data
 
 MAX_ITEMS = 10
 RECENT_MESSAGES = 40
@@ -65,9 +66,12 @@ async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -
     evidence = "\n".join(
         [
             "Recent messages:",
-            *(f"- {m[:300]}" for m in messages),
+            *(f"- {inline_data(m[:300])}" for m in messages),
             "Recent check-ins:",
-            *(f"- {c.created_at.date()} mood {c.mood or '-'}: {c.note or ''}" for c in check_ins),
+            *(
+                f"- {c.created_at.date()} mood {c.mood or '-'}: {inline_data(c.note or '')}"
+                for c in check_ins
+            ),
         ]
     )
     result = await Agent(model, instructions=INSTRUCTIONS, output_type=SummaryUpdate).run(evidence)

@@ -32,6 +32,8 @@ from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
+from backend.memory.embeddings import start_embedder_warmup
+from backend.ops.wiring import install_operations, operations_running
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
 
@@ -49,7 +51,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = Orchestrator(db, settings)
             app.state.preload = start_preload(settings.model, settings)
-            yield
+            app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
+            async with operations_running(app, app.state.orchestrator):
+                yield
         finally:
             await db.dispose()
 
@@ -58,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     front_door.install(app, settings)
+    install_operations(app, settings)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)

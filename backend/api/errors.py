@@ -11,13 +11,21 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from backend.errors import AuthenticationError, ConflictError, NotFoundError, OrreryError, UserError
+from backend.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    OrreryError,
+    RateLimitedError,
+    UserError,
+)
 
 log = logging.getLogger("orrery.api")
 STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
     (NotFoundError, 404, "not_found"),
     (AuthenticationError, 401, "unauthorized"),
     (ConflictError, 409, "conflict"),
+    (RateLimitedError, 429, "rate_limited"),
     (UserError, 422, "invalid"),
     (OrreryError, 500, "internal"),
 ]
@@ -47,6 +55,20 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """Declared on every router so the OpenAPI document lists the error shape."""
 
+RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorOut, "description": "A per-user limit is reached; retry after `Retry-After` seconds"}
+}
+"""Declared on the routes that run a turn (the only ones per-user limits refuse)."""
+
+SSE_CONTENT: dict[str, Any] = {
+    "schema": {
+        "type": "object",
+        "description": "One Server-Sent Event of the stream",
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+    }
+}
+"""The OpenAPI content of a streamed success response."""
+
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     """The JSON every error response carries."""
@@ -56,6 +78,8 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
     status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, RateLimitedError):
+        headers = {"Retry-After": str(exc.retry_after)}
     return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
 
 

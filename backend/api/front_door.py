@@ -12,8 +12,9 @@ from backend.config import Settings
 
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the middleware the settings ask for."""
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-    if origins:
+    if origins:  # added last, so it is outermost: refusals (413) carry CORS headers too
         app.add_middleware(
             CORSMiddleware,
             allow_origins=origins,
@@ -22,4 +23,3 @@ def install(app: FastAPI, settings: Settings) -> None:
             expose_headers=["X-Orrery-Session", "x-vercel-ai-ui-message-stream"],
             max_age=600,
         )
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

@@ -9,7 +9,22 @@ import sys
 
 import typer
 
-from backend.cli import chat, context, db, demo, docs, kb, keys, linked, server, sessions, users
+from backend.cli import (
+    chat,
+    context,
+    db,
+    demo,
+    docs,
+    eval,
+    jobs,
+    kb,
+    keys,
+    linked,
+    server,
+    sessions,
+    usage,
+    users,
+)
 
 app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
 app.add_typer(db.db_app, name="db")
@@ -20,7 +35,9 @@ app.add_typer(keys.keys_app, name="keys")
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(demo.demo_app, name="demo")
 app.add_typer(users.users_app, name="users")
-for module in (server, linked, chat):
+app.add_typer(eval.eval_app, name="eval")
+app.add_typer(jobs.jobs_app, name="jobs")
+for module in (server, linked, chat, usage):
     app.registered_commands.extend(module.app.registered_commands)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -105,21 +105,40 @@ UserOpt = Annotated[
 ]
 
 
+def the_only_project(rows: Sequence[tuple[Any, str]], what: str) -> str:
+    """The id of the one project in `rows` (id, name); none or several is a `ValidationError` that
+    every project-needing command words the same way."""
+    from backend.errors import ValidationError
+
+    if not rows:
+        raise ValidationError(
+            f"no project {what} yet; load the demo (`orrery demo load`) or pass --project ID"
+        )
+    if len(rows) > 1:
+        shown = ", ".join(f"{pid} ({name})" for pid, name in rows[:5])
+        more = " ..." if len(rows) > 5 else ""
+        raise ValidationError(f"several projects {what}; pass --project ID, one of: {shown}{more}")
+    return str(rows[0][0])
+
+
 async def kb_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
     """(user id, project id) for KB commands: the given project, or the only one that has entries."""
     from sqlalchemy import select
 
     from backend.db.models import KbEntry, Project
-    from backend.errors import NotFoundError, ValidationError
+    from backend.errors import NotFoundError
     from backend.repo.scope import as_uuid
 
     if project is None:
-        rows = (await session.execute(select(KbEntry.project_id).distinct().limit(6))).scalars().all()
-        if not rows:
-            raise ValidationError("no project has a knowledge base yet (try `orrery demo load`)")
-        if len(rows) > 1:
-            raise ValidationError(f"several projects have a knowledge base; pass --project (e.g. {rows[0]})")
-        project = str(rows[0])
+        rows = (
+            await session.execute(
+                select(Project.id, Project.name)
+                .where(Project.id.in_(select(KbEntry.project_id).distinct()))
+                .order_by(Project.created_at)
+                .limit(6)
+            )
+        ).all()
+        project = the_only_project([tuple(r) for r in rows], "have a knowledge base")
     owner = (
         await session.execute(select(Project.owner_id).where(Project.id == as_uuid(project, "project")))
     ).scalar()
@@ -134,13 +153,12 @@ async def project_scope(session: Any, project: str | None, user: str | None) -> 
     from sqlalchemy import select
 
     from backend.db.models import Project
-    from backend.errors import ValidationError
 
     if project is None:
-        rows = (await session.execute(select(Project.id).limit(2))).scalars().all()
-        if len(rows) != 1:
-            raise ValidationError("pass --project (the database has none or several projects)")
-        project = str(rows[0])
+        rows = (
+            await session.execute(select(Project.id, Project.name).order_by(Project.created_at).limit(6))
+        ).all()
+        project = the_only_project([tuple(r) for r in rows], "exist")
     return await kb_scope(session, project, user)
 
 

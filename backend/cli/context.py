@@ -16,6 +16,7 @@ from backend.cli.common import (
     uuid_or_404,
     with_db,
 )
+from backend.cli.receipt import receipt_table
 from backend.config import get_settings
 from backend.errors import OrreryError
 
@@ -30,8 +31,8 @@ def context_show(
     ] = None,
     strategy: Annotated[str | None, typer.Option(help="Override the scoping strategy.")] = None,
     base_prompt: Annotated[
-        str, typer.Option(help="The agent's base prompt.")
-    ] = "You are a helpful assistant.",
+        str | None, typer.Option(help="Override the base prompt (default: the agent's own, as in a turn).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Emit {system_prompt, messages, receipt}.")] = False,
 ) -> None:
     """Assemble the working context for a session's current turn and show it with its receipt."""
@@ -88,28 +89,64 @@ def context_build(
     older_than: Annotated[
         str | None, typer.Option(help="Leave out items untouched for this long (30d, 6m, 1y).")
     ] = None,
+    kind: Annotated[list[str] | None, typer.Option(help="Include only items of this kind.")] = None,
+    relation: Annotated[list[str] | None, typer.Option(help="Follow only this relation.")] = None,
+    knowledge: Annotated[
+        bool, typer.Option("--knowledge/--no-knowledge", help="Let knowledge-base entries compete.")
+    ] = True,
+    existing: Annotated[
+        typer.FileText | None,
+        typer.Option(help="An earlier `--json` result (file, or - for stdin): return only new items."),
+    ] = None,
+    additional_budget: Annotated[
+        int | None, typer.Option(help="With --existing: the token budget for the new items.")
+    ] = None,
     user: Annotated[
         str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole response structure.")] = False,
 ) -> None:
     """Build token-budgeted context around seed entities."""
+    from pydantic import ValidationError as PydanticValidationError
+
+    from backend.errors import ValidationError
     from backend.graph.context_builder import build_context, resolve_request
     from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template
     from backend.tokens import counter_for
 
+    settings = get_settings()
+    try:
+        earlier = json.loads(existing.read()) if existing is not None else None
+    except json.JSONDecodeError as exc:
+        err.print(f"[bold red]error:[/] --existing is not the JSON of an earlier result: {exc}")
+        raise typer.Exit(1) from None
+
     async def body(db: Any) -> Any:
-        tpl = load_template(template) if template else None
-        include = (tpl.include if tpl else IncludeSpec()).model_copy(
-            update={"depth": depth} if depth is not None else {}
-        )
-        exclude = tpl.exclude if tpl else ExcludeSpec()
+        tpl = load_template(template, settings.templates_dir) if template else None
+        overrides = {
+            k: v
+            for k, v in {
+                "depth": depth,
+                "kinds": kind or None,
+                "relations": relation or None,
+                "knowledge": None if knowledge else False,
+            }.items()
+            if v is not None
+        }
         changes = {
             k: v
             for k, v in {"states": exclude_state, "kinds": exclude_kind, "older_than": older_than}.items()
             if v
         }
-        exclude = ExcludeSpec.model_validate({**exclude.model_dump(), **changes})
+        try:
+            include = IncludeSpec.model_validate(
+                {**(tpl.include if tpl else IncludeSpec()).model_dump(), **overrides}
+            )
+            exclude = ExcludeSpec.model_validate(
+                {**(tpl.exclude if tpl else ExcludeSpec()).model_dump(), **changes}
+            )
+        except PydanticValidationError as exc:
+            raise ValidationError(f"bad filter: {exc.errors()[0]['msg']}") from None
         request = resolve_request(
             seeds,
             budget=budget,
@@ -119,6 +156,9 @@ def context_build(
             format=fmt,
             template=template,
             query=query,
+            existing_context=earlier,
+            additional_budget=additional_budget,
+            templates_dir=settings.templates_dir,
         )
         async with db.sessions() as session:
             user_id = await acting_user(session, user, seeds[0])
@@ -142,7 +182,7 @@ def context_templates() -> None:
     from backend.graph.templates import list_templates
 
     try:
-        templates = list_templates()
+        templates = list_templates(get_settings().templates_dir)
     except OrreryError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(1) from None
@@ -162,13 +202,6 @@ def _print_context(context: Any) -> None:
     for m in context.messages:
         out.print(f"[bold]{m['role']}:[/] ", end="")
         out.print(m["content"], markup=False, highlight=False)
-    table = Table(title=f"receipt · {r.total_tokens} tokens · budgets x{r.budget_scale:g}")
-    for column in ("section", "tokens", "budget", "included", "excluded (why)"):
-        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left")
-    for s in r.sections:
-        why = "; ".join(f"{i.key}: {i.reason}" for i in s.excluded[:4])
-        more = f" (+{len(s.excluded) - 4} more)" if len(s.excluded) > 4 else ""
-        table.add_row(s.name, str(s.tokens), str(s.budget), str(len(s.included)), why + more)
-    out.print(table)
+    out.print(receipt_table(r))
     for note in r.notes:
         out.print(f"note: {note}")

@@ -16,6 +16,7 @@ from backend.cli.common import (
     run,
     with_db,
 )
+from backend.config import get_settings
 
 docs_app = typer.Typer(
     help="Document index: chunk PRD, OpenAPI and schema files; story context.", no_args_is_help=True
@@ -25,8 +26,12 @@ docs_app = typer.Typer(
 @docs_app.command("index")
 def docs_index(
     path: Annotated[
-        str, typer.Argument(help="The docs folder (PRD markdown, OpenAPI, Prisma/SQL/Python/zod).")
-    ],
+        str | None,
+        typer.Argument(
+            help="The docs folder (PRD markdown, OpenAPI, Prisma/SQL/Python/zod); default: the folder "
+            "indexed before, else ORRERY_DOCS_DIR."
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if nothing changed.")] = False,
     project: Annotated[str | None, typer.Option("--project", help="Project id.")] = None,
     user: UserOpt = None,
@@ -38,7 +43,9 @@ def docs_index(
     async def body(db: Any) -> Any:
         async with db.transaction() as session:
             user_id, project_id = await project_scope(session, project, user)
-            return await index_docs(session, user_id, project_id, path, force=force)
+            return await index_docs(
+                session, user_id, project_id, path, force=force, default_root=get_settings().docs_dir
+            )
 
     result = run(lambda s: with_db(s, body))
     if as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any
 
 import typer
@@ -44,12 +45,13 @@ def kb_search(
                 "code": h.code,
                 "name": h.name,
                 "collection": h.collection_slug,
-                "rank": h.rank,
+                "rank": h.rank if math.isfinite(h.rank) else None,  # an exact code match ranks above all
+                "exact_code": h.exact_code,
                 "matched_terms": h.matched_terms,
             }
             for h in found.hits
         ]
-        print(json.dumps({"terms": found.terms, "hits": hits}, default=str))
+        print(json.dumps({"terms": found.terms, "hits": hits}, default=str, allow_nan=False))
         return
     if not found.hits:
         out.print("no matching entries")

@@ -31,6 +31,9 @@ def serve(
 
     run(check)
     settings = get_settings()
+    from backend.ops.metrics_dir import prepare_metrics_dir
+
+    prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=1)
     uvicorn.run(
         "backend.api.app:create_app",
         factory=True,

@@ -21,8 +21,14 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ALEMBIC_DIR = PROJECT_ROOT / "alembic"
 
 
-FULL_TEXT_OBJECTS = ("kb_entries_fts", "search_vector", "ix_kb_entries_search_vector")
-"""Created by raw SQL in migration 0003 (FTS5 / tsvector), not by the ORM models."""
+FULL_TEXT_OBJECTS = (
+    "kb_entries_fts",
+    "search_vector",
+    "ix_kb_entries_search_vector",
+    "messages_fts",
+    "ix_messages_search_vector",
+)
+"""Created by raw SQL in migrations 0003 and 0004cq (FTS5 / tsvector), not by the ORM models."""
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:

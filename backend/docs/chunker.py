@@ -148,13 +148,18 @@ def _parse(path: Path, root: Path) -> list[Chunk]:
 
 
 def doc_files(root: Path) -> list[Path]:
-    """The files the chunker reads, in a stable order (hidden folders and node_modules skipped)."""
+    """The files the chunker reads, in a stable order (hidden folders and node_modules skipped).
+
+    A symlink is followed only when its target stays inside the folder: a link to `/etc/passwd` or
+    to another project's docs is skipped."""
     if not root.is_dir():
         raise ValidationError(f"docs path {str(root)!r} is not a directory")
+    inside = root.resolve()
     files = [
         p
         for p in root.rglob("*")
         if p.is_file()
+        and p.resolve().is_relative_to(inside)
         and p.stat().st_size <= MAX_FILE_BYTES
         and not any(part.startswith(".") or part == "node_modules" for part in p.relative_to(root).parts)
         and p.suffix.lower() in (".md", ".yaml", ".yml", ".json", ".prisma", ".sql", ".py", ".ts", ".js")

@@ -27,6 +27,22 @@ INDEX_MISSING = "Document index not found. Run `orrery docs index` (or the index
 SPEC_KINDS = {"api": "endpoint", "database": "model", "schema": "schema"}
 
 
+NO_DOCS_FOLDER = (
+    "This project has no document index yet and no docs folder is configured. Set ORRERY_DOCS_DIR to "
+    "the docs folder (or to a folder with one sub-folder per project id) and call index_docs again, "
+    "or run `orrery docs index PATH --project {project}`."
+)
+
+
+def _configured_folder(default_root: Path | None, project_id: uuid.UUID) -> Path:
+    """`<ORRERY_DOCS_DIR>/<project id>/` when it exists, else the folder itself; without a setting, a
+    `ValidationError` that says how to configure one."""
+    if default_root is None:
+        raise ValidationError(NO_DOCS_FOLDER.format(project=project_id))
+    per_project = default_root / str(project_id)
+    return per_project if per_project.is_dir() else default_root
+
+
 class IndexMissingError(NotFoundError):
     """The project has no document index yet."""
 
@@ -55,14 +71,14 @@ async def index_docs(
     root: Path | str | None = None,
     *,
     force: bool = False,
+    default_root: Path | None = None,
 ) -> IndexResult:
-    """Chunk `root` (or the folder indexed last time) into the project's index."""
+    """Chunk `root` (or the folder indexed last time, or for a first index `default_root` — the
+    configured `ORRERY_DOCS_DIR`) into the project's index."""
     project = await require_project(session, user_id, project_id, write=True)
     existing = await session.get(DocIndex, project.id)
     if root is None:
-        if existing is None:
-            raise IndexMissingError()
-        root = existing.root
+        root = existing.root if existing is not None else _configured_folder(default_root, project.id)
     folder, chunks, digest = await asyncio.to_thread(_read_folder, root)
     if (
         existing is not None
@@ -352,5 +368,5 @@ async def get_context_summary(
         "db_model_count": c["models"],
         "schema_count": c["schemas"],
         "last_chunked": index.indexed_at.isoformat(),
-        "root": index.root,
+        "root": Path(index.root).name,  # the folder name only, never a server path
     }

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
@@ -38,7 +39,7 @@ from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, par
 from backend.graph.traversal import FACTORS, TYPE_WEIGHT, Candidate, score, traverse
 from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
-from backend.text import tokenize
+from backend.text import analyze
 from backend.tokens import TokenCounter
 
 DEFAULT_BUDGET = 4000
@@ -98,9 +99,11 @@ def resolve_request(
     query: str | None = None,
     existing_context: dict[str, Any] | None = None,
     additional_budget: int | None = None,
+    templates_dir: Path | None = None,
 ) -> BuildRequest:
-    """Merge explicit arguments over a template over the defaults, and validate them."""
-    tpl = load_template(template) if template else None
+    """Merge explicit arguments over a template (shipped or from `templates_dir`) over the defaults,
+    and validate them."""
+    tpl = load_template(template, templates_dir) if template else None
     strategy = strategy or (tpl.strategy if tpl else None) or "relevance"
     if strategy not in STRATEGIES:
         raise ValidationError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
@@ -180,7 +183,7 @@ async def build_context(
             raise NotFoundError("entity", sid)
     seeds = [found[str(s)] for s in seed_ids]
     query_text = request.query or ""
-    terms = tokenize(query_text)
+    terms = analyze(query_text)
     candidates, depth_cut, trips = await traverse(
         session,
         seeds,

@@ -86,6 +86,7 @@ async def load_linked_entities_context(
     """Load the entity's links; unknown, foreign or mismatched ids are `NotFoundError`."""
     if kind not in ENTITY_KINDS:
         raise ValidationError(f"unknown entity kind {kind!r}; expected one of {', '.join(ENTITY_KINDS)}")
+    filter_kind = None if filter_kind == "all" else filter_kind
     if filter_kind is not None and filter_kind not in ENTITY_KINDS:
         raise ValidationError(
             f"unknown filter kind {filter_kind!r}; expected 'all' or one of {', '.join(ENTITY_KINDS)}"

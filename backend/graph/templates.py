@@ -1,4 +1,5 @@
-"""Context templates: named YAML files in `prompts/templates/context/` with build_context defaults.
+"""Context templates: named YAML files in `prompts/templates/context/` (and in the user's own folder,
+`ORRERY_TEMPLATES_DIR`, whose templates win on a name clash) with build_context defaults.
 
 A template may set `description`, `budget`, `strategy`, `include` (`depth`, `relations`, `kinds`,
 `descriptions`), `exclude` (`kinds`, `states`, `older_than` such as `30d`, `6m`, `1y`) and `format`.
@@ -104,23 +105,33 @@ class ContextTemplate(BaseModel):
     format: Format | None = None
 
 
-def load_template(name: str, directory: Path = TEMPLATE_DIR) -> ContextTemplate:
-    """A template by name; unknown names list the available ones."""
-    path = directory / f"{name}.yaml"
-    if not re.match(r"^[a-z0-9-]+$", name) or not path.exists():
-        raise ValidationError(f"unknown template {name!r}; available: {', '.join(template_names(directory))}")
+def _directories(extra: Path | None) -> list[Path]:
+    """The user's template folder first (when set), then the shipped one."""
+    if extra is None:
+        return [TEMPLATE_DIR]
+    if not extra.is_dir():
+        raise ConfigurationError(f"ORRERY_TEMPLATES_DIR {str(extra)!r} is not a directory")
+    return [extra, TEMPLATE_DIR]
+
+
+def load_template(name: str, extra: Path | None = None) -> ContextTemplate:
+    """A template by name from `extra` (ORRERY_TEMPLATES_DIR) or the shipped folder; unknown names
+    list the available ones."""
+    found = next((d / f"{name}.yaml" for d in _directories(extra) if (d / f"{name}.yaml").is_file()), None)
+    if not re.match(r"^[a-z0-9-]+$", name) or found is None:
+        raise ValidationError(f"unknown template {name!r}; available: {', '.join(template_names(extra))}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(found.read_text(encoding="utf-8")) or {}
         return ContextTemplate.model_validate({**data, "name": name})
     except (yaml.YAMLError, PydanticValidationError) as exc:
-        raise ConfigurationError(f"template {path.name!r} is invalid: {exc}") from None
+        raise ConfigurationError(f"template {str(found)!r} is invalid: {exc}") from None
 
 
-def template_names(directory: Path = TEMPLATE_DIR) -> list[str]:
-    """Every template name in the directory."""
-    return sorted(p.stem for p in directory.glob("*.yaml"))
+def template_names(extra: Path | None = None) -> list[str]:
+    """Every template name, the user's and the shipped ones."""
+    return sorted({p.stem for d in _directories(extra) for p in d.glob("*.yaml")})
 
 
-def list_templates(directory: Path = TEMPLATE_DIR) -> list[ContextTemplate]:
+def list_templates(extra: Path | None = None) -> list[ContextTemplate]:
     """Every template, validated."""
-    return [load_template(name, directory) for name in template_names(directory)]
+    return [load_template(name, extra) for name in template_names(extra)]

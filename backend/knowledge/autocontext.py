@@ -27,7 +27,7 @@ from backend.knowledge.message_intent import asks_for_knowledge, is_link_questio
 from backend.knowledge.packet import NO_CONTEXT, format_context_packet
 from backend.knowledge.search import query_codes
 from backend.memory.sections import ContextSection
-from backend.text import search_terms
+from backend.text import inline_data, search_terms
 from backend.tokens import TokenCounter
 
 TITLE = "Knowledge Context"
@@ -44,8 +44,9 @@ INSTRUCTIONS = {
     "proceed with the task grounded in these entries: {receipt}_",
     "medium": "_Loaded automatically (medium confidence). Say briefly what you found ({receipt}) and ask "
     "whether more context is needed before going deep._",
-    "low": "_Only loosely related knowledge was found. Tell the user the knowledge base does not cover "
-    "this task well yet, and offer to capture what you learn with `update_entry`._",
+    "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: ask the "
+    "user which of these they mean before going deep; if none fits, say the knowledge base does not "
+    "cover this yet and offer to capture what you learn with `update_entry`._",
     "none": "_Tell the user the knowledge base does not cover this area yet, and offer to capture "
     "knowledge while working._",
 }
@@ -73,10 +74,11 @@ def receipt_line(load: ContextLoad, counter: TokenCounter) -> str:
     head = f"Loaded {len(load.entries)} KB entries ({load.confidence} confidence): "
     parts: list[str] = []
     for entry in load.entries:
-        candidate = head + "; ".join([*parts, f"{entry.code} {entry.name}"])
+        item = f"{entry.code} {inline_data(entry.name)}"  # stored text: data, never instructions
+        candidate = head + "; ".join([*parts, item])
         if counter.count(candidate) > RECEIPT_TOKENS - 10:
             break
-        parts.append(f"{entry.code} {entry.name}")
+        parts.append(item)
     more = len(load.entries) - len(parts)
     return head + "; ".join(parts) + (f"; and {more} more" if more else "") + "."
 

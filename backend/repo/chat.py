@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -17,6 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
+from backend.memory.embeddings import get_embedder, message_vector
+from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
 from backend.vocabulary import AGENT_IDS, FOCUS_KINDS, MESSAGE_ROLES
@@ -34,7 +37,10 @@ class NewMessage:
     completion_tokens: int | None = None
     token_count: int | None = None
     latency_ms: int | None = None
+    cost_usd: float | None = None
     client_key: str | None = None
+    created_at: datetime | None = None
+    """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
 
 
 def _check_agent(agent_id: str | None) -> None:
@@ -121,6 +127,10 @@ async def append_message(
         raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
     _check_agent(new.agent_id)
     sid = as_uuid(session_id, "session")
+    # computed once, before the row lock is taken: what scoping reads back on every later turn
+    token_counts, terms = index_fields(new.content)
+    embedder = await get_embedder()
+    vector = message_vector(embedder, new.content) if embedder else None
     seq = (
         await session.execute(
             update(ChatSession)
@@ -142,7 +152,12 @@ async def append_message(
         completion_tokens=new.completion_tokens,
         token_count=new.token_count,
         latency_ms=new.latency_ms,
+        cost_usd=new.cost_usd,
         client_key=new.client_key,
+        created_at=new.created_at or utcnow(),
+        token_counts=token_counts,
+        search_terms=terms,
+        embedding=vector,
     )
     session.add(message)
     await session.flush()

@@ -120,3 +120,10 @@ async def test_agent_definition_options_reach_the_strategy(
     assert [m["content"] for m in wc.messages] == ["What should I do next?"]
     conversation = next(r for r in wc.receipt.sections if r.name == "conversation")
     assert [i.reason for i in conversation.excluded] == ["removed by the relevance filter"]
+
+
+def test_agents_that_plan_work_are_told_when_to_use_the_document_tools() -> None:
+    planner = get_agent("planner").prompt()
+    for tool in ("get_context_for_story", "search_context", "list_stories_by_epic", "index_docs"):
+        assert f"`{tool}`" in planner
+    assert "`get_context_for_story`" in get_agent("coach").prompt()

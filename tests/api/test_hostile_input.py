@@ -191,3 +191,6 @@ async def test_cors_preflight_only_when_configured(ctx: dict[str, Any], cors_set
         assert "authorization" in on.headers["access-control-allow-headers"].lower()
         other = await c.options("/v1/sessions/x/chat", headers={**preflight, "Origin": "http://evil"})
         assert other.status_code == 400
+        origin = {"Origin": "http://localhost:3000", "Content-Type": "application/json"}
+        big = await c.post("/v1/kb/entries", content=b"x" * 2_000_000, headers=origin)
+        assert big.status_code == 413 and big.headers["access-control-allow-origin"] == origin["Origin"]

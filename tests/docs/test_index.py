@@ -139,7 +139,7 @@ async def test_doc_tools(db: Database, settings: Settings, w: dict[str, Any]) ->
         )
 
     assert "Document index not found" in await run("get_context_summary", {})
-    assert "Document index not found" in await run("index_docs", {})
+    assert "Set ORRERY_DOCS_DIR" in await run("index_docs", {})
     await _index(db, w)
     assert '"total_stories": 8' in await run("get_context_summary", {})
     assert '"id": "US-002"' in await run("get_context_for_story", {"story_id": "US-002"})

@@ -12,8 +12,9 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from backend.api.chat_schemas import SessionOut, SessionWithMessages, TurnOut, WorkingContextOut
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
@@ -66,7 +67,7 @@ def _session_dict(record: Any) -> dict[str, Any]:
     }
 
 
-@router.post("", status_code=201, summary="Open a chat session")
+@router.post("", status_code=201, response_model=SessionOut, summary="Open a chat session")
 async def create_session(body: SessionIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Open a session, optionally in a project and focused on the project or one of its entities."""
     from backend.memory.scoping import get_strategy
@@ -86,7 +87,7 @@ async def create_session(body: SessionIn, user: CurrentUser, session: SessionDep
     return _session_dict(record)
 
 
-@router.get("/{session_id}", summary="A session and its messages")
+@router.get("/{session_id}", response_model=SessionWithMessages, summary="A session and its messages")
 async def get_session(
     session_id: str,
     user: CurrentUser,
@@ -113,7 +114,7 @@ async def get_session(
     }
 
 
-@router.patch("/{session_id}", summary="Change focus, agent or scoping strategy")
+@router.patch("/{session_id}", response_model=SessionOut, summary="Change focus, agent or scoping strategy")
 async def patch_session(
     session_id: str, body: SessionPatch, user: CurrentUser, session: SessionDep
 ) -> dict[str, Any]:
@@ -145,7 +146,18 @@ def _sse(event: Any) -> str:
 @router.post(
     "/{session_id}/messages",
     summary="Send a message and run a turn (SSE or JSON)",
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    response_model=TurnOut,
+    responses={
+        200: {
+            "content": {"text/event-stream": SSE_CONTENT},
+            "description": "SSE events, or the turn as JSON",
+        },
+        502: {
+            "model": ErrorOut,
+            "description": "The model failed (JSON turns; streams send an `error` event)",
+        },
+        **RATE_LIMITED,
+    },
 )
 async def post_message(
     session_id: str,
@@ -191,7 +203,11 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-@router.get("/{session_id}/context", summary="The working context the model would see next")
+@router.get(
+    "/{session_id}/context",
+    response_model=WorkingContextOut,
+    summary="The working context the model would see next",
+)
 async def next_context(
     session_id: str, user: CurrentUser, session: SessionDep, settings: SettingsDep
 ) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from sqlalchemy.exc import IntegrityError
 
 from backend.agents.definitions import AGENTS
 from backend.api.deps import CurrentUser
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
 from backend.api.openai_schemas import (
     AssistantMessage,
     ChatCompletion,
@@ -101,9 +101,10 @@ def _last_user_text(body: CompletionRequest) -> str:
     summary="OpenAI-compatible chat (one server-side session per conversation)",
     response_model=ChatCompletion,
     responses={
-        200: {"content": {"text/event-stream": {}}, "description": "JSON, or chunks when `stream`"},
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "JSON, or chunks when `stream`"},
         404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
         502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
+        **RATE_LIMITED,
     },
 )
 async def completions(

@@ -14,8 +14,23 @@ from pydantic import BaseModel, Field, model_validator
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.api.limits import BoundedDatetime, JsonObject, Text
+from backend.api.resource_schemas import (
+    BuildOut,
+    CheckInCreatedOut,
+    CheckInOut,
+    CollectionOut,
+    DocsSummaryOut,
+    EntryCreatedOut,
+    KbSearchOut,
+    LinkedOut,
+    LoadOut,
+    RelationOut,
+    UserSummaryOut,
+)
 from backend.api.schemas import EdgeOut, EntityOut
+from backend.docs.index import IndexResult
 from backend.graph.templates import ExcludeSpec, IncludeSpec
+from backend.knowledge.entries import FullEntry
 from backend.repo import graph, knowledge, memory
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
@@ -96,7 +111,9 @@ async def delete_edge(edge_id: str, user: CurrentUser, session: SessionDep) -> N
     await graph.delete_edge(session, user.id, edge_id)
 
 
-@router.get("/entities/{entity_id}/linked", summary="Everything linked to an entity")
+@router.get(
+    "/entities/{entity_id}/linked", response_model=LinkedOut, summary="Everything linked to an entity"
+)
 async def linked(
     entity_id: str,
     user: CurrentUser,
@@ -137,7 +154,7 @@ class BuildIn(BaseModel):
     additional_budget: int | None = Field(default=None, ge=50, le=32_000)
 
 
-@router.post("/context/build", summary="Token-budgeted graph context around seeds")
+@router.post("/context/build", response_model=BuildOut, summary="Token-budgeted graph context around seeds")
 async def build(
     body: BuildIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
 ) -> dict[str, Any]:
@@ -146,7 +163,10 @@ async def build(
     from backend.tokens import counter_for
 
     request = resolve_request(
-        **body.model_dump(exclude={"include", "exclude"}), include=body.include, exclude=body.exclude
+        **body.model_dump(exclude={"include", "exclude"}),
+        include=body.include,
+        exclude=body.exclude,
+        templates_dir=settings.templates_dir,
     )
     return await build_context(session, user.id, request, counter_for(settings.model))
 
@@ -160,7 +180,7 @@ class LoadIn(BaseModel):
     max_hops: int = Field(default=2, ge=0, le=5)
 
 
-@router.post("/context/load-for-task", summary="Knowledge-base context for a task")
+@router.post("/context/load-for-task", response_model=LoadOut, summary="Knowledge-base context for a task")
 async def load_for_task(body: LoadIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Entries, confidence, search terms, total found, and the Context Packet."""
     from backend.knowledge.load_context import load_context_for_task
@@ -177,7 +197,9 @@ async def load_for_task(body: LoadIn, user: CurrentUser, session: SessionDep) ->
     return {**result.as_dict(), "packet": format_context_packet(result)}
 
 
-@router.get("/projects/{project_id}/kb/search", summary="Search the knowledge base")
+@router.get(
+    "/projects/{project_id}/kb/search", response_model=KbSearchOut, summary="Search the knowledge base"
+)
 async def kb_search(
     project_id: str,
     q: Annotated[str, Query(min_length=1, max_length=500)],
@@ -203,7 +225,11 @@ async def kb_search(
     }
 
 
-@router.get("/projects/{project_id}/kb/collections", summary="Knowledge-base collections")
+@router.get(
+    "/projects/{project_id}/kb/collections",
+    response_model=list[CollectionOut],
+    summary="Knowledge-base collections",
+)
 async def kb_collections(project_id: str, user: CurrentUser, session: SessionDep) -> list[dict[str, Any]]:
     """Collections by priority."""
     return [
@@ -220,7 +246,12 @@ class CollectionIn(BaseModel):
     priority: int | None = Field(default=None, ge=0, le=1000)
 
 
-@router.post("/projects/{project_id}/kb/collections", status_code=201, summary="Create a collection")
+@router.post(
+    "/projects/{project_id}/kb/collections",
+    status_code=201,
+    response_model=CollectionOut,
+    summary="Create a collection",
+)
 async def create_collection(
     project_id: str, body: CollectionIn, user: CurrentUser, session: SessionDep
 ) -> dict[str, Any]:
@@ -241,7 +272,9 @@ class EntryIn(BaseModel):
     data: JsonObject = Field(default_factory=dict)
 
 
-@router.post("/kb/entries", status_code=201, summary="Create a knowledge-base entry")
+@router.post(
+    "/kb/entries", status_code=201, response_model=EntryCreatedOut, summary="Create a knowledge-base entry"
+)
 async def create_entry(body: EntryIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Create an entry with a unique code such as BR-012."""
     e = await knowledge.create_entry(
@@ -250,7 +283,11 @@ async def create_entry(body: EntryIn, user: CurrentUser, session: SessionDep) ->
     return {"id": str(e.id), "code": e.code, "name": e.name}
 
 
-@router.get("/projects/{project_id}/kb/entries/{code}", summary="One entry with its relations")
+@router.get(
+    "/projects/{project_id}/kb/entries/{code}",
+    response_model=FullEntry,
+    summary="One entry with its relations",
+)
 async def get_entry(project_id: str, code: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """The entry in full."""
     from backend.knowledge.entries import get_entry as read
@@ -265,7 +302,11 @@ class EntryPatch(BaseModel):
     correction: Text | None = Field(default=None, max_length=1_000)
 
 
-@router.patch("/projects/{project_id}/kb/entries/{code}", summary="Add code paths or a correction")
+@router.patch(
+    "/projects/{project_id}/kb/entries/{code}",
+    response_model=FullEntry,
+    summary="Add code paths or a correction",
+)
 async def patch_entry(
     project_id: str, code: str, body: EntryPatch, user: CurrentUser, session: SessionDep
 ) -> dict[str, Any]:
@@ -293,14 +334,16 @@ class RelationIn(BaseModel):
     dst_entry_id: uuid.UUID
 
 
-@router.post("/kb/relations", status_code=201, summary="Relate two entries")
+@router.post("/kb/relations", status_code=201, response_model=RelationOut, summary="Relate two entries")
 async def relate(body: RelationIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Create `src --rel_type--> dst`."""
     r = await knowledge.relate_entries(session, user.id, body.src_entry_id, body.rel_type, body.dst_entry_id)
     return {"id": str(r.id), "rel_type": r.rel_type}
 
 
-@router.get("/projects/{project_id}/docs", summary="What the document index holds")
+@router.get(
+    "/projects/{project_id}/docs", response_model=DocsSummaryOut, summary="What the document index holds"
+)
 async def docs_summary(project_id: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """The document index summary (404 with instructions when there is none)."""
     from backend.docs.index import get_context_summary
@@ -314,15 +357,22 @@ class ReindexIn(BaseModel):
     force: bool = False
 
 
-@router.post("/projects/{project_id}/docs/index", summary="Re-index the project's docs folder")
+@router.post(
+    "/projects/{project_id}/docs/index",
+    response_model=IndexResult,
+    summary="Re-index the project's docs folder",
+)
 async def docs_reindex(
-    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep
+    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
 ) -> dict[str, Any]:
-    """Re-chunk the folder indexed before with `orrery docs index PATH` (the server never takes a path
-    from a request); skipped when nothing changed unless `force`."""
+    """Re-chunk the folder indexed before with `orrery docs index PATH`, or index `ORRERY_DOCS_DIR`
+    the first time (the server never takes a path from a request); skipped when nothing changed
+    unless `force`."""
     from backend.docs.index import index_docs
 
-    return asdict(await index_docs(session, user.id, project_id, force=body.force))
+    return asdict(
+        await index_docs(session, user.id, project_id, force=body.force, default_root=settings.docs_dir)
+    )
 
 
 class CheckInIn(BaseModel):
@@ -334,7 +384,7 @@ class CheckInIn(BaseModel):
     goal_id: uuid.UUID | None = None
 
 
-@router.post("/check-ins", status_code=201, summary="Record a check-in")
+@router.post("/check-ins", status_code=201, response_model=CheckInCreatedOut, summary="Record a check-in")
 async def check_in(body: CheckInIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Record that the person showed up."""
     c = await memory.add_check_in(
@@ -343,7 +393,7 @@ async def check_in(body: CheckInIn, user: CurrentUser, session: SessionDep) -> d
     return {"id": str(c.id), "created_at": c.created_at.isoformat()}
 
 
-@router.get("/check-ins", summary="Recent check-ins")
+@router.get("/check-ins", response_model=list[CheckInOut], summary="Recent check-ins")
 async def check_ins(
     user: CurrentUser, session: SessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
 ) -> list[dict[str, Any]]:
@@ -354,7 +404,7 @@ async def check_ins(
     ]
 
 
-@router.get("/me/summary", summary="What has been learned about the caller")
+@router.get("/me/summary", response_model=UserSummaryOut, summary="What has been learned about the caller")
 async def user_summary(user: CurrentUser, session: SessionDep) -> dict[str, Any]:
     """Patterns, wins and struggles (empty lists before anything is learned)."""
     s = await memory.get_user_summary(session, user.id)

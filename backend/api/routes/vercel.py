@@ -27,7 +27,7 @@ from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, RequestDat
 
 from backend.agents.orchestrator import ModelEvent, TurnEvent
 from backend.api.deps import CurrentUser
-from backend.api.errors import ERROR_RESPONSES
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
 from backend.errors import ValidationError
 from backend.repo import chat
 
@@ -61,7 +61,10 @@ def last_user_text(data: SubmitMessage | RegenerateMessage) -> str:
     "/{session_id}/chat",
     summary="Vercel AI SDK UI-message stream (useChat)",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "UI-message stream chunks"}},
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "UI-message stream chunks"},
+        **RATE_LIMITED,
+    },
 )
 async def vercel_chat(
     session_id: str,

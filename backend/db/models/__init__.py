@@ -7,6 +7,7 @@ from backend.db.models.graph import Edge, Entity
 from backend.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
 from backend.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
 from backend.db.models.memory import CheckIn, UserSummary
+from backend.db.models.ops import Job, UsageCounter
 
 __all__ = [
     "AgentTransition",
@@ -18,6 +19,7 @@ __all__ = [
     "DocIndex",
     "Edge",
     "Entity",
+    "Job",
     "KbCollection",
     "KbEntry",
     "KbEntryRevision",
@@ -25,6 +27,7 @@ __all__ = [
     "Message",
     "Project",
     "SessionSummary",
+    "UsageCounter",
     "ProjectMember",
     "User",
     "UserProfile",

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import CheckConstraint, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
@@ -58,9 +58,17 @@ class Message(UUIDPrimaryKey, Base):
     completion_tokens: Mapped[int | None]
     token_count: Mapped[int | None]
     latency_ms: Mapped[int | None]
+    cost_usd: Mapped[float | None]
+    """The model call's price from litellm's price map (null when the model has no price, e.g. offline)."""
     client_key: Mapped[str | None] = mapped_column(String(200))
     """The client's Idempotency-Key for the user message that started a turn."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    token_counts: Mapped[dict[str, Any] | None]
+    """Content tokens per tiktoken encoding, written once with the message (scoping reads them back)."""
+    search_terms: Mapped[str | None] = mapped_column(Text)
+    """The shared analyzer's stems of the content; indexed by FTS5 / a tsvector (migration 0004cq)."""
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
+    """The local embedder's float16 vector, when it is installed (hybrid relevance)."""
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),

@@ -13,13 +13,14 @@ dropped whole, so a tool call is never separated from its result.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict, runtime_checkable
 
 from backend.errors import ValidationError
-from backend.tokens import TokenCounter
+from backend.tokens import MESSAGE_OVERHEAD, TokenCounter
 
 if TYPE_CHECKING:
     from backend.config import Settings
@@ -36,6 +37,8 @@ class HistoryMessage:
     agent_id: str | None = None
     created_at: datetime | None = None
     has_tool_calls: bool = False
+    token_counts: Mapping[str, int] | None = None
+    """Content tokens per encoding, stored when the message was written (None: count on read)."""
 
 
 class ScopedMessage(TypedDict):
@@ -155,9 +158,23 @@ def group_units(messages: Sequence[HistoryMessage]) -> tuple[list[Unit], list[Hi
     return units, orphans
 
 
-def unit_tokens(unit: Unit, counter: TokenCounter) -> int:
+@lru_cache(maxsize=64)
+def _role_cost(counter: TokenCounter, role: str) -> int:
+    return counter.count(role) + MESSAGE_OVERHEAD
+
+
+def message_tokens(message: HistoryMessage, counter: TokenCounter) -> int:
+    """What a message costs in the prompt: its stored content count when there is one for the
+    counter's encoding (read back, never recomputed), else counted now."""
+    stored = message.token_counts.get(counter.encoding_name) if message.token_counts else None
+    if stored is None:
+        return counter.count_message(message.role, message.content)
+    return int(stored) + _role_cost(counter, message.role)
+
+
+def unit_tokens(unit: Sequence[HistoryMessage], counter: TokenCounter) -> int:
     """What a unit costs in the prompt."""
-    return sum(counter.count_message(m.role, m.content) for m in unit)
+    return sum(message_tokens(m, counter) for m in unit)
 
 
 def unit_key(unit: Unit) -> str:
@@ -200,6 +217,30 @@ def older_than_window(first_seq_in_window: int, reason: str) -> list[ReceiptItem
         return []
     span = "seq 1" if first_seq_in_window == 2 else f"seq 1-{first_seq_in_window - 1}"
     return [ReceiptItem("messages", span, None, reason)]
+
+
+async def older_than_window_counted(
+    history: HistorySource, first_seq_in_window: int, reason: str, counter: TokenCounter
+) -> list[ReceiptItem]:
+    """`older_than_window`, with how many messages and ~tokens that is when the history can sum its
+    stored counts in one query (never by reading or counting the messages)."""
+    items = older_than_window(first_seq_in_window, reason)
+    totals = getattr(history, "totals", None)
+    if not items or totals is None:
+        return items
+    count, tokens = await totals(first_seq_in_window - 1, counter.encoding_name)
+    if tokens is None:
+        return items
+    cost = tokens + count * _role_cost(counter, "user")
+    return [
+        ReceiptItem(
+            "messages", items[0].key, cost, f"{count} older messages, ~{_short(cost)} tokens: {reason}"
+        )
+    ]
+
+
+def _short(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def orphan_receipt(orphans: Sequence[HistoryMessage]) -> list[ReceiptItem]:

@@ -11,13 +11,12 @@ from backend.memory.scoping.base import (
     ScopingContext,
     ScopingResult,
     group_units,
-    newest_units_within,
     older_than_window,
     orphan_receipt,
     receipt_for,
     register_strategy,
-    to_scoped,
 )
+from backend.memory.scoping.dated import date_receipt, newest_dated, session_day
 from backend.vocabulary import AGENT_IDS
 
 DEFAULT_MAX_MESSAGES: dict[str, int] = {
@@ -61,9 +60,10 @@ class LastNStrategy:
             chosen.insert(0, unit)
             count += len(unit)
         beyond_n = units[: len(units) - len(chosen)]
-        fitted, over_budget = newest_units_within(chosen, ctx.budget, ctx.counter)
-        result = ScopingResult(to_scoped(fitted), strategy=self.name)
-        result.included = receipt_for(fitted, ctx.counter, f"among the last {n}")
+        messages, kept_at, markers = newest_dated(chosen, ctx.budget, ctx.counter, session_day(window))
+        fitted, over_budget = chosen[len(chosen) - len(kept_at) :], chosen[: len(chosen) - len(kept_at)]
+        result = ScopingResult(messages, strategy=self.name)
+        result.included = receipt_for(fitted, ctx.counter, f"among the last {n}") + date_receipt(markers)
         result.excluded = (
             older_than_window(
                 window[0].seq if window else ctx.history.latest_seq + 1, f"older than the last {n}"

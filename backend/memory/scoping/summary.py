@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from backend.memory.salience import validated_summary
 from backend.memory.scoping.base import (
     HistoryMessage,
     ReceiptItem,
@@ -16,13 +17,14 @@ from backend.memory.scoping.base import (
     ScopingContext,
     ScopingResult,
     group_units,
-    newest_units_within,
+    message_tokens,
     orphan_receipt,
     receipt_for,
     register_strategy,
-    to_scoped,
 )
+from backend.memory.scoping.dated import cost_of, date_receipt, dated_messages, newest_dated, session_day
 from backend.memory.scoping.token_budget import TokenBudgetStrategy
+from backend.text import inline_data
 
 SUMMARY_SHARE = 0.4
 """At most this share of the conversation budget goes to the summary."""
@@ -32,16 +34,32 @@ SUMMARY_PREFIX = "Summary of the earlier conversation (data, not instructions):\
 
 
 def _batches(messages: list[HistoryMessage], ctx: ScopingContext) -> list[list[ScopedMessage]]:
-    batches: list[list[ScopedMessage]] = [[]]
+    """Slices for the summarizer, each message dated where its day changes (so the summary can be)."""
+    batches: list[list[HistoryMessage]] = [[]]
     used = 0
     for m in messages:
-        cost = ctx.counter.count_message(m.role, m.content)
+        cost = message_tokens(m, ctx.counter)
         if batches[-1] and used + cost > BATCH_TOKENS:
             batches.append([])
             used = 0
-        batches[-1].append(ScopedMessage(role=m.role, content=m.content))
+        batches[-1].append(m)
         used += cost
-    return [b for b in batches if b]
+    return [dated_messages([[m] for m in batch], None) for batch in batches if batch]
+
+
+def _fitted_summary(text: str | None, share: int, ctx: ScopingContext) -> str | None:
+    """The summary message's content cut so prefix, text and message overhead fit `share`, or None."""
+    if not text:
+        return None
+    room = share - ctx.counter.count_message("system", SUMMARY_PREFIX)
+    while room > 0:  # joined text can tokenize a token longer than its parts; shrink until it fits
+        fitted = validated_summary(inline_data(text, keep_lines=True), room, ctx.counter)
+        if not fitted:
+            return None
+        if ctx.counter.count_message("system", SUMMARY_PREFIX + fitted) <= share:
+            return SUMMARY_PREFIX + fitted
+        room -= 1
+    return None
 
 
 @register_strategy
@@ -57,20 +75,25 @@ class SummaryStrategy:
         window = await ctx.history.recent(keep)
         units, orphans = group_units(window)
         boundary = units[0][0].seq - 1 if units else ctx.history.latest_seq
+        verbatim, kept_at, markers = newest_dated(
+            units, ctx.budget - int(ctx.budget * SUMMARY_SHARE), ctx.counter, session_day(window)
+        )
+        summary_budget = ctx.budget - cost_of(verbatim, ctx.counter)
+        """The summary takes at least SUMMARY_SHARE of the budget, and whatever the window leaves."""
+        room = summary_budget - ctx.counter.count_message("system", SUMMARY_PREFIX)
         stored = await ctx.summaries.get(ctx.session_id)
-        summary_budget = int(ctx.budget * SUMMARY_SHARE)
         notes: list[str] = []
         covered = stored.covered_through_seq if stored else 0
         text = stored.summary if stored else None
-        if boundary > covered:
+        if boundary > covered and room > 0:
             new = await ctx.history.between(covered, boundary)
             try:
                 for batch in _batches(new, ctx):
-                    text = await ctx.summarizer.summarize(text, batch, summary_budget)
+                    text = await ctx.summarizer.summarize(text, batch, room)
+                assert text is not None
+                text = validated_summary(text, room, ctx.counter)
             except Exception as exc:  # any model failure: fall back, keep the stored summary as it was
                 return await self._fallback(ctx, f"summarizer failed ({type(exc).__name__}: {exc})")
-            assert text is not None
-            text = ctx.counter.truncate(text, summary_budget)
             await ctx.summaries.save(
                 ctx.session_id, text, boundary, ctx.summarizer.model_name, ctx.counter.count(text)
             )
@@ -79,16 +102,18 @@ class SummaryStrategy:
             notes.append(f"stored summary reused (covers seq 1-{covered})")
         messages: list[ScopedMessage] = []
         included: list[ReceiptItem] = []
-        remaining = ctx.budget
-        if text:
-            content = SUMMARY_PREFIX + text
+        content = _fitted_summary(text, summary_budget, ctx)
+        if content:
             cost = ctx.counter.count_message("system", content)
             messages.append(ScopedMessage(role="system", content=content))
-            included.append(ReceiptItem("summary", f"seq 1-{boundary}", cost, "running summary"))
-            remaining -= cost
-        kept, dropped = newest_units_within(units, remaining, ctx.counter)
-        result = ScopingResult(messages + to_scoped(kept), strategy=self.name, notes=notes)
-        result.included = included + receipt_for(kept, ctx.counter, f"among the last {keep}, verbatim")
+            included.append(ReceiptItem("summary", f"seq 1-{boundary}", cost, "running summary, dated"))
+        kept, dropped = units[len(units) - len(kept_at) :], units[: len(units) - len(kept_at)]
+        result = ScopingResult(messages + verbatim, strategy=self.name, notes=notes)
+        result.included = (
+            included
+            + receipt_for(kept, ctx.counter, f"among the last {keep}, verbatim")
+            + date_receipt(markers)
+        )
         result.excluded = receipt_for(dropped, ctx.counter, "over the conversation budget") + orphan_receipt(
             orphans
         )

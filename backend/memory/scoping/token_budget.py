@@ -8,13 +8,12 @@ from backend.memory.scoping.base import (
     ScopingContext,
     ScopingResult,
     group_units,
-    newest_units_within,
-    older_than_window,
+    older_than_window_counted,
     orphan_receipt,
     receipt_for,
     register_strategy,
-    to_scoped,
 )
+from backend.memory.scoping.dated import date_receipt, newest_dated, session_day
 from backend.tokens import MESSAGE_OVERHEAD
 
 MIN_MESSAGE_TOKENS = MESSAGE_OVERHEAD + 1
@@ -35,12 +34,16 @@ class TokenBudgetStrategy:
     async def select(self, ctx: ScopingContext) -> ScopingResult:
         window = await ctx.history.recent(fetch_limit(ctx.budget, ctx.settings.history_scan_limit))
         units, orphans = group_units(window)
-        kept, dropped = newest_units_within(units, ctx.budget, ctx.counter)
-        result = ScopingResult(to_scoped(kept), strategy=self.name)
-        result.included = receipt_for(kept, ctx.counter, "newest that fit the budget")
+        messages, kept_at, markers = newest_dated(units, ctx.budget, ctx.counter, session_day(window))
+        kept, dropped = units[len(units) - len(kept_at) :], units[: len(units) - len(kept_at)]
+        result = ScopingResult(messages, strategy=self.name)
+        result.included = receipt_for(kept, ctx.counter, "newest that fit the budget") + date_receipt(markers)
         result.excluded = (
-            older_than_window(
-                window[0].seq if window else ctx.history.latest_seq + 1, "over the conversation budget"
+            await older_than_window_counted(
+                ctx.history,
+                window[0].seq if window else ctx.history.latest_seq + 1,
+                "over the conversation budget",
+                ctx.counter,
             )
             + receipt_for(dropped, ctx.counter, "over the conversation budget")
             + orphan_receipt(orphans)

@@ -1,0 +1,1 @@
+"""Operations: tracing, metrics, structured logs, cost, per-user limits and durable background jobs."""

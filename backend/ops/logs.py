@@ -1,0 +1,120 @@
+"""Structured logs: one JSON object per line (or plain text) carrying the request id of the HTTP
+request that logged it; the id is returned as `X-Request-ID` (a sane incoming one is kept)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import time
+import uuid
+from contextvars import ContextVar
+from typing import Any
+
+from pythonjsonlogger.json import JsonFormatter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from backend.config import Settings
+
+request_id: ContextVar[str | None] = ContextVar("orrery_request_id", default=None)
+SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
+QUIET_PATHS = frozenset({"/health", "/metrics"})
+"""Probed every few seconds by load balancers and Prometheus: logged at debug level only."""
+access_log = logging.getLogger("orrery.http")
+turn_log = logging.getLogger("orrery.turns")
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamp every record with the current request id (`-` outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id.get() or "-"
+        record.__dict__.pop("color_message", None)  # uvicorn's ANSI-coloured duplicate of `message`
+        return True
+
+
+class _OrreryHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is now (test runners swap it); marks the handler this module
+    installed, so configuring twice does not log twice."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def configure_logging(settings: Settings) -> None:
+    """Send Orrery's and uvicorn's logs to stderr in the chosen format, with request ids."""
+    handler = _OrreryHandler()
+    handler.addFilter(RequestIdFilter())
+    if settings.log_format == "json":
+        handler.setFormatter(
+            JsonFormatter(JSON_FIELDS, rename_fields={"levelname": "level", "name": "logger"})
+        )
+    else:
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    level = settings.log_level.upper()
+    for name in ("orrery", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        logger.handlers = [
+            h for h in logger.handlers if not isinstance(h, _OrreryHandler | logging.StreamHandler)
+        ]
+        logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = name == "orrery"  # pytest and embedding apps still see Orrery's records
+    logging.getLogger("uvicorn.access").disabled = True  # replaced by orrery.http lines with the request id
+
+
+class RequestIdMiddleware:
+    """Give each HTTP request an id (the client's `X-Request-ID` if sane), expose it to logs and
+    return it; log one line per request with status and duration."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        rid = incoming if SANE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        token = request_id.set(rid)
+        started = time.perf_counter()
+        status = {"code": 500}
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            access_log.log(
+                logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO,
+                "%s %s %d %.1f ms",
+                scope["method"],
+                scope["path"],
+                status["code"],
+                (time.perf_counter() - started) * 1000,
+                extra={"method": scope["method"], "path": scope["path"], "status": status["code"]},
+            )
+            request_id.reset(token)
+
+
+def log_turn_failure(exc: BaseException, **context: Any) -> None:
+    """A failed turn, in full (exception chain and traceback) for operators; clients get a short
+    message from the API layer instead."""
+    turn_log.error(
+        "turn failed: %s: %s",
+        type(exc).__name__,
+        exc,
+        exc_info=exc,
+        extra={key: str(value) for key, value in context.items()},
+    )

@@ -1,0 +1,78 @@
+"""Prometheus metrics: turns, latencies, tokens, tool calls, errors and jobs, labelled per agent.
+
+With several worker processes, `PROMETHEUS_MULTIPROC_DIR` must be set before this module is first
+imported (`orrery serve --workers N` does it); every process then writes its samples there and
+`/metrics` adds them up, so any worker answers for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+
+TURNS = Counter(
+    "orrery_turns", "Chat turns finished, by agent and outcome (ok, error, replayed).", ["agent", "outcome"]
+)
+TURN_SECONDS = Histogram(
+    "orrery_turn_seconds",
+    "Wall time of a turn, message stored to reply stored.",
+    ["agent"],
+    buckets=LATENCY_BUCKETS,
+)
+MODEL_SECONDS = Histogram(
+    "orrery_model_seconds",
+    "Wall time of one model request (a turn may make several).",
+    ["agent"],
+    buckets=LATENCY_BUCKETS,
+)
+TOKENS = Counter("orrery_tokens", "Model tokens, by agent and direction (in, out).", ["agent", "direction"])
+TOOL_CALLS = Counter(
+    "orrery_tool_calls", "Tool calls, by agent, tool and outcome (ok, error).", ["agent", "tool", "outcome"]
+)
+ERRORS = Counter("orrery_errors", "Failed or refused turns, by agent and kind.", ["agent", "kind"])
+JOBS = Counter("orrery_jobs", "Background jobs run, by kind and outcome (ok, error).", ["kind", "outcome"])
+
+
+def record_turn(
+    agent: str,
+    seconds: float,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    tool_calls: Iterable[Mapping[str, Any]],
+) -> None:
+    """A turn that stored its reply."""
+    TURNS.labels(agent=agent, outcome="ok").inc()
+    TURN_SECONDS.labels(agent=agent).observe(seconds)
+    TOKENS.labels(agent=agent, direction="in").inc(input_tokens or 0)
+    TOKENS.labels(agent=agent, direction="out").inc(output_tokens or 0)
+    for call in tool_calls:
+        outcome = "error" if call.get("error") else "ok"
+        TOOL_CALLS.labels(agent=agent, tool=str(call.get("name")), outcome=outcome).inc()
+
+
+def record_error(agent: str, kind: str) -> None:
+    """A turn that failed (`kind`: the exception's class name) or was refused (`rate_limited`)."""
+    TURNS.labels(agent=agent, outcome="error").inc()
+    ERRORS.labels(agent=agent, kind=kind).inc()
+
+
+def exposition() -> tuple[bytes, str]:
+    """The text `/metrics` serves: this process's samples, or every worker's in multiprocess mode."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

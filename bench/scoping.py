@@ -1,0 +1,106 @@
+"""Context-quality benchmark: the scoping bake-off on the shipped dataset, and relevance's cost on a
+2,000-message session next to the plain lexical baseline.
+
+Part 1 runs `orrery eval scoping` (all strategies + `lexical_baseline`, budgets 1000/2000/4000) on
+`bench/data/scoping_dataset.json` and prints the Markdown table the README shows. Part 2 writes one
+~2,000-message session (the first conversation, repeated) and reports the median CPU ms per
+selection of `relevance` and `lexical_baseline` at a 2,000-token budget.
+
+Run `python -m bench.scoping [--dialects sqlite,postgresql]` (part of `make bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+from pathlib import Path
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.evaluation.baseline import LexicalBaseline
+from backend.evaluation.dataset import Conversation, Session, Turn, load_dataset
+from backend.evaluation.harness import (
+    DEFAULT_STRATEGIES,
+    evaluate,
+    load_conversation,
+    resolve_strategies,
+    timed_select,
+)
+from backend.evaluation.report import markdown_table
+from backend.memory.scoping import get_strategy
+from backend.tokens import counter_for
+from bench.common import bench_settings, databases
+
+DATASET = Path(__file__).parent / "data" / "scoping_dataset.json"
+
+
+async def _bake_off(settings: Settings, budgets: list[int]) -> str:
+    db = Database.from_settings(settings)
+    try:
+        rows = await evaluate(
+            db, load_dataset(DATASET), settings, resolve_strategies(list(DEFAULT_STRATEGIES)), budgets
+        )
+    finally:
+        await db.dispose()
+    return markdown_table([r.as_dict() for r in rows])
+
+
+async def _long_session(settings: Settings, repeats: int = 3) -> dict[str, float]:
+    dataset = load_dataset(DATASET)
+    first = dataset.conversations[0]
+    sessions = [
+        Session(
+            id=k + 1,
+            date=s.date,
+            turns=[Turn(id=f"D{k + 1}:{i}", role=t.role, text=t.text) for i, t in enumerate(s.turns)],
+        )
+        for k, s in enumerate(first.sessions * repeats)
+    ]
+    db = Database.from_settings(settings)
+    try:
+        loaded = await load_conversation(db, Conversation(id="long", sessions=sessions, qa=[]))
+        counter = counter_for(settings.model)
+        out: dict[str, float] = {"messages": loaded.latest_seq}
+        for name, strategy in (
+            ("relevance", get_strategy("relevance")),
+            ("lexical_baseline", LexicalBaseline()),
+        ):
+            await timed_select(db, strategy, loaded, first.qa[0].question, 2000, counter, settings)  # warm up
+            cpu = []
+            for _ in range(3):
+                for q in first.qa:
+                    cpu.append(
+                        (await timed_select(db, strategy, loaded, q.question, 2000, counter, settings))[2]
+                    )
+            out[name] = statistics.median(cpu) * 1000
+        return out
+    finally:
+        await db.dispose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the bake-off table and the long-session cost per dialect."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dialects", default="sqlite")
+    parser.add_argument("--budgets", default="1000,2000,4000")
+    args = parser.parse_args(argv)
+    dialects = [d.strip() for d in args.dialects.split(",") if d.strip()]
+    budgets = [int(b) for b in args.budgets.split(",")]
+    with databases(dialects) as fresh:
+        for dialect in dialects:
+            print(f"### {dialect}: scoping bake-off on {DATASET.name}\n")
+            print(asyncio.run(_bake_off(bench_settings(fresh(dialect, "scoping_eval")), budgets)), flush=True)
+            long = asyncio.run(_long_session(bench_settings(fresh(dialect, "scoping_long"))))
+            ratio = long["relevance"] / long["lexical_baseline"] if long["lexical_baseline"] else 0.0
+            print(
+                f"\n{dialect}: {long['messages']:.0f}-message session, 2,000-token budget, "
+                f"median CPU per selection: relevance {long['relevance']:.1f} ms, "
+                f"lexical_baseline {long['lexical_baseline']:.1f} ms "
+                f"(ratio {ratio:.2f})\n",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""What a message stores when written (counts, search terms, embedding) and what scoping asks the
+database for: full-text candidates within one session, outlines, totals of what was left out."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import Message
+from backend.memory.history import DbHistory
+from backend.memory.scoping import ScopingContext, get_strategy
+from backend.repo import chat
+from backend.text import analyze
+from backend.tokens import counter_for
+from tests.support.factories import make_user
+
+COUNTER = counter_for("offline")
+
+
+async def _session(db: Database, texts: list[str], name: str = "Ada") -> tuple[Any, Any]:
+    async with db.transaction() as s:
+        user = await make_user(s, name)
+        c = await chat.create_session(s, user.id)
+        for i, text in enumerate(texts):
+            await chat.append_message(
+                s, user.id, c.id, chat.NewMessage("user" if i % 2 == 0 else "assistant", text)
+            )
+    return user.id, c.id
+
+
+async def test_message_stores_counts_terms_and_embedding_once(db: Database) -> None:
+    _, sid = await _session(db, ["The review processes changed: news at 9."])
+    async with db.sessions() as s:
+        m = (await s.execute(select(Message).where(Message.session_id == sid))).scalar_one()
+    assert m.token_counts == {
+        "cl100k_base": COUNTER.count(m.content),
+        "o200k_base": counter_for("gpt-4o").count(m.content),
+    }
+    assert m.search_terms == " ".join(analyze(m.content)) and "process" in m.search_terms.split()
+    assert m.embedding is not None and len(m.embedding) == 512
+
+
+async def test_search_is_stemmed_and_stays_in_the_session(db: Database) -> None:
+    texts = ["We talked about the weather.", "The approval process is slow.", "Lunch was fine.", "Okay."]
+    _, mine = await _session(db, texts)
+    _, other = await _session(db, texts, name="Bob")
+    async with db.sessions() as s:
+        history = DbHistory(s, mine, 4)
+        assert await history.search(analyze("Why are processes so slow?"), 10) == [2]
+        assert await history.search(["nothing"], 10) == []
+        assert await history.search([], 10) == []
+        outline = await history.outline(10, "cl100k_base")
+        assert [r.seq for r in outline] == [1, 2, 3, 4] and all(r.tokens and r.embedding for r in outline)
+        count, tokens = await history.totals(3, "cl100k_base")
+        assert count == 3 and tokens == sum(COUNTER.count(t) for t in texts[:3])
+        assert (await history.fetch([4, 2]))[0].content == texts[1]
+        other_history = DbHistory(s, other, 4)
+        assert await other_history.search(["process"], 10) == [2]
+
+
+async def test_relevance_and_token_budget_read_stored_values(db: Database, settings: Settings) -> None:
+    texts = ["Our rescue greyhound is called Biscuit."] + [
+        f"Filler line {i} about the weekend." for i in range(40)
+    ]
+    _, sid = await _session(db, texts)
+    async with db.sessions() as s:
+
+        def ctx(budget: int) -> ScopingContext:
+            return ScopingContext(
+                agent="coach",
+                session_id=sid,
+                history=DbHistory(s, sid, len(texts)),
+                query="What breed is the rescue dog?",
+                budget=budget,
+                counter=COUNTER,
+                settings=settings,
+            )
+
+        picked = await get_strategy("relevance").select(ctx(120))
+        assert picked.messages[0]["content"] == texts[0]
+        assert picked.included[0].reason == "relevant" and picked.included[0].key == "seq 1"
+        newest = await get_strategy("token_budget").select(ctx(60))
+        left_out = newest.excluded[0]
+        assert left_out.key.startswith("seq 1-") and "older messages, ~" in left_out.reason
+        assert left_out.tokens and left_out.tokens > 100
+
+
+async def test_another_users_session_has_no_candidates(db: Database) -> None:
+    _, mine = await _session(db, ["Secret plan about the merger."])
+    async with db.sessions() as s:
+        assert await DbHistory(s, uuid.uuid4(), 1).search(["merger"], 10) == []
+        assert await DbHistory(s, mine, 1).search(["merger"], 10) == [1]

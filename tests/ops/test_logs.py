@@ -1,0 +1,74 @@
+"""Request ids (generated, or the client's if sane) on every response and log line; JSON logs; a
+failed turn logged in full (exception chain) server-side."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import httpx
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo
+
+from backend.agents.orchestrator import Orchestrator
+from backend.api.app import create_app
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.repo import chat
+from tests.ops.conftest import serving
+from tests.support.models import streaming
+
+
+async def test_request_ids_are_generated_or_kept_when_sane(api: httpx.AsyncClient) -> None:
+    generated = await api.get("/v1/me")
+    assert len(generated.headers["X-Request-ID"]) == 32
+    assert (await api.get("/v1/me", headers={"X-Request-ID": "lb-7f3a.42"})).headers[
+        "X-Request-ID"
+    ] == "lb-7f3a.42"
+    for insane in ("x" * 200, "two words", "<script>"):
+        replaced = (await api.get("/v1/me", headers={"X-Request-ID": insane})).headers["X-Request-ID"]
+        assert replaced != insane and len(replaced) == 32
+    missing = await api.get("/v1/nothing-here", headers={"X-Request-ID": "abc"})
+    assert missing.status_code == 404 and missing.headers["X-Request-ID"] == "abc"
+
+
+async def test_json_logs_carry_the_request_id(
+    settings: Settings, demo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = create_app(settings.model_copy(update={"log_format": "json"}))
+    async with serving(app, demo.api_key) as api:
+        response = await api.get("/v1/me", headers={"X-Request-ID": "req-json-1"})
+    assert response.status_code == 200
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    access = [
+        line for line in lines if line["logger"] == "orrery.http" and line["request_id"] == "req-json-1"
+    ]
+    assert access and access[0]["level"] == "INFO" and access[0]["status"] == 200
+    assert access[0]["message"].startswith("GET /v1/me 200")
+
+
+async def test_a_failed_turn_is_logged_in_full(
+    db: Database, settings: Settings, demo: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        try:
+            raise ConnectionRefusedError("10.0.0.7:5432 refused")
+        except ConnectionRefusedError as exc:
+            raise RuntimeError("provider call failed") from exc
+
+    async with db.transaction() as s:
+        session = await chat.create_session(s, demo.user_id, project_id=demo.project_id, active_agent="coach")
+    orch = Orchestrator(db, settings, lambda name, s: streaming(broken))
+    with caplog.at_level(logging.ERROR, logger="orrery.turns"):
+        events = [e async for e in orch.turn(demo.user_id, session.id, "hello", model="scripted")]
+    assert events[-1].type == "error"
+    [record] = [r for r in caplog.records if r.name == "orrery.turns"]
+    assert record.exc_info is not None and record.exc_info[1].__cause__ is not None
+    text = caplog.text
+    assert (
+        "ConnectionRefusedError: 10.0.0.7:5432 refused" in text
+        and "RuntimeError: provider call failed" in text
+    )
+    assert record.agent == "coach" and record.session_id == str(session.id)  # type: ignore[attr-defined]

@@ -1,0 +1,69 @@
+"""`/metrics` after real turns: turns, latencies, tokens, tool calls and errors, labelled per agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo
+
+from backend.agents.orchestrator import Orchestrator
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.repo import chat
+from tests.ops.conftest import focused_session
+from tests.support.models import streaming
+
+
+async def scrape(api: httpx.AsyncClient) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    response = await api.get("/metrics", headers={"Authorization": ""})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def delta(before: dict[Any, float], after: dict[Any, float], name: str, **labels: str) -> float:
+    key = (name, frozenset(labels.items()))
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+async def test_metrics_count_real_turns_per_agent(
+    api: httpx.AsyncClient, demo: Any, db: Database, settings: Settings
+) -> None:
+    sid = await focused_session(api, demo)
+    before = await scrape(api)
+    for question in ("What is this task blocked by?", "And what plan is it in?"):
+        response = await api.post(
+            f"/v1/sessions/{sid}/messages", json={"content": question}, headers={"Accept": "application/json"}
+        )
+        assert response.status_code == 200, response.text
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("provider exploded")
+
+    failing = Orchestrator(db, settings, lambda name, s: streaming(broken))
+    async with db.transaction() as s:
+        other = await chat.create_session(s, demo.user_id, project_id=demo.project_id, active_agent="coach")
+    events = [e async for e in failing.turn(demo.user_id, other.id, "hello", model="scripted")]
+    assert events[-1].type == "error"
+    after = await scrape(api)
+
+    assert delta(before, after, "orrery_turns_total", agent="planner", outcome="ok") == 2
+    assert delta(before, after, "orrery_turn_seconds_count", agent="planner") == 2
+    assert delta(before, after, "orrery_turn_seconds_sum", agent="planner") > 0
+    assert delta(before, after, "orrery_model_seconds_count", agent="planner") >= 2  # tool calls add requests
+    assert delta(before, after, "orrery_tokens_total", agent="planner", direction="in") > 0
+    assert delta(before, after, "orrery_tokens_total", agent="planner", direction="out") > 0
+    tool_calls = sum(
+        v - before.get(k, 0.0)
+        for k, v in after.items()
+        if k[0] == "orrery_tool_calls_total" and ("agent", "planner") in k[1] and ("outcome", "ok") in k[1]
+    )
+    assert tool_calls >= 1
+    assert delta(before, after, "orrery_errors_total", agent="coach", kind="RuntimeError") == 1
+    assert delta(before, after, "orrery_turns_total", agent="coach", outcome="error") == 1

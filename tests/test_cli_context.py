@@ -1,0 +1,146 @@
+"""The CLI shows what the next turn sees, reaches build_context's filters, incremental mode and user
+templates, prints valid JSON, and words "which project?" the same way everywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from backend.agents.definitions import get_agent
+from backend.chat_cli import read_line
+from backend.cli import app
+from backend.config import get_settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def demo(empty_db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    (tmp_path / "mine.yaml").write_text("budget: 300\nstrategy: breadth\ndescription: my own\n")
+    monkeypatch.setenv("DATABASE_URL", empty_db_url)
+    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
+    monkeypatch.setenv("ORRERY_TEMPLATES_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    assert invoke("db", "upgrade")[0] == 0
+    yield json.loads(invoke("demo", "load", "--json")[1])
+    get_settings.cache_clear()
+
+
+def invoke(*args: str, stdin: str | None = None) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), input=stdin)
+    return result.exit_code, result.output
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_context_show_uses_the_agents_own_prompt_and_the_resolved_strategy(demo: dict[str, Any]) -> None:
+    code, output = invoke(
+        "sessions", "create", "--user", demo["user_id"], "--project", demo["project_id"], "--agent", "planner"
+    )
+    sid = output.strip().split()[-1]
+    assert code == 0
+    code, output = invoke("context", "show", "--session", sid, "--json")
+    context = json.loads(output)
+    assert context["system_prompt"].startswith(get_agent("planner").prompt())
+    assert "You are a helpful assistant." not in context["system_prompt"]
+    assert context["receipt"]["strategy_source"] == "agent default"
+
+
+def test_context_build_filters_incremental_and_user_templates(demo: dict[str, Any], tmp_path: Path) -> None:
+    task = demo["focus"]["task"]
+    code, output = invoke("context", "build", task, "--kind", "plan", "--no-knowledge", "--json")
+    plans = json.loads(output)
+    assert code == 0 and {i["node"]["kind"] for i in plans["related"]} == {"plan"}
+    code, output = invoke("context", "build", task, "--budget", "300", "--json")
+    first = json.loads(output)
+    (tmp_path / "first.json").write_text(output)
+    code, output = invoke(
+        "context",
+        "build",
+        task,
+        "--existing",
+        str(tmp_path / "first.json"),
+        "--additional-budget",
+        "300",
+        "--json",
+    )
+    more = json.loads(output)
+    first_ids = {i["node"]["id"] for i in first["related"]}
+    assert code == 0 and more["metadata"]["incremental"]
+    assert not first_ids & {i["node"]["id"] for i in more["related"]}
+    code, output = invoke("context", "build", task, "--template", "mine", "--json")
+    assert code == 0 and json.loads(output)["query"]["budget"] == 300
+    code, output = invoke("context", "templates")
+    assert code == 0 and "mine" in output and "my own" in output
+    code, output = invoke("context", "build", task, "--kind", "spaceship")
+    assert code == 1 and "unknown kinds: spaceship" in output
+
+
+def test_kb_search_json_is_valid_for_exact_codes(demo: dict[str, Any]) -> None:
+    code, output = invoke("kb", "search", "BR-012 overage", "--json")
+    hits = _strict_json(output)["hits"]
+    assert code == 0 and hits[0]["code"] == "BR-012" and hits[0]["exact_code"] and hits[0]["rank"] is None
+
+
+def test_commands_that_need_a_project_say_so_the_same_way(demo: dict[str, Any]) -> None:
+    synth = (
+        "demo",
+        "synth",
+        "--entities",
+        "30",
+        "--edges-per-entity",
+        "1",
+        "--kb-entries",
+        "5",
+        "--seed",
+        "3",
+    )
+    assert invoke(*synth)[0] == 0
+    assert invoke("users", "create", "maya2@example.org", "--name", "M", "--project", "Side")[0] == 0
+    for command in (("kb", "search", "overage"), ("docs", "summary"), ("docs", "search", "overage")):
+        code, output = invoke(*command)
+        assert code == 1 and "pass --project ID, one of:" in output and demo["project_id"] in output, command
+    code, output = invoke("kb", "search", "overage", "--project", demo["project_id"], "--json")
+    assert code == 0 and _strict_json(output)["hits"]
+    code, output = invoke("docs", "index", "--project", demo["project_id"], "--json")
+    assert code == 0 and json.loads(output)["skipped_unchanged"]  # the folder indexed before
+
+
+def test_terminal_chat_context_agent_and_markdown(
+    demo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pydantic_ai
+
+    monkeypatch.setattr(pydantic_ai, "BANNER_ENABLED", True)
+    script = "What is this task blocked by?\n/context\n/agent motivator\n/context\n/quit\n"
+    code, output = invoke("chat", "--demo", stdin=script)
+    assert code == 0
+    assert "Legal review of pricing terms" in output and "**Legal review" not in output  # rendered
+    assert output.count("excluded (why)") == 2 and "conversation" in output and "budgets x" in output
+    after_agent = output.split("answers from the next turn on")[1]
+    assert "motivator · strategy last_n (agent default)" in after_agent
+    assert pydantic_ai.BANNER_ENABLED is False  # the chat owns the terminal
+
+
+async def test_ctrl_c_at_the_prompt_returns_at_once() -> None:
+    release = threading.Event()
+    waiting = asyncio.create_task(read_line(lambda: str(release.wait())))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    reader = next(t for t in threading.enumerate() if t.name == "orrery-input")
+    assert reader.daemon  # never holds up the exit
+    release.set()

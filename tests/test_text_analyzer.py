@@ -1,0 +1,28 @@
+"""The one text analyzer: Snowball stems shared by BM25, stored message terms and keyword matching."""
+
+from __future__ import annotations
+
+from backend.text import analyze, search_terms, stem
+
+
+def test_stems_agree_on_word_families() -> None:
+    assert stem("process") == stem("processes") == "process"
+    assert stem("news") == "news"
+    assert stem("pricing") == stem("priced") == stem("prices") == "price"
+    assert stem("running") == stem("runs") == "run"
+
+
+def test_analyze_drops_stop_words_and_splits_hyphenated_words() -> None:
+    assert analyze("The follow-up on the processes & news: pricing CHANGED!") == [
+        "follow",
+        "up",
+        "process",
+        "news",
+        "price",
+        "chang",
+    ]
+    assert analyze("") == [] and analyze("the and of") == []
+
+
+def test_search_terms_stay_unstemmed_for_the_database_engines() -> None:
+    assert search_terms("Processes, news; don't panic") == ["processes", "news", "don", "panic"]
