@@ -178,9 +178,19 @@ async def _sqlite_project_ranked(
     session: AsyncSession, base: Any, project_id: uuid.UUID, terms: list[str], limit: int
 ) -> list[Any]:
     """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
+    # FTS5 drives (CROSS JOIN fixes the loop order) and the project's candidates are cut inside, so
+    # SQLite materializes them instead of running the MATCH once per entry of the project
     fts = (
-        text("SELECT rowid AS rid FROM kb_entries_fts WHERE kb_entries_fts MATCH :match")
-        .bindparams(match=" OR ".join(f'"{t}"*' for t in terms))
+        text(
+            "SELECT kb_entries_fts.rowid AS rid FROM kb_entries_fts CROSS JOIN kb_entries AS e "
+            "ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :match AND e.project_id = :p "
+            "ORDER BY e.code LIMIT :n"
+        )
+        .bindparams(
+            bindparam("match", " OR ".join(f'"{t}"*' for t in terms)),
+            bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
+            bindparam("n", MAX_CANDIDATES),
+        )
         .columns(rid=Integer)
         .subquery()
     )
