@@ -6,17 +6,18 @@ STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run serve test lint format typecheck pytest bench clean lock
+.PHONY: help install migrate demo run chat serve test lint format typecheck pytest bench clean lock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml examples/orrery-plugin-example/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -q --no-deps -e examples/orrery-plugin-example  # the example plugin the tests use
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install the pinned dependencies and the package
@@ -28,9 +29,13 @@ demo: migrate ## Load the demo workspace if the database is empty, then print it
 	$(BIN)/orrery demo load --if-empty
 	$(BIN)/orrery demo summary
 
-run: demo ## Install, migrate, load the demo workspace and chat with it in the terminal (offline model)
+run: demo ## Install, migrate, load the demo workspace and serve the web app; prints a one-click sign-in link
+	@$(BIN)/orrery web link
+	@echo "The link opens the demo chat, focused on the demo task. Try: What plan does this task belong to?"
+	$(BIN)/orrery serve
+
+chat: demo ## Chat with the demo workspace in the terminal (offline model), focused on the demo task
 	@echo "Chatting as the demo user, focused on the demo task. Try: What plan does this task belong to?"
-	@echo "(The API server: make serve. An API key for the demo user: $(BIN)/orrery demo load)"
 	$(BIN)/orrery chat --demo
 
 serve: install ## Start the API server only
@@ -56,7 +61,7 @@ bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
 
 lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, no index addresses)
-	$(BIN)/pip-compile -q --extra dev --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
+	$(BIN)/pip-compile -q --extra dev --allow-unsafe --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
 		-o requirements.lock pyproject.toml
 
 clean: ## Remove the virtualenv, caches and the local SQLite database

@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
 
+    plugins: str = ""
+    """Comma-separated modules contributing strategies, tools, agents and expertise (besides the
+    `orrery.*` entry points of installed packages), e.g. `my_pkg.orrery`."""
+
     # Operations: tracing, metrics, logs, limits, background jobs (backend/ops/).
     otel_exporter_otlp_endpoint: str | None = Field(
         default=None, validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_ENDPOINT")

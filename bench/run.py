@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from bench import context, graph, http_load, knowledge, load, ops, orchestrator, scoping
+from bench import context, graph, http_load, knowledge, load, mcp_startup, ops, orchestrator, scoping
 
 RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "load": load.main,
@@ -16,6 +16,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "orchestrator": orchestrator.main,
     "http_load": http_load.main,
     "ops": ops.main,
+    "mcp_startup": mcp_startup.main,
 }
 
 

@@ -35,6 +35,8 @@ STEPS: list[Step] = [
     (["db", "downgrade", "base"], 0, "downgraded to base", None),
     (["db", "upgrade", "head"], 0, "database migrated to head", None),
     (["db", "current"], 0, "up to date", None),
+    (["plugins"], 0, "decisions_first", None),
+    (["plugins", "--json"], 0, '"project_pulse"', None),
     (["demo", "load", "--json"], 0, "api_key", "demo"),
     (["demo", "load", "--if-empty"], 0, "demo not loaded", None),
     (["demo", "summary"], 0, "Atlas 2.0", None),
@@ -208,6 +210,38 @@ STEPS: list[Step] = [
         "digest",
         None,
     ),  # fmt: skip
+    (
+        ["sessions", "list", "--user", "maya@demo.orrery.dev", "--limit", "5", "--offset", "0", "--json"],
+        0,
+        "{session_id}",
+        None,
+    ),
+    (
+        ["sessions", "rename", "--session", "{session_id}", "Pricing plan", "--user", "maya@demo.orrery.dev"],
+        0,
+        "renamed",
+        None,
+    ),
+    (["sessions", "list", "--user", "maya@demo.orrery.dev"], 0, "Pricing plan", None),
+    (
+        ["sessions", "delete", "--session", "{session_id}", "--user", "maya@demo.orrery.dev"],
+        0,
+        "session deleted",
+        None,
+    ),
+    (
+        ["sessions", "delete", "--session", "{session_id}", "--user", "maya@demo.orrery.dev"],
+        1,
+        "not found",
+        None,
+    ),
+    (["web", "link"], 0, "http://127.0.0.1:8000/login/link?token=", None),
+    (
+        ["web", "link", "--user", "maya@demo.orrery.dev", "--base-url", "http://example.test:9000/"],
+        0,
+        "http://example.test:9000/login/link?token=",
+        None,
+    ),
 ]
 # Long-running commands, started and probed by `test_servers_through_the_entry_point`.
 SERVER_STEPS: list[list[str]] = [

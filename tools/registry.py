@@ -26,6 +26,12 @@ class ToolSpec:
     function: Callable[..., Any]
     read_only: bool
     group: str
+    destructive: bool = False
+    """A writing tool that may overwrite or remove what is there (MCP `destructiveHint`)."""
+    idempotent: bool = False
+    """Repeating a call with the same arguments changes nothing more (MCP `idempotentHint`)."""
+    plugin: str | None = None
+    """The plugin that contributed this tool (None: built in)."""
 
 
 REGISTRY: dict[str, ToolSpec] = {
@@ -36,13 +42,15 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec("load_context_for_task", knowledge.load_context_for_task, read_only=True, group="knowledge"),
         ToolSpec("get_entry", knowledge.get_entry, read_only=True, group="knowledge"),
         ToolSpec("search_knowledge", knowledge.search_knowledge, read_only=True, group="knowledge"),
-        ToolSpec("update_entry", knowledge.update_entry, read_only=False, group="knowledge"),
+        ToolSpec(
+            "update_entry", knowledge.update_entry, read_only=False, group="knowledge", destructive=True
+        ),
         ToolSpec("get_context_for_story", docs.get_context_for_story, read_only=True, group="docs"),
         ToolSpec("get_relevant_specs", docs.get_relevant_specs, read_only=True, group="docs"),
         ToolSpec("search_context", docs.search_context, read_only=True, group="docs"),
         ToolSpec("list_stories_by_epic", docs.list_stories_by_epic, read_only=True, group="docs"),
         ToolSpec("get_context_summary", docs.get_context_summary, read_only=True, group="docs"),
-        ToolSpec("index_docs", docs.index_docs, read_only=False, group="docs"),
+        ToolSpec("index_docs", docs.index_docs, read_only=False, group="docs", idempotent=True),
     )
 }
 

@@ -2,7 +2,7 @@
 changes what its linked context shows, so caches in other processes notice on their next read.
 
 Revision ID: 0006gc
-Revises: 0008
+Revises: 0009
 Create Date: 2026-11-22 04:50:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006gc"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -97,11 +97,20 @@ class Orchestrator:
     """Runs chat turns against one database with one model factory."""
 
     def __init__(
-        self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: Callable[[str, Settings], Model] = build_model,
+        on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
+        """`on_context` sees each turn's assembled working context (the testing kit records it)."""
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
+        self.on_context = on_context
         self._locks: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
         self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
         """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
@@ -155,6 +164,8 @@ class Orchestrator:
             return
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
+        if self.on_context is not None:
+            self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
             "context",
@@ -162,6 +173,9 @@ class Orchestrator:
                 "receipt_tokens": wc.receipt.total_tokens,
                 "strategy": wc.receipt.strategy,
                 "knowledge": wc.receipt.knowledge,
+                "receipt": wc.receipt.as_dict(),
+                "system_prompt": wc.system_prompt,  # exactly what the model is about to see
+                "messages": wc.messages,
             },
         )
         runner = Agent(

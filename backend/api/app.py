@@ -18,7 +18,7 @@ from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
-from backend.api.routes import openai_compat, resources, vercel
+from backend.api.routes import extensions, openai_compat, resources, sessions, vercel
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -63,10 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     front_door.install(app, settings)
     install_operations(app, settings)
+    app.include_router(sessions.router)
     app.include_router(chat_routes.router)
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
     app.include_router(vercel.router)
+    app.include_router(extensions.router)
 
     @app.get("/health", response_model=Health)
     async def health(request: Request) -> Health:
@@ -114,5 +116,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             entity=EntityOut.model_validate(found), edges=[EdgeOut.model_validate(e) for e in edges]
         )
 
+    from backend.web import install_web
+
+    install_web(app)
     _ = uuid  # ids arrive as strings so malformed ones answer 404, like unknown ones
     return app

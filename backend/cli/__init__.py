@@ -20,10 +20,12 @@ from backend.cli import (
     kb,
     keys,
     linked,
+    plugins,
     server,
     sessions,
     usage,
     users,
+    web,
 )
 
 app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
@@ -37,7 +39,8 @@ app.add_typer(demo.demo_app, name="demo")
 app.add_typer(users.users_app, name="users")
 app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
-for module in (server, linked, chat, usage):
+app.add_typer(web.web_app, name="web")
+for module in (server, linked, chat, usage, plugins):
     app.registered_commands.extend(module.app.registered_commands)
 
 

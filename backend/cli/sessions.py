@@ -101,3 +101,66 @@ def sessions_say(
             return message.seq
 
     out.print(f"message {run(lambda s: with_db(s, body))} appended")
+
+
+@sessions_app.command("list")
+def sessions_list(
+    user: Annotated[str, typer.Option(help="User id or email.")],
+    limit: Annotated[int, typer.Option(help="How many (1-200).")] = 20,
+    offset: Annotated[int, typer.Option(help="Skip this many (paging).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the page as JSON.")] = False,
+) -> None:
+    """A user's sessions, most recently active first, with title and focus."""
+    from backend.api.routes.sessions import list_item_out
+    from backend.repo import sessions as repo
+
+    async def body(db: Any) -> list[Any]:
+        async with db.transaction() as session:
+            owner = await resolve_user(session, user)
+            return [
+                list_item_out(i)
+                for i in await repo.list_sessions(session, owner.id, limit=limit, offset=offset)
+            ]
+
+    items = run(lambda s: with_db(s, body))
+    if as_json:
+        print(json.dumps([i.model_dump(mode="json") for i in items]))
+        return
+    for i in items:
+        focus = f"{i.focus.kind}: {i.focus.name}" if i.focus else "no focus"
+        out.print(f"{i.id}  {i.title or 'Untitled chat'}  ({focus}, {i.message_count} messages)")
+
+
+@sessions_app.command("rename")
+def sessions_rename(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    title: Annotated[str, typer.Argument(help="The new title (empty clears it).")],
+    user: Annotated[str, typer.Option(help="The session's owner (id or email).")],
+) -> None:
+    """Rename one of USER's sessions."""
+    from backend.repo import sessions as repo
+
+    async def body(db: Any) -> None:
+        async with db.transaction() as session:
+            owner = await resolve_user(session, user)
+            await repo.rename_session(session, owner.id, session_id, title)
+
+    run(lambda s: with_db(s, body))
+    out.print("session renamed")
+
+
+@sessions_app.command("delete")
+def sessions_delete(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    user: Annotated[str, typer.Option(help="The session's owner (id or email).")],
+) -> None:
+    """Delete one of USER's sessions with its messages."""
+    from backend.repo import sessions as repo
+
+    async def body(db: Any) -> None:
+        async with db.transaction() as session:
+            owner = await resolve_user(session, user)
+            await repo.delete_session(session, owner.id, session_id)
+
+    run(lambda s: with_db(s, body))
+    out.print("session deleted")

@@ -28,7 +28,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.agents.definitions import get_agent
 from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
-from backend.errors import ValidationError
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
@@ -40,7 +39,6 @@ from backend.memory.sections import SECTION_JOINT, ContextSection, frame_tokens,
 from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
 from backend.repo.chat import get_session
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
-from backend.vocabulary import AGENT_IDS
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")
 """When the user section is over budget, optional lines are kept in this order of importance."""
@@ -115,9 +113,7 @@ async def assemble_working_context(
     `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
     strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
     """
-    if agent not in AGENT_IDS:
-        raise ValidationError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_IDS)}")
-    definition = get_agent(agent)
+    definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
     choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)
     if base_prompt is None:

@@ -238,7 +238,12 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
     events = _events(response.text)
     assert [kind for kind, _ in events if kind != "text"] == ["agent", "context", "done"]
     assert events[0][1] == {"agent": "planner"}
-    assert shape(events[1][1]) == {
+    context = dict(events[1][1])
+    receipt = context.pop("receipt")  # the full receipt, as GET /v1/sessions/{id}/context returns it
+    assert receipt["total_tokens"] == context["receipt_tokens"] and receipt["sections"]
+    assert "Finalize pricing page" in context.pop("system_prompt")
+    assert context.pop("messages")[-1] == {"role": "user", "content": "What plan does this task belong to?"}
+    assert shape(context) == {
         # a question about the focus entity's own links: no knowledge packet
         "knowledge": {"confidence": "NoneType", "reason": "str", "receipt": "NoneType", "status": "str"},
         "receipt_tokens": "int",

@@ -46,6 +46,7 @@ class SessionPatch(BaseModel):
     clear_focus: bool = False
     agent: str | None = Field(default=None, max_length=64)
     scoping_strategy: str | None = Field(default=None, max_length=64)
+    title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
 
 
 class MessageIn(BaseModel):
@@ -114,7 +115,9 @@ async def get_session(
     }
 
 
-@router.patch("/{session_id}", response_model=SessionOut, summary="Change focus, agent or scoping strategy")
+@router.patch(
+    "/{session_id}", response_model=SessionOut, summary="Rename, or change focus, agent or scoping strategy"
+)
 async def patch_session(
     session_id: str, body: SessionPatch, user: CurrentUser, session: SessionDep
 ) -> dict[str, Any]:
@@ -123,6 +126,10 @@ async def patch_session(
     from backend.memory.scoping import get_strategy
 
     record = await chat.get_session(session, user.id, session_id)
+    if body.title is not None:
+        from backend.repo.sessions import rename_session
+
+        await rename_session(session, user.id, record.id, body.title)
     if body.scoping_strategy:
         record.scoping_strategy = get_strategy(body.scoping_strategy).name
     if body.agent and body.agent != record.active_agent:

@@ -8,6 +8,7 @@ from backend.db.models.identity import ApiKey, Project, ProjectMember, User, Use
 from backend.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
 from backend.db.models.memory import CheckIn, UserSummary
 from backend.db.models.ops import Job, UsageCounter
+from backend.db.models.web import TurnReceipt, WebToken
 
 __all__ = [
     "AgentTransition",
@@ -28,8 +29,10 @@ __all__ = [
     "Project",
     "SessionSummary",
     "UsageCounter",
+    "TurnReceipt",
     "ProjectMember",
     "User",
     "UserProfile",
     "UserSummary",
+    "WebToken",
 ]

@@ -1,0 +1,193 @@
+"""Pages and fragments the browser reads: the app shell with sessions, chat and focus; earlier
+messages; one rendered message; focus search results; and the context inspector."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import RedirectResponse
+
+from backend.agents.definitions import AGENTS
+from backend.api.deps import SettingsDep
+from backend.api.limits import MAX_INT
+from backend.api.routes import chat as chat_routes
+from backend.db.models import ChatSession
+from backend.errors import NotFoundError
+from backend.graph.linked import load_linked_entities_context
+from backend.memory.scoping import strategy_names
+from backend.repo import chat, identity
+from backend.repo import sessions as repo
+from backend.vocabulary import ENTITY_KINDS
+from backend.web import views
+from backend.web.deps import WebRoute, WebTx, WebUser, render
+
+router = APIRouter(route_class=WebRoute, include_in_schema=False)
+PAGE = 30
+SIDEBAR_PAGE = 30
+
+
+async def _shell(request: Request, session: Any, web: Any, chat_record: ChatSession | None) -> dict[str, Any]:
+    """What every app page shows: the sessions list, projects, agents and strategies."""
+    items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE + 1)
+    projects = await identity.list_projects(session, web.user.id)
+    return {
+        "user": web.user,
+        "csrf": request.state.csrf,
+        "sessions": items[:SIDEBAR_PAGE],
+        "offset": 0,
+        "next_offset": SIDEBAR_PAGE if len(items) > SIDEBAR_PAGE else None,
+        "projects": projects,
+        "current": chat_record,
+        "agents": tuple(AGENTS),  # plugin agents too (loaded at startup)
+        "strategies": strategy_names(),
+        "kinds": ENTITY_KINDS,
+    }
+
+
+@router.get("/")
+async def home(request: Request, web: WebUser, session: WebTx) -> Response:
+    """The most recent session, or a start page when there is none."""
+    items = await repo.list_sessions(session, web.user.id, limit=1)
+    if items:
+        return RedirectResponse(f"/s/{items[0].session.id}", status_code=303)
+    return render(request, "app.html", **await _shell(request, session, web, None))
+
+
+@router.get("/sessions/more")
+async def more_sessions(
+    request: Request, web: WebUser, session: WebTx, offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0
+) -> Response:
+    """The next page of the sessions list (the "More chats" button)."""
+    items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE + 1, offset=offset)
+    more = len(items) > SIDEBAR_PAGE
+    return render(
+        request,
+        "_session_items.html",
+        sessions=items[:SIDEBAR_PAGE],
+        current=None,
+        csrf=request.state.csrf,
+        offset=offset,
+        next_offset=offset + SIDEBAR_PAGE if more else None,
+    )
+
+
+@router.get("/s/{session_id}")
+async def session_page(request: Request, session_id: str, web: WebUser, session: WebTx) -> Response:
+    """One session: focus, agent and strategy, the latest messages, and the inspector (loaded on open)."""
+    record = await chat.get_session(session, web.user.id, session_id)
+    context = await _shell(request, session, web, record)
+    messages, more = await repo.messages_page(session, web.user.id, record.id, limit=PAGE)
+    since = messages[0].created_at if more and messages else None
+    transitions = await repo.transitions_between(session, web.user.id, record.id, since)
+    context.update(
+        focus=await repo.session_focus(session, web.user.id, record),
+        timeline=views.timeline(messages, list(transitions)),
+        more=more,
+        first_seq=messages[0].seq if messages else None,
+        views=views,
+    )
+    return render(request, "app.html", **context)
+
+
+@router.get("/s/{session_id}/messages")
+async def earlier_messages(
+    request: Request,
+    session_id: str,
+    web: WebUser,
+    session: WebTx,
+    before: Annotated[int, Query(ge=1, le=2**31)],
+) -> Response:
+    """A page of earlier messages (the "Show earlier" button)."""
+    record = await chat.get_session(session, web.user.id, session_id)
+    messages, more = await repo.messages_page(session, web.user.id, record.id, before_seq=before, limit=PAGE)
+    transitions = await repo.transitions_between(
+        session, web.user.id, record.id, messages[0].created_at if messages else None
+    )
+    last = messages[-1].created_at if messages else None
+    shown = [t for t in transitions if last is None or t.created_at <= last]
+    return render(
+        request,
+        "_messages.html",
+        current=record,
+        timeline=views.timeline(messages, shown),
+        more=more,
+        first_seq=messages[0].seq if messages else None,
+        views=views,
+    )
+
+
+@router.get("/s/{session_id}/m/{seq}")
+async def one_message(request: Request, session_id: str, seq: int, web: WebUser, session: WebTx) -> Response:
+    """One stored message, rendered (replaces the streamed draft when a turn is done)."""
+    record = await chat.get_session(session, web.user.id, session_id)
+    messages, _ = await repo.messages_page(session, web.user.id, record.id, before_seq=seq + 1, limit=1)
+    if not messages or messages[0].seq != seq:
+        raise NotFoundError("message", seq)
+    transitions = [
+        t
+        for t in await repo.transitions_between(session, web.user.id, record.id, messages[0].created_at)
+        if t.message_id == messages[0].id
+    ]
+    return render(
+        request,
+        "_messages.html",
+        current=record,
+        timeline=views.timeline(messages, transitions),
+        more=False,
+        first_seq=None,
+        views=views,
+    )
+
+
+@router.get("/s/{session_id}/focus-search")
+async def focus_search(
+    request: Request,
+    session_id: str,
+    web: WebUser,
+    session: WebTx,
+    q: Annotated[str, Query(max_length=200)] = "",
+    kind: Annotated[str, Query(max_length=20)] = "",
+) -> Response:
+    """The project's entities matching a name (and kind), each with a Focus button."""
+    record = await chat.get_session(session, web.user.id, session_id)
+    found = (
+        await repo.search_entities(session, web.user.id, record.project_id, query=q, kind=kind or None)
+        if record.project_id
+        else []
+    )
+    return render(request, "_focus_results.html", current=record, results=found, csrf=request.state.csrf, q=q)
+
+
+@router.get("/s/{session_id}/inspector")
+async def inspector(
+    request: Request, session_id: str, web: WebUser, session: WebTx, settings: SettingsDep
+) -> Response:
+    """The next turn's context (assembled exactly as the API does), the last turn's receipt, the
+    focus's linked entities and the knowledge packet with the capture form."""
+    record = await chat.get_session(session, web.user.id, session_id)
+    next_turn = await chat_routes.next_context(session_id, web.user, session, settings)
+    last = await repo.last_turn_receipt(session, web.user.id, record.id)
+    linked = None
+    if record.focus_kind not in (None, "project") and record.focus_id is not None:
+        try:
+            linked = await load_linked_entities_context(
+                session, web.user.id, record.focus_id, record.focus_kind, record.project_id
+            )
+        except NotFoundError:
+            linked = None  # the focused entity was deleted
+    return render(
+        request,
+        "_inspector.html",
+        current=record,
+        csrf=request.state.csrf,
+        next_turn=next_turn,
+        next_view=views.receipt_view(next_turn["receipt"]),
+        last_view=views.receipt_view(last.receipt.get("receipt") or {}) if last else None,
+        last_turn=last.receipt if last else None,
+        last_at=last.created_at if last else None,
+        linked=linked,
+        packet=record.knowledge_packet,
+        codes=views.packet_codes(record.knowledge_packet),
+        views=views,
+    )

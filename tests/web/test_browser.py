@@ -1,0 +1,232 @@
+"""The web app in a real browser: Debian's Chromium driven by Playwright against a real uvicorn
+process on a fresh SQLite workspace (the offline model answers). One flow walks what a newcomer
+does; the security checks run in the same browser. Set ORRERY_SCREENSHOTS=DIR to save screenshots
+of the main screens (the README's come from here)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.migrations import upgrade
+from backend.demo.workspace import load_demo
+from backend.repo import chat, identity
+from tests.conftest import in_thread, settings_for
+from tests.support.factories import make_user
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = os.environ.get("ORRERY_SCREENSHOTS")
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    api_key: str
+    foreign_session: str
+
+
+async def _workspace(settings: Settings) -> tuple[str, str]:
+    demo = await load_demo(Database.from_settings(settings), settings.secret_key)
+    db = Database.from_settings(settings)
+    try:
+        async with db.transaction() as s:
+            eve = await make_user(s, "Eve")
+            project = await identity.create_project(s, eve.id, "Eve's plans")
+            theirs = await chat.create_session(s, eve.id, project_id=project.id, title="Eve's secret")
+        return demo.api_key, str(theirs.id)
+    finally:
+        await db.dispose()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('web') / 'orrery.db'}"
+    in_thread(upgrade, url)
+    api_key, foreign = in_thread(asyncio.run, _workspace(settings_for(url)))
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "ORRERY_ENV": "test",
+        "ORRERY_SECRET_KEY": "test-secret",
+        "ORRERY_MODEL": "offline",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    command = [sys.executable, "-m", "uvicorn", "backend.api.app:create_app", "--factory"]
+    process = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        cwd=ROOT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(f"{base}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None:
+                pytest.fail("the server exited during startup")
+            time.sleep(0.1)
+        else:
+            pytest.fail("the server did not answer /health")
+        yield Server(base, api_key, foreign)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(server: Server) -> Iterator[Page]:
+    executable = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(executable).exists():
+        pytest.fail("Chromium is missing: apt-get install chromium (.ci/run installs it)", pytrace=False)
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        context = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=executable,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1360, "height": 900},
+            base_url=server.url,
+        )
+        context.set_default_timeout(15_000)
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on(
+            "console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None
+        )
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        yield tab
+        assert errors == [], "browser console errors (CSP violations show up here)"
+        context.close()
+
+
+def _shot(page: Page, name: str, *, full: bool = True) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=full)
+
+
+def _session_id(page: Page) -> str:
+    found = re.search(r"/s/([0-9a-f-]{36})", page.url)
+    assert found, page.url
+    return found.group(1)
+
+
+def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: Server) -> None:
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login$"))
+    _shot(page, "login", full=False)
+    page.get_by_label("API key").fill(server.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".topbar")).to_contain_text("Maya Chen")
+
+    page.get_by_label("Title (optional)").fill("Where does pricing fit?")
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator(".session-list li.current")).to_contain_text("Where does pricing fit?")
+    sid = _session_id(page)
+
+    page.get_by_text("Change focus").click()
+    page.get_by_label("Search by name").fill("finalize pricing")
+    focus_button = page.get_by_role("button", name="Focus task Finalize pricing page")
+    expect(focus_button).to_be_visible()
+    _shot(page, "focus-picker", full=False)
+    focus_button.click()
+    expect(page.locator(".current-focus")).to_contain_text("Finalize pricing page")
+    expect(page.locator(".current-focus .state")).to_have_text("in_progress")
+
+    page.get_by_label("Message", exact=True).fill("What plan does this task belong to?")
+    page.keyboard.press("Enter")
+    answer = page.locator(".msg-assistant[data-seq='2']")  # the server's rendering replaces the stream
+    expect(answer).to_contain_text("Launch marketing")
+    expect(answer.locator(".agent")).to_have_text("planner")
+
+    page.get_by_label("Message", exact=True).fill("What is this task blocked by?")
+    page.get_by_role("button", name="Send").click()
+    card = page.locator(".msg-assistant[data-seq='4'] details.tool")
+    expect(card).to_contain_text("get_linked_entities")
+    card.locator("summary").click()
+    expect(card.locator("pre").first).to_contain_text("entity_id")
+    expect(card).to_contain_text("Legal review of pricing terms")
+
+    expect(page.locator("#inspector")).to_have_attribute("open", "")  # open from the start
+    linked = page.locator(".turn[open] .section", has_text="Linked Entities")
+    expect(linked).to_contain_text(re.compile(r"[1-9]\d* / \d+ tokens"))
+    expect(page.locator(".linked")).to_contain_text("Launch marketing")
+    page.locator(".turn", has_text="Last turn").locator("summary").first.click()
+    expect(
+        page.locator(".turn", has_text="Last turn").locator(".section", has_text="Linked Entities")
+    ).to_be_visible()
+    _shot(page, "chat-and-inspector", full=False)
+
+    page.get_by_label("Agent", exact=True).select_option("coach")
+    page.get_by_label("Scoping").select_option("relevance")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.get_by_label("Agent", exact=True)).to_have_value("coach")
+    expect(page.get_by_label("Scoping")).to_have_value("relevance")
+    expect(page.locator(".handoff").last).to_contain_text("coach")
+    expect(page.locator("#inspector")).to_have_attribute("open", "")  # open from the start
+    expect(page.locator(".turn[open] .totals")).to_contain_text("relevance")
+
+    page.get_by_label("Entry code").fill("BR-012")
+    page.get_by_label("Code paths (one per line)").fill("backend/billing/overage.py")
+    page.get_by_role("button", name="Save to knowledge base").click()
+    expect(page.locator("#capture-result")).to_contain_text("backend/billing/overage.py")
+
+    page.locator(".linked").get_by_role("button", name="Launch marketing").click()  # refocus from a link
+    expect(page.locator(".current-focus")).to_contain_text("Launch marketing")
+    expect(page.locator(".current-focus .kind")).to_have_text("plan")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    expect(page.get_by_label("Message", exact=True)).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    _shot(page, "phone", full=False)
+    page.set_viewport_size({"width": 1360, "height": 900})
+
+    refused = page.request.post(f"/s/{sid}/rename", form={"title": "forged"})  # the cookie, no CSRF token
+    assert refused.status == 403
+    foreign = page.goto(f"/s/{server.foreign_session}")
+    assert foreign is not None and foreign.status == 404
+    expect(page.locator("h1")).to_have_text("Not found.")
+    expect(page.locator("body")).not_to_contain_text("Eve's secret")
+
+    page.goto(f"/s/{sid}")
+    expect(page.locator("#title")).to_have_value("Where does pricing fit?")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(re.compile(r"/login$"))
+    page.goto(f"/s/{sid}")
+    expect(page).to_have_url(re.compile(r"/login$"))

@@ -1,0 +1,297 @@
+"""The web app over HTTP (in-process, both dialects): sign-in, cookies, CSRF, scoping, escaping,
+the streamed turn's receipt and the knowledge capture form. The browser tests drive the same pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from backend.api.app import create_app
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.demo.workspace import load_demo
+from backend.knowledge.entries import get_entry
+from backend.repo import chat, identity, web_tokens
+from tests.support.factories import make_user
+
+
+@pytest.fixture
+async def demo(db: Database, settings: Settings) -> Any:
+    return await load_demo(db, settings.secret_key)
+
+
+@pytest.fixture
+async def app(settings: Settings, demo: Any) -> AsyncIterator[Any]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+def _client(app: Any, base: str = "http://orrery") -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base)
+
+
+@pytest.fixture
+async def client(app: Any, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """A browser-like client signed in with the demo user's API key."""
+    async with _client(app) as client:
+        response = await client.post("/login", data={"api_key": demo.api_key})
+        assert response.status_code == 303 and response.headers["location"] == "/"
+        yield client
+
+
+async def _csrf(client: httpx.AsyncClient, path: str) -> str:
+    page = await client.get(path, follow_redirects=True)
+    found = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text)
+    assert found, page.text[:500]
+    return found.group(1)
+
+
+async def _session(client: httpx.AsyncClient, demo: Any, token: str) -> str:
+    made = await client.post("/sessions", data={"csrf_token": token, "project_id": str(demo.project_id)})
+    assert made.status_code == 303
+    return str(made.headers["location"]).removeprefix("/s/")
+
+
+async def test_sign_in_sets_a_strict_http_only_cookie(app: Any, demo: Any) -> None:
+    async with _client(app) as client:
+        assert (await client.get("/")).headers["location"] == "/login"
+        forged = await client.post(
+            "/login", data={"api_key": demo.api_key}, headers={"Origin": "https://evil.example"}
+        )
+        assert forged.status_code == 403 and "set-cookie" not in forged.headers
+        refused = await client.post("/login", data={"api_key": "orr_nothing"})
+        assert refused.status_code == 401 and "malformed API key" in refused.text
+        ok = await client.post("/login", data={"api_key": demo.api_key})
+        cookie = ok.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "secure" not in cookie
+        home = await client.get("/", follow_redirects=True)
+        assert home.status_code == 200 and "Maya Chen" in home.text
+        policy = home.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+        assert not re.search(r"<script(?![^>]*\bsrc=)", home.text), "no inline script"
+    async with _client(app, "https://orrery") as secure:
+        cookie = (await secure.post("/login", data={"api_key": demo.api_key})).headers["set-cookie"].lower()
+        assert "; secure" in cookie
+
+
+async def test_login_link_works_once_and_sign_out_ends_the_session(
+    app: Any, demo: Any, db: Database, settings: Settings
+) -> None:
+    async with db.transaction() as s:
+        token = await web_tokens.issue_login_link_token(s, demo.user_id, settings.secret_key)
+    async with _client(app) as client:
+        assert (await client.get("/login/link", params={"token": token})).status_code == 303
+        cookie = client.cookies["orrery_session"]
+        again = await client.get("/login/link", params={"token": token})
+        assert again.status_code == 401 and "already used" in again.text
+        csrf = await _csrf(client, "/")
+        assert (await client.post("/logout", data={"csrf_token": csrf})).status_code == 303
+    async with _client(app) as stale:
+        stale.cookies.set("orrery_session", cookie)
+        assert (await stale.get("/")).headers["location"] == "/login"
+
+
+async def test_revoking_the_api_key_ends_the_browser_session(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database, settings: Settings
+) -> None:
+    assert (await client.get("/")).status_code in (200, 303)
+    async with db.transaction() as s:
+        await identity.revoke_api_keys(s, demo.user_id, "demo")
+    assert (await client.get("/")).headers["location"] == "/login"
+
+
+async def test_writes_need_the_csrf_token_and_our_origin(
+    client: httpx.AsyncClient, app: Any, demo: Any
+) -> None:
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    refused = await client.post(f"/s/{sid}/rename", data={"title": "forged"})
+    assert refused.status_code == 403 and "CSRF" in refused.text
+    cross = await client.post(
+        f"/s/{sid}/rename",
+        data={"title": "forged", "csrf_token": csrf},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert cross.status_code == 403
+    assert "forged" not in (await client.get(f"/s/{sid}")).text
+    ok = await client.post(f"/s/{sid}/rename", data={"title": "Pricing", "csrf_token": csrf})
+    assert ok.status_code == 303 and 'value="Pricing"' in (await client.get(f"/s/{sid}")).text
+    turn = await client.post(f"/s/{sid}/turn", json={"content": "hi"})
+    assert turn.status_code == 403
+
+
+async def test_another_users_session_and_entities_are_not_found(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database, settings: Settings
+) -> None:
+    async with db.transaction() as s:
+        eve = await make_user(s, "Eve")
+        project = await identity.create_project(s, eve.id, "Eve's")
+        theirs = await chat.create_session(s, eve.id, project_id=project.id, title="Eve's secret")
+    csrf = await _csrf(client, "/")
+    page = await client.get(f"/s/{theirs.id}")
+    assert page.status_code == 404 and "Eve's secret" not in page.text
+    for path in ("inspector", "focus-search", "m/1"):
+        assert (await client.get(f"/s/{theirs.id}/{path}")).status_code == 404
+    deleted = await client.post(f"/s/{theirs.id}/delete", data={"csrf_token": csrf})
+    assert deleted.status_code == 404
+    sid = await _session(client, demo, csrf)
+    foreign_focus = await client.post(
+        f"/s/{sid}/focus", data={"csrf_token": csrf, "kind": "project", "entity_id": str(project.id)}
+    )
+    assert foreign_focus.status_code == 400
+    async with db.transaction() as s:
+        eves_task = await _entity(s, eve.id, project.id)
+    focus = await client.post(
+        f"/s/{sid}/focus", data={"csrf_token": csrf, "kind": "task", "entity_id": eves_task}
+    )
+    assert focus.status_code == 404
+    async with db.transaction() as s:
+        assert (await chat.get_session(s, eve.id, theirs.id)).title == "Eve's secret"
+
+
+async def _entity(s: Any, user_id: Any, project_id: Any) -> str:
+    from backend.repo import graph
+
+    made = await graph.create_entity(s, user_id, project_id, graph.EntitySpec(kind="task", name="Eve's task"))
+    return str(made.id)
+
+
+async def test_stored_html_is_shown_as_text(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database
+) -> None:
+    sid = await _session(client, demo, await _csrf(client, "/"))
+    hostile = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) **bold**"
+    async with db.transaction() as s:
+        await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", hostile))
+        await chat.append_message(
+            s, demo.user_id, sid, chat.NewMessage("assistant", hostile, agent_id="coach")
+        )
+    page = (await client.get(f"/s/{sid}")).text
+    assert "<script>alert" not in page and "<img src=x" not in page and 'href="javascript' not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<strong>bold</strong>" in page  # markdown still renders in replies
+
+
+async def test_turn_streams_and_keeps_the_receipt_for_the_inspector(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database
+) -> None:
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    await client.post(
+        f"/s/{sid}/focus", data={"csrf_token": csrf, "kind": "task", "entity_id": str(demo.focus["task"])}
+    )
+    before = (await client.get(f"/s/{sid}/inspector")).text
+    assert "No turn has run in the web app" in before and "Linked Entities" in before
+    streamed = await client.post(
+        f"/s/{sid}/turn",
+        json={"content": "What plan does this task belong to?"},
+        headers={"X-CSRF-Token": csrf, "Idempotency-Key": "k1"},
+    )
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    assert "event: done" in streamed.text and "Launch marketing" in streamed.text
+    rendered = (await client.get(f"/s/{sid}/m/2")).text
+    assert "Launch marketing" in rendered and "planner" in rendered.lower()
+    inspector = (await client.get(f"/s/{sid}/inspector")).text
+    assert "No turn has run" not in inspector and inspector.count("Linked Entities") >= 2
+    assert inspector.count("Exact system prompt") == 2  # next turn and last turn
+    assert "<strong>user</strong><pre>What plan does this task belong to?</pre>" in inspector
+    replay = await client.post(
+        f"/s/{sid}/turn",
+        json={"content": "What plan does this task belong to?"},
+        headers={"X-CSRF-Token": csrf, "Idempotency-Key": "k1"},
+    )
+    assert '"replayed": true' in replay.text
+    async with db.transaction() as s:
+        assert len(await chat.list_messages(s, demo.user_id, sid)) == 2  # the retry ran nothing twice
+
+
+async def test_capture_knowledge_records_code_paths(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database
+) -> None:
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    saved = await client.post(
+        f"/s/{sid}/knowledge",
+        data={"csrf_token": csrf, "code": "BR-012", "code_paths": "billing/overage.py\nbilling/caps.py"},
+        headers={"HX-Request": "true"},
+    )
+    assert saved.status_code == 200 and "billing/overage.py" in saved.text
+    bad = await client.post(
+        f"/s/{sid}/knowledge",
+        data={"csrf_token": csrf, "code": "BR-012", "code_paths": "../etc/passwd"},
+        headers={"HX-Request": "true"},
+    )
+    assert bad.status_code == 400 and "relative file path" in bad.text and "<html" not in bad.text
+    async with db.transaction() as s:
+        entry = await get_entry(s, demo.user_id, demo.project_id, "BR-012")
+        assert entry.data["code_paths"][-2:] == ["billing/overage.py", "billing/caps.py"]
+
+
+async def test_history_pages_back_from_the_newest_messages(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    sid = await _session(client, demo, await _csrf(client, "/"))
+    async with db.transaction() as s:
+        for n in range(1, 36):
+            await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", f"note number {n}"))
+    page = (await client.get(f"/s/{sid}")).text
+    assert "note number 35" in page and "note number 6<" in page and "note number 5<" not in page
+    assert f"/s/{sid}/messages?before=6" in page
+    earlier = (await client.get(f"/s/{sid}/messages", params={"before": 6})).text
+    assert "note number 1<" in earlier and "note number 5<" in earlier and "note number 6<" not in earlier
+    assert "Show earlier" not in earlier
+    assert (await client.get(f"/s/{sid}/messages", params={"before": 0})).status_code == 422
+
+
+async def test_a_failed_turn_is_retried_with_the_same_key_and_answered_once(
+    client: httpx.AsyncClient, app: Any, demo: Any, db: Database
+) -> None:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    async def down(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        raise RuntimeError("provider is down")
+        yield ""  # pragma: no cover - makes this an async generator
+
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    working = app.state.orchestrator.model_factory
+    app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=down)
+    headers = {"X-CSRF-Token": csrf, "Idempotency-Key": "turn-7"}
+    failed = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
+    assert "event: error" in failed.text and "provider is down" in failed.text
+    app.state.orchestrator.model_factory = working
+    retried = await client.post(f"/s/{sid}/turn", json={"content": "Plan my week"}, headers=headers)
+    assert "event: done" in retried.text
+    async with db.transaction() as s:
+        stored = await chat.list_messages(s, demo.user_id, sid)
+    assert [(m.role, m.content) for m in stored][0] == ("user", "Plan my week") and len(stored) == 2
+
+
+async def test_the_sessions_list_pages_with_more_chats(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    async with db.transaction() as s:
+        for n in range(31):  # with the demo's own session: 32, one page of 30 and 2 more
+            await chat.create_session(s, demo.user_id, title=f"chat {n:02d}")
+    page = (await client.get("/", follow_redirects=True)).text
+    assert "More chats" in page and "/sessions/more?offset=30" in page
+    rest = (await client.get("/sessions/more", params={"offset": 30})).text
+    assert rest.count("<li") == 2 and "More chats" not in rest and "No chats yet" not in rest
+
+
+async def test_the_composer_works_without_javascript(client: httpx.AsyncClient, demo: Any) -> None:
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    sent = await client.post(
+        f"/s/{sid}/say", data={"csrf_token": csrf, "content": "How does overage billing work?"}
+    )
+    assert sent.status_code == 303
+    page = (await client.get(f"/s/{sid}")).text
+    assert "How does overage billing work?" in page and 'class="msg msg-assistant"' in page
+    assert (await client.post(f"/s/{sid}/say", data={"content": "no token"})).status_code == 403
