@@ -15,7 +15,7 @@ from backend.graph.context_builder import STRATEGIES, build_context, resolve_req
 from backend.tokens import counter_for
 
 COUNTER = counter_for("offline")
-CASES = 150
+CASES = 80
 
 
 async def test_tokens_used_never_exceed_the_budget(db: Database, settings: Settings) -> None:
