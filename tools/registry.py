@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pydantic_ai import Tool
@@ -60,12 +61,19 @@ def tool_names(*, read_only: bool | None = None) -> list[str]:
 
 
 def agent_tools(names: Iterable[str] | None = None) -> list[Tool[TurnDeps]]:
-    """pydantic-ai tools for the given names (default: all), with strict parameter docs."""
+    """pydantic-ai tools for the given names (default: all), with strict parameter docs; each is built
+    once per process and shared by every agent and turn."""
     chosen = list(names) if names is not None else tool_names()
     unknown = [n for n in chosen if n not in REGISTRY]
     if unknown:
         raise ValidationError(f"unknown tools: {', '.join(unknown)}; known: {', '.join(tool_names())}")
-    return [
-        Tool(REGISTRY[n].function, takes_ctx=True, name=n, require_parameter_descriptions=True, max_retries=2)
-        for n in chosen
-    ]
+    return [_tool(n) for n in chosen]
+
+
+@cache
+def _tool(name: str) -> Tool[TurnDeps]:
+    """One pydantic-ai tool, built once per process: building one derives its JSON schema from the
+    signature and docstring, which cost a third of a turn when it happened every turn."""
+    return Tool(
+        REGISTRY[name].function, takes_ctx=True, name=name, require_parameter_descriptions=True, max_retries=2
+    )

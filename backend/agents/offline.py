@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from backend.agents.offline_answers import answer_entry, answer_links, best_code, candidates, parse_links
+from backend.graph.linked_format import parse_abbreviated_line
 from backend.knowledge.message_intent import asks_for_knowledge
 from backend.knowledge.search import query_codes
 
@@ -61,7 +62,6 @@ _FOCUS = re.compile(
     r"You are focused on the (task|plan|goal|milestone|document|output) \*\*(.+?)\*\* \[([0-9a-f-]{36})\]"
 )
 _ASKS_GROUP = re.compile(r"\b(?:what|which)\s+(plan|plans|goal|goals|milestone|milestones)\b", re.I)
-_LINE = re.compile(r"^- \*\*(.+?)\*\* \[[0-9a-f-]{36}\] \((.+?)\) - (.+)$")
 
 
 def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
@@ -84,7 +84,7 @@ def _section_items(instructions: str, title: str) -> list[tuple[str, str, str]]:
     block = re.search(rf"^### {title} \(.*?\)\n(.*?)(?=^### |^_Use|\Z)", instructions, re.M | re.S)
     if not block:
         return []
-    return [m.groups() for line in block.group(1).splitlines() if (m := _LINE.match(line.strip()))]  # type: ignore[misc]
+    return [item for line in block.group(1).splitlines() if (item := parse_abbreviated_line(line))]
 
 
 def _from_context(user: str, instructions: str) -> str | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic_ai import Agent, AgentRunResultEvent, RunContext, Tool
+from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -47,7 +47,7 @@ from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
 from backend.agents.attempts import failure_data, is_truncated, timed
-from backend.agents.definitions import AGENTS, AgentDefinition, get_agent
+from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
@@ -64,7 +64,7 @@ from backend.agents.turn_store import (
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
-from backend.deps import TurnDeps
+from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
@@ -74,6 +74,7 @@ from backend.ops.jobs import JobWorker, enqueue
 from backend.ops.limits import count_tokens, reserve_turn
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
+from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
@@ -90,12 +91,6 @@ class TurnEvent:
 
     type: EventType
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Handoff:
-    to: str | None = None
-    reason: str | None = None
 
 
 def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
@@ -229,7 +224,7 @@ class Orchestrator:
             ),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
-            tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
+            tools=[*agent_tools(chosen.tools), handoff_tool()],
             retries=2,
             name=chosen.id,
         )
@@ -316,7 +311,7 @@ class Orchestrator:
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, _Handoff]:
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, HandoffRequest]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
             if agent is not None:
@@ -347,7 +342,7 @@ class Orchestrator:
                 focus_kind=record.focus_kind,
                 focus_id=record.focus_id,
             )
-        return chosen, wc, deps, _Handoff()
+        return chosen, wc, deps, deps.handoff
 
     async def _persist_reply(
         self,
@@ -359,7 +354,7 @@ class Orchestrator:
         calls: list[dict[str, Any]],
         usage: Any,
         latency: int,
-        handoff: _Handoff,
+        handoff: HandoffRequest,
         truncated: bool,
         cost: float | None = None,
     ) -> Message:
@@ -427,28 +422,6 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
         "replayed": replayed,
         "truncated": saved.status == "truncated",
     }
-
-
-def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
-    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: str, reason: str) -> str:
-        """Hand the conversation to another specialist from the next message on.
-
-        Args:
-            agent: One of: {agents}.
-            reason: Why this specialist fits better, in one sentence.
-        """
-        if agent not in AGENTS:
-            from pydantic_ai import ModelRetry
-
-            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
-        state.to, state.reason = agent, reason
-        return (
-            f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
-        )
-
-    # the roster includes plugin agents, so the model reads the current list
-    handoff_to_agent.__doc__ = (handoff_to_agent.__doc__ or "").replace("{agents}", ", ".join(AGENTS))
-    return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
 
 
 def _translate(

@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        configure_linked_cache(settings.linked_cache_ttl_seconds)
+        configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)
