@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from bench import (
     context,
+    first_turn,
     graph,
     http_load,
     knowledge,
@@ -29,6 +30,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "ops": ops.main,
     "mcp_startup": mcp_startup.main,
     "load_workers": load_workers.main,
+    "first_turn": first_turn.main,
 }
 
 
