@@ -11,12 +11,13 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml examples/orrery-plugin-example/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -q --no-deps -e examples/orrery-plugin-example  # the example plugin the tests use
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install the pinned dependencies and the package
@@ -60,7 +61,7 @@ bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
 
 lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, no index addresses)
-	$(BIN)/pip-compile -q --extra dev --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
+	$(BIN)/pip-compile -q --extra dev --allow-unsafe --no-emit-index-url --no-emit-find-links --strip-extras --no-header \
 		-o requirements.lock pyproject.toml
 
 clean: ## Remove the virtualenv, caches and the local SQLite database

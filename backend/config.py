@@ -109,7 +109,10 @@ class Settings(BaseSettings):
     """Token budget of the focus entity / location section."""
 
     budget_related: int = Field(default=500, ge=0)
-    """Token budget of related data (linked entities, knowledge packet)."""
+    """Token budget of related data: the linked entities (never above 500 tokens) and caller sections."""
+
+    budget_knowledge: int = Field(default=600, ge=0)
+    """Token budget of the knowledge packet auto-context loads (its own, not shared with linked entities)."""
 
     budget_conversation: int = Field(default=2500, ge=0)
     """Token budget of the scoped conversation messages."""
@@ -131,10 +134,18 @@ class Settings(BaseSettings):
     """`relevance` strategy: newest messages always kept before older ones are scored."""
 
     linked_cache_ttl_seconds: float = Field(default=60.0, ge=0)
-    """How long linked-entity context stays cached per entity (0 disables); edge writes invalidate it."""
+    """How long linked-entity context stays cached per entity (0 disables); graph writes in any
+    process invalidate it (version stamps checked on read)."""
+
+    linked_cache_size: int = Field(default=4096, ge=1)
+    """How many entities' linked context one process caches at most (least recently used go first)."""
 
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
+
+    plugins: str = ""
+    """Comma-separated modules contributing strategies, tools, agents and expertise (besides the
+    `orrery.*` entry points of installed packages), e.g. `my_pkg.orrery`."""
 
     # Operations: tracing, metrics, logs, limits, background jobs (backend/ops/).
     otel_exporter_otlp_endpoint: str | None = Field(

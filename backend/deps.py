@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backend.config import Settings
 from backend.db.engine import Database
+
+
+@dataclass
+class HandoffRequest:
+    """Filled by the handoff tool when the model asks another specialist to take over."""
+
+    to: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -20,3 +28,5 @@ class TurnDeps:
     session_id: uuid.UUID | None = None
     focus_kind: str | None = None
     focus_id: uuid.UUID | None = None
+    handoff: HandoffRequest = field(default_factory=HandoffRequest)
+    """What the handoff tool recorded this turn (tools are shared by every turn, this is not)."""

@@ -9,74 +9,114 @@ failures the model can fix come back as MCP tool errors with the same readable m
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import inspect
 import typing
 import uuid
 from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic_ai import ModelRetry
+import pydantic
 
 from backend.config import Settings
-from backend.db.engine import Database
-from backend.deps import TurnDeps
-from backend.errors import AuthenticationError, ValidationError
-from tools.registry import REGISTRY, ToolSpec
+from backend.errors import AuthenticationError, OrreryError, ValidationError
 
-MCP_TOOLS = (
-    "load_context_for_task",
-    "get_linked_entities",
-    "build_context",
-    "get_entry",
-    "search_knowledge",
-    "update_entry",
-    "get_context_for_story",
-    "get_relevant_specs",
-    "search_context",
-    "list_stories_by_epic",
-    "get_context_summary",
-    "index_docs",
-)
+if typing.TYPE_CHECKING:  # imported where used: the stdio server answers `initialize` before them
+    from backend.db.engine import Database
+    from backend.deps import TurnDeps
+    from tools.registry import ToolSpec
+
+Resolver = Callable[[], Awaitable["TurnDeps"]]
+INSTRUCTIONS = "Orrery's context tools: graph, knowledge base, document index."
 
 
-Resolver = Callable[[], Awaitable[TurnDeps]]
+def annotations_for(spec: ToolSpec) -> Any:
+    """MCP hints: read-only tools say so; writing ones say whether they overwrite and can be repeated."""
+    from mcp.types import ToolAnnotations
+
+    if spec.read_only:
+        return ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=spec.destructive,
+        idempotent_hint=spec.idempotent,
+        open_world_hint=False,
+    )
 
 
-def _without_ctx(spec: ToolSpec, resolve: Resolver) -> Any:
-    """The tool as a plain async function of its own parameters; `resolve` says who is calling."""
+def _reject_unknown_arguments(tool: Any) -> None:
+    """Unknown argument names fail the call with a tool error that lists the real ones."""
+    base = tool.fn_metadata.arg_model
+    known = sorted(f.alias or n for n, f in base.model_fields.items())
+    takes = ", ".join(known) or "nothing"
+
+    class Strict(base):  # type: ignore[misc,valid-type]
+        @pydantic.model_validator(mode="before")
+        @classmethod
+        def known_only(cls, data: Any) -> Any:
+            unknown = sorted(set(data) - set(known)) if isinstance(data, dict) else []
+            if unknown:
+                raise ValueError(f"unknown argument(s) {', '.join(unknown)}; {tool.name} takes: {takes}")
+            return data
+
+    Strict.__name__ = Strict.__qualname__ = f"{tool.name}_arguments"
+    tool.fn_metadata.arg_model = Strict
+    tool.parameters = {**Strict.model_json_schema(by_alias=True), "additionalProperties": False}
+
+
+def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
+    """The registry tool as an MCP tool: every parameter described (the docstring's `Args:`, exactly
+    what the agents read), read-only/destructive hints, unknown arguments refused; `resolve` says who
+    is calling."""
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool as MCPTool
+    from pydantic_ai import ModelRetry
 
+    from tools.registry import agent_tools
+
+    definition = agent_tools([spec.name])[0].tool_def
+    described = definition.parameters_json_schema.get("properties", {})
     fn = spec.function
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
     params = [
-        p.replace(annotation=hints.get(p.name, p.annotation))
+        p.replace(
+            annotation=Annotated[
+                hints.get(p.name, Any), pydantic.Field(description=described[p.name]["description"])
+            ]
+        )
         for p in list(inspect.signature(fn).parameters.values())[1:]
     ]
 
-    @functools.wraps(fn)
     async def call(**kwargs: Any) -> Any:
         try:
             return await fn(SimpleNamespace(deps=await resolve()), **kwargs)
         except ModelRetry as exc:
             raise ToolError(str(exc)) from None
 
+    call.__name__ = call.__qualname__ = spec.name
+    call.__doc__ = definition.description
     call.__signature__ = inspect.Signature(params, return_annotation=hints.get("return", Any))  # type: ignore[attr-defined]
-    call.__annotations__ = {k: v for k, v in hints.items() if k != "ctx"}
-    del call.__wrapped__  # expose the new signature, not the original
-    return call
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints.get("return", Any)}
+    tool = MCPTool.from_function(
+        call, name=spec.name, description=definition.description, annotations=annotations_for(spec)
+    )
+    _reject_unknown_arguments(tool)
+    return tool
 
 
 async def resolve_deps(
     db: Database, settings: Settings, api_key: str | None, project: str | None
 ) -> TurnDeps:
-    """Who is calling (from the API key) and in which project."""
+    """Who is calling (from the API key) and in which project, on a migrated database."""
+    from backend.db.migrations import ensure_current
+    from backend.deps import TurnDeps
     from backend.repo import identity
     from backend.repo.scope import require_project
 
     if not api_key:
         raise AuthenticationError("set ORRERY_API_KEY to an Orrery API key (e.g. from `orrery demo load`)")
+    await ensure_current(db.engine)
     async with db.transaction() as s:
         user = await identity.authenticate(s, api_key, settings.secret_key)
         if project:
@@ -89,19 +129,55 @@ async def resolve_deps(
     return TurnDeps(db=db, user_id=user.id, settings=settings, project_id=project_id)
 
 
-def build_server(resolve: Resolver, **server_options: Any) -> Any:
-    """An MCP server exposing the registry's tools; `resolve` gives the caller's `TurnDeps`."""
+def registry_tools(resolve: Resolver, settings: Settings) -> list[Any]:
+    """Every registry tool (plugins' too) as an MCP tool."""
+    from backend.plugins import ensure_plugins
+    from tools.registry import REGISTRY, tool_names
+
+    ensure_plugins(settings)
+    return [mcp_tool(REGISTRY[name], resolve) for name in tool_names()]
+
+
+def build_server(resolve: Resolver, settings: Settings, **server_options: Any) -> Any:
+    """An MCP server exposing every registry tool; `resolve` gives the caller's `TurnDeps`."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer(
+    return MCPServer(
         "orrery",
-        instructions="Orrery's context tools: graph, knowledge base, document index.",
+        instructions=INSTRUCTIONS,
+        tools=registry_tools(resolve, settings),
+        log_level=_log_level(settings),
         **server_options,
     )
-    for name in MCP_TOOLS:
-        spec = REGISTRY[name]
-        server.add_tool(_without_ctx(spec, resolve), name=name, description=inspect.getdoc(spec.function))
-    return server
+
+
+def _log_level(settings: Settings) -> Any:
+    """The SDK logs at INFO to stderr by default; Orrery's level, but never chattier than warnings
+    unless debugging."""
+    return "DEBUG" if settings.log_level == "debug" else max(settings.log_level.upper(), "WARNING", key=_rank)
+
+
+def _rank(level: str) -> int:
+    return ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].index(level)
+
+
+def build_stdio_server(resolve: Resolver, settings: Settings) -> Any:
+    """A server that answers `initialize` at once: the tools (pydantic-ai, the registry, plugins)
+    are built in a worker thread started right away, and `tools/list` / `tools/call` wait for it."""
+    from mcp.server.mcpserver import MCPServer
+
+    class ToolsWhenReady(MCPServer):
+        def __init__(self) -> None:
+            super().__init__("orrery", instructions=INSTRUCTIONS, log_level=_log_level(settings))
+            self._tools = asyncio.ensure_future(asyncio.to_thread(build_server, resolve, settings))
+
+        async def list_tools(self) -> Any:
+            return await (await asyncio.shield(self._tools)).list_tools()
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            return await (await asyncio.shield(self._tools)).call_tool(name, arguments, context)
+
+    return ToolsWhenReady()
 
 
 class ApiKeyVerifier:
@@ -129,6 +205,7 @@ def http_app(db: Database, settings: Settings, base_url: str, project: str | Non
     from mcp.server.auth.settings import AuthSettings
 
     async def resolve() -> TurnDeps:
+        from backend.deps import TurnDeps
         from backend.repo import identity
         from backend.repo.scope import require_project
 
@@ -145,11 +222,10 @@ def http_app(db: Database, settings: Settings, base_url: str, project: str | Non
                 project_id = projects[-1].id if projects else None
         return TurnDeps(db=db, user_id=user_id, settings=settings, project_id=project_id)
 
-    # API keys are not audience-bound tokens: the verifier itself decides, per key
-    auth = AuthSettings(
-        issuer_url=base_url, resource_server_url=f"{base_url}/mcp", validate_token_resource=False
-    )
-    server = build_server(resolve, token_verifier=ApiKeyVerifier(db, settings), auth=auth)
+    # A plain bearer check: no resource server URL, so no OAuth metadata route and a 401 whose
+    # WWW-Authenticate names no authorization server (there is none to send clients to)
+    auth = AuthSettings(issuer_url=base_url, resource_server_url=None, validate_token_resource=False)
+    server = build_server(resolve, settings, token_verifier=ApiKeyVerifier(db, settings), auth=auth)
     return server.streamable_http_app()
 
 
@@ -157,25 +233,54 @@ def run_http(settings: Settings, host: str, port: int, project: str | None) -> N
     """Serve streamable HTTP until stopped."""
     import uvicorn
 
+    from backend.db.engine import Database
+
     db = Database.from_settings(settings)
     app = http_app(db, settings, f"http://{host}:{port}", project)
     uvicorn.run(app, host=host, port=port, log_level=settings.log_level)
 
 
 def run_stdio(settings: Settings, api_key: str | None, project: str | None) -> None:
-    """Serve over stdio until the client disconnects."""
+    """Serve over stdio until the client disconnects.
+
+    The API key is checked in the background while the server answers `initialize`; the first tool
+    call waits for it (a bad key comes back as that call's tool error).
+    """
     import anyio
 
     async def main() -> None:
-        db = Database.from_settings(settings)
+        opened: list[Database] = []
+
+        async def check() -> TurnDeps:
+            await asyncio.to_thread(_import_checks)  # sqlalchemy, alembic, the repo: off the loop
+            from backend.db.engine import Database
+
+            opened.append(Database.from_settings(settings))
+            return await resolve_deps(opened[0], settings, api_key, project)
+
+        caller = asyncio.ensure_future(check())
+
+        async def who() -> TurnDeps:
+            try:
+                return await asyncio.shield(caller)
+            except OrreryError as exc:
+                from mcp.server.mcpserver.exceptions import ToolError
+
+                raise ToolError(str(exc)) from None
+
         try:
-            deps = await resolve_deps(db, settings, api_key, project)
-
-            async def fixed() -> TurnDeps:
-                return deps
-
-            await build_server(fixed).run_stdio_async()
+            await build_stdio_server(who, settings).run_stdio_async()
         finally:
-            await db.dispose()
+            caller.cancel()
+            for db in opened:
+                await db.dispose()
 
     anyio.run(main)
+
+
+def _import_checks() -> None:
+    import backend.db.engine
+    import backend.db.migrations
+    import backend.deps
+    import backend.repo.identity
+    import backend.repo.scope  # noqa: F401

@@ -76,6 +76,17 @@ def _encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+COUNT_CACHE_MAX_CHARS = 20_000
+"""Texts up to this long have their counts remembered (an LRU of 4,096 texts per process)."""
+
+
+def _count(encoding: str, text: str) -> int:
+    return len(_encoding(encoding).encode(text, disallowed_special=()))
+
+
+_count_cached = lru_cache(maxsize=4096)(_count)
+
+
 @dataclass(frozen=True)
 class TokenCounter:
     """Counts tokens exactly with one encoding; `exact` is False for fallback-counted models."""
@@ -85,10 +96,12 @@ class TokenCounter:
     exact: bool
 
     def count(self, text: str) -> int:
-        """Tokens in `text`."""
+        """Tokens in `text` (remembered: prompts, modules and sections repeat turn after turn)."""
         if not text:
             return 0
-        return len(_encoding(self.encoding_name).encode(text, disallowed_special=()))
+        if len(text) > COUNT_CACHE_MAX_CHARS:
+            return _count(self.encoding_name, text)
+        return _count_cached(self.encoding_name, text)
 
     def count_message(self, role: str, content: str) -> int:
         """Tokens a chat message costs, including per-message overhead."""
@@ -140,7 +153,7 @@ def context_window_for(model: str) -> int:
     return windows.get(model) or windows.get(bare) or REFERENCE_WINDOW
 
 
-SECTION_NAMES = ("system", "profile", "expertise", "focus", "related", "conversation")
+SECTION_NAMES = ("system", "profile", "expertise", "focus", "related", "knowledge", "conversation")
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,7 @@ class Budgets:
     expertise: int = 1500
     focus: int = 1000
     related: int = 500
+    knowledge: int = 600
     conversation: int = 2500
     scale: float = field(default=1.0, compare=False)
 

@@ -131,8 +131,8 @@ async def _measure(url: str, entities: int, runs: int) -> list[str]:
             return run
 
         lines = []
-        ms, trips, (blocks, shown) = await _timed(db, runs, linked_cold)
-        per_type = ", ".join(f"{g} {n}" for g, n in shown.items())
+        ms, trips, fitted = await _timed(db, runs, linked_cold)
+        per_type = ", ".join(f"{g} {n}" for g, n in fitted.shown.items())
         lines.append(
             f"linked entities, 200-edge focus, cold (+ abbreviated format) | {ms:.1f} | {trips} | "
             f"shown: {per_type}"

@@ -1,8 +1,10 @@
 """Orchestrator benchmark: everything a turn costs except the model, with an instant scripted model.
 
-Sequential turns on one session give median and p95 overhead; 50 sessions chatting concurrently give
-turns per second. Both dialects, on the demo workspace (focused chat, knowledge base, linked
-entities). Run `python -m bench.orchestrator` (part of `make bench`).
+Sequential turns on one session give median and p95 overhead, and the CPU a turn costs in this
+process split into context assembly, the model run (agent, tools, the scripted model, events) and
+persistence; 50 sessions chatting concurrently give turns per second. Both dialects, on the demo
+workspace (focused chat, knowledge base, linked entities). Run `python -m bench.orchestrator` (part
+of `make bench`). CPU includes SQLite's own work (it runs in this process), not PostgreSQL's.
 """
 
 from __future__ import annotations
@@ -42,6 +44,31 @@ async def _session(db: Database, demo: Any) -> Any:
         ).id
 
 
+PHASES = {
+    "context": ("_prepare",),
+    "persistence": ("_persist_user_message", "_persist_reply"),
+}
+"""Orchestrator methods timed per phase; the model run is the rest of the turn."""
+
+
+def _time_phases(orchestrator: Orchestrator, cpu: dict[str, float]) -> None:
+    """Wrap the phase methods of this orchestrator so their CPU time adds up in `cpu`."""
+    for phase, names in PHASES.items():
+        for name in names:
+            method = getattr(orchestrator, name, None)
+            if method is None:
+                continue
+
+            async def timed(*args: Any, _method: Any = method, _phase: str = phase, **kw: Any) -> Any:
+                started = time.process_time()
+                try:
+                    return await _method(*args, **kw)
+                finally:
+                    cpu[_phase] += time.process_time() - started
+
+            setattr(orchestrator, name, timed)
+
+
 async def _measure(url: str, turns: int, sessions: int) -> str:
     settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 20})
     db = Database.from_settings(settings)
@@ -58,14 +85,20 @@ async def _measure(url: str, turns: int, sessions: int) -> str:
             return time.perf_counter() - started
 
         await one(sid, -1)  # warm-up
+        cpu = dict.fromkeys(("context", "persistence"), 0.0)
+        _time_phases(orchestrator, cpu)
+        cpu_started = time.process_time()
         timings = [await one(sid, i) for i in range(turns)]
+        total = (time.process_time() - cpu_started) / turns * 1000
+        context, persistence = cpu["context"] / turns * 1000, cpu["persistence"] / turns * 1000
         ids = [await _session(db, demo) for _ in range(sessions)]
         started = time.perf_counter()
         await asyncio.gather(*(_chat(one, s, 4) for s in ids))
         elapsed = time.perf_counter() - started
         p95 = statistics.quantiles(timings, n=20)[-1]
         return (
-            f"{statistics.median(timings) * 1000:.1f} | {p95 * 1000:.1f} | "
+            f"{statistics.median(timings) * 1000:.1f} | {p95 * 1000:.1f} | {total:.1f} | {context:.1f} | "
+            f"{total - context - persistence:.1f} | {persistence:.1f} | "
             f"{sessions * 4 / elapsed:.1f} turns/s ({sessions} sessions x 4 turns in {elapsed:.1f}s)"
         )
     finally:
@@ -91,7 +124,10 @@ def main(argv: list[str] | None = None) -> None:
             url = fresh(dialect, "orchestrator_bench")
             rows.append(f"| {dialect} | {asyncio.run(_measure(url, args.turns, args.sessions))} |")
             print(rows[-1], flush=True)
-    print("\n| engine | overhead per turn, median ms | p95 ms | concurrent throughput |\n|---|---:|---:|---|")
+    print(
+        "\n| engine | overhead per turn, median ms | p95 ms | CPU ms per turn | context | model run "
+        "| persistence | concurrent throughput |\n|---|---:|---:|---:|---:|---:|---:|---|"
+    )
     print("\n".join(rows))
 
 

@@ -1,39 +1,48 @@
-"""`make bench`: every benchmark in turn (`python -m bench.run [NAME...]`; see `runners` below)."""
+"""`make bench`: every benchmark in turn (`python -m bench.run [NAME...]`; see `RUNNERS` below)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
-from bench import context, graph, http_load, knowledge, load, load_workers, ops, orchestrator, scoping
+from bench import (
+    context,
+    first_turn,
+    graph,
+    http_load,
+    knowledge,
+    load,
+    load_workers,
+    mcp_startup,
+    ops,
+    orchestrator,
+    scoping,
+)
+
+RUNNERS: dict[str, Callable[[list[str]], None]] = {
+    "load": load.main,
+    "context": context.main,
+    "graph": graph.main,
+    "knowledge": knowledge.main,
+    "scoping": scoping.main,
+    "orchestrator": orchestrator.main,
+    "http_load": http_load.main,
+    "ops": ops.main,
+    "mcp_startup": mcp_startup.main,
+    "load_workers": load_workers.main,
+    "first_turn": first_turn.main,
+}
 
 
-def main() -> None:
-    """Run the named benchmarks (default: all)."""
-    chosen = sys.argv[1:] or [
-        "load",
-        "context",
-        "graph",
-        "knowledge",
-        "scoping",
-        "orchestrator",
-        "http_load",
-        "ops",
-        "load_workers",
-    ]
+def main(argv: list[str] | None = None) -> None:
+    """Run the named benchmarks (default: all), each with its default arguments."""
+    chosen = (sys.argv[1:] if argv is None else argv) or list(RUNNERS)
+    unknown = [name for name in chosen if name not in RUNNERS]
+    if unknown:
+        raise SystemExit(f"unknown benchmark {', '.join(unknown)}; expected one of {', '.join(RUNNERS)}")
     for name in chosen:
         print(f"\n## {name}\n", flush=True)
-        runners = {
-            "load": load.main,
-            "context": context.main,
-            "graph": graph.main,
-            "knowledge": knowledge.main,
-            "scoping": scoping.main,
-            "ops": ops.main,
-            "orchestrator": orchestrator.main,
-            "http_load": http_load.main,
-            "load_workers": load_workers.main,
-        }
-        runners[name]([])
+        RUNNERS[name]([])
 
 
 if __name__ == "__main__":

@@ -78,6 +78,15 @@ def _new_database(request: pytest.FixtureRequest, tmp_path: Path, template: bool
     in_thread(asyncio.run, server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 
 
+@pytest.fixture(scope="session", params=DIALECTS)
+def orrery_server_url(request: pytest.FixtureRequest) -> str | None:
+    """The shipped testing kit's `orrery_*` fixtures run on each dialect here too (None: SQLite)."""
+    if request.param == "sqlite":
+        return None
+    server: ThrowawayPostgres = request.getfixturevalue("pg_server")
+    return server.url("postgres")
+
+
 @pytest.fixture(params=DIALECTS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """URL of a fresh, migrated database on each dialect."""

@@ -35,6 +35,8 @@ STEPS: list[Step] = [
     (["db", "downgrade", "base"], 0, "downgraded to base", None),
     (["db", "upgrade", "head"], 0, "database migrated to head", None),
     (["db", "current"], 0, "up to date", None),
+    (["plugins"], 0, "decisions_first", None),
+    (["plugins", "--json"], 0, '"project_pulse"', None),
     (["demo", "load", "--json"], 0, "api_key", "demo"),
     (["demo", "load", "--if-empty"], 0, "demo not loaded", None),
     (["demo", "summary"], 0, "Atlas 2.0", None),

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any
 
+import pytest
+
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
@@ -56,6 +58,55 @@ async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: st
         assert json.loads(story.content[0].text)["story"]["id"] == "US-004"
 
 
+async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
+    db: Database, settings: Settings, db_url: str
+) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from backend.plugins import ensure_plugins
+    from tools.registry import REGISTRY
+
+    ensure_plugins()  # this process's registry, like the server's, includes the example plugin's tool
+    demo = await load_demo(db, settings.secret_key)
+    async with (
+        stdio_client(await _session(db_url, demo.api_key)) as streams,
+        ClientSession(*streams) as client,
+    ):
+        await client.initialize()
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(REGISTRY) <= set(tools)
+        assert "project_pulse" in tools  # the installed example plugin's tool, like the built-ins
+        for name, tool in tools.items():
+            props = tool.input_schema["properties"]
+            assert all(p.get("description") for p in props.values()), name
+            assert tool.input_schema.get("additionalProperties") is False, name
+            assert (
+                tool.annotations is not None and tool.annotations.read_only_hint is REGISTRY[name].read_only
+            )
+        assert tools["update_entry"].annotations.destructive_hint is True
+        assert tools["index_docs"].annotations.idempotent_hint is True
+        assert "Args:" not in (tools["build_context"].description or "")
+
+        typo = await client.call_tool("load_context_for_task", {"task_descripton": "overage billing"})
+        assert typo.is_error
+        assert "unknown argument(s) task_descripton" in typo.content[0].text
+        assert "task_description" in typo.content[0].text
+
+
+async def test_mcp_stdio_with_a_bad_key_answers_with_a_tool_error(db_url: str) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with (
+        stdio_client(await _session(db_url, "orr_nope_nope")) as streams,
+        ClientSession(*streams) as client,
+    ):
+        await client.initialize()
+        result = await client.call_tool("search_knowledge", {"query": "billing"})
+        assert result.is_error and "API key" in result.content[0].text, result.content
+
+
 def _free_port() -> int:
     import socket
 
@@ -71,6 +122,7 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
     import uvicorn
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
 
     from backend.mcp_server import http_app
     from backend.repo import identity
@@ -115,6 +167,24 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
                 f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             )
             assert anonymous.status_code == 401
+            # a plain bearer challenge: no OAuth resource metadata to send clients after
+            challenge = anonymous.headers["www-authenticate"]
+            assert challenge.startswith("Bearer") and "resource_metadata" not in challenge
+            discovery = await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")
+            assert discovery.status_code == 404
+            wrong = await http.post(
+                f"{base}/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Authorization": "Bearer orr_wrong_key"},
+            )
+            assert wrong.status_code == 401 and "resource_metadata" not in wrong.headers["www-authenticate"]
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer orr_wrong_key"}) as http,
+            streamable_http_client(f"{base}/mcp", http_client=http) as streams,
+            ClientSession(*streams[:2]) as client,
+        ):
+            with pytest.raises(MCPError):  # the official client reports the 401 as an error, no OAuth dance
+                await client.initialize()
     finally:
         server.should_exit = True
         await task

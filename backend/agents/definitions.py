@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from backend.errors import ConfigurationError, ValidationError
+from backend.resources import prompts_dir
 from backend.vocabulary import AGENT_IDS
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts" / "agents"
+PROMPTS_DIR = prompts_dir("agents")
 READ_TOOLS = (
     "get_linked_entities",
     "build_context",
@@ -40,15 +40,21 @@ class AgentDefinition:
     strategy: str = "last_n"
     write_tools: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    extra_tools: tuple[str, ...] = ()
+    """Further registry tools this agent may call (a plugin's own tools)."""
+    prompt_text: str | None = None
+    """The base prompt itself (plugin agents); built-in agents read `prompts/agents/<id>.md`."""
+    plugin: str | None = None
+    """The plugin that contributed this agent (None: built in)."""
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Every read tool, plus the writes this agent may make."""
-        return READ_TOOLS + self.write_tools
+        """Every read tool, plus the writes and extra tools this agent may use."""
+        return READ_TOOLS + self.write_tools + self.extra_tools
 
     def prompt(self) -> str:
-        """The base prompt from `prompts/agents/<id>.md`."""
-        return _prompt(self.id)
+        """The base prompt: `prompt_text`, else `prompts/agents/<id>.md`."""
+        return self.prompt_text.strip() if self.prompt_text else _prompt(self.id)
 
 
 @lru_cache(maxsize=16)
@@ -134,11 +140,15 @@ AGENTS: dict[str, AgentDefinition] = {
         ),
     )
 }
-assert set(AGENTS) == set(AGENT_IDS)
+assert set(AGENTS) == set(AGENT_IDS)  # built-ins; plugins add theirs at startup
 
 
 def get_agent(agent_id: str) -> AgentDefinition:
-    """An agent by id, or a `ValidationError` listing the roster."""
+    """An agent by id (plugins' too), or a `ValidationError` listing the roster."""
+    if agent_id not in AGENTS:
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins()
     if agent_id not in AGENTS:
         raise ValidationError(f"unknown agent {agent_id!r}; expected one of {', '.join(AGENTS)}")
     return AGENTS[agent_id]

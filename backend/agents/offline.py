@@ -7,6 +7,8 @@ tools the way a real model would for the README's suggested questions.
 - Knowledge questions ("How does overage billing work?") from a domain agent -> the best entry of the
   auto-loaded Context Packet, else `load_context_for_task`; then `get_entry` for that entry, and the
   answer quotes its description.
+- A vague question with a low-confidence packet ("What about the seat thing?") -> it asks which of
+  the loosely related entries is meant.
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
@@ -27,7 +29,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from backend.agents.offline_answers import answer_entry, answer_links, best_code, parse_links
+from backend.agents.offline_answers import answer_entry, answer_links, best_code, candidates, parse_links
+from backend.graph.linked_format import parse_abbreviated_line
 from backend.knowledge.message_intent import asks_for_knowledge
 from backend.knowledge.search import query_codes
 
@@ -59,7 +62,6 @@ _FOCUS = re.compile(
     r"You are focused on the (task|plan|goal|milestone|document|output) \*\*(.+?)\*\* \[([0-9a-f-]{36})\]"
 )
 _ASKS_GROUP = re.compile(r"\b(?:what|which)\s+(plan|plans|goal|goals|milestone|milestones)\b", re.I)
-_LINE = re.compile(r"^- \*\*(.+?)\*\* \[[0-9a-f-]{36}\] \((.+?)\) - (.+)$")
 
 
 def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
@@ -82,7 +84,7 @@ def _section_items(instructions: str, title: str) -> list[tuple[str, str, str]]:
     block = re.search(rf"^### {title} \(.*?\)\n(.*?)(?=^### |^_Use|\Z)", instructions, re.M | re.S)
     if not block:
         return []
-    return [m.groups() for line in block.group(1).splitlines() if (m := _LINE.match(line.strip()))]  # type: ignore[misc]
+    return [item for line in block.group(1).splitlines() if (item := parse_abbreviated_line(line))]
 
 
 def _from_context(user: str, instructions: str) -> str | None:
@@ -158,6 +160,10 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             return _call("get_entry", {"code": known})
         if "load_context_for_task" in tools:
             return _call("load_context_for_task", {"task_description": user})
+    if domain_agent and "**Confidence:** Low" in instructions:
+        options = candidates(user, instructions)
+        if options:  # ambiguous: ask which one is meant
+            return _text("I am not sure which one you mean. Is it one of these?\n\n" + "\n".join(options))
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
     return _text(
         f"I read your message{about}, but nothing in Orrery's context or tools answers it, and offline "

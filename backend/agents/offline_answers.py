@@ -169,3 +169,13 @@ def answer_entry(entry: str, packet: str | None) -> str:
     if others:
         text += "\n\nAlso in the knowledge base on this: " + "; ".join(others) + "."
     return text
+
+
+def candidates(question: str, packet: str, limit: int = 4) -> list[str]:
+    """Packet entries whose names share a word with a vague question, as `CODE name` lines."""
+    wanted = {stem(w) for w in search_terms(question)}
+    return [
+        f"- **{code}:** {name}"
+        for code, name in packet_codes(packet)
+        if wanted & {stem(w) for w in search_terms(name)}
+    ][:limit]

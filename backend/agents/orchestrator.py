@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic_ai import Agent, AgentRunResultEvent, RunContext, Tool
+from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -64,7 +64,7 @@ from backend.agents.turn_store import (
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
-from backend.deps import TurnDeps
+from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
@@ -74,7 +74,7 @@ from backend.ops.jobs import JobWorker, enqueue
 from backend.ops.limits import count_tokens, reserve_turn
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
-from backend.vocabulary import AGENT_IDS, AgentId
+from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
@@ -91,12 +91,6 @@ class TurnEvent:
 
     type: EventType
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Handoff:
-    to: str | None = None
-    reason: str | None = None
 
 
 def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
@@ -121,11 +115,20 @@ class Orchestrator:
     """Runs chat turns against one database with one model factory."""
 
     def __init__(
-        self, db: Database, settings: Settings, model_factory: Callable[[str, Settings], Model] = build_model
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: Callable[[str, Settings], Model] = build_model,
+        on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
+        """`on_context` sees each turn's assembled working context (the testing kit records it)."""
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
+        self.on_context = on_context
         self.locks = TurnLocks(settings)
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
@@ -197,6 +200,8 @@ class Orchestrator:
         text = pending.text
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
+        if self.on_context is not None:
+            self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
         yield TurnEvent(
             "context",
@@ -219,7 +224,7 @@ class Orchestrator:
             ),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
-            tools=[*agent_tools(chosen.tools), _handoff_tool(handoff)],
+            tools=[*agent_tools(chosen.tools), handoff_tool()],
             retries=2,
             name=chosen.id,
         )
@@ -306,7 +311,7 @@ class Orchestrator:
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, _Handoff]:
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, HandoffRequest]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
             if agent is not None:
@@ -337,7 +342,7 @@ class Orchestrator:
                 focus_kind=record.focus_kind,
                 focus_id=record.focus_id,
             )
-        return chosen, wc, deps, _Handoff()
+        return chosen, wc, deps, deps.handoff
 
     async def _persist_reply(
         self,
@@ -349,7 +354,7 @@ class Orchestrator:
         calls: list[dict[str, Any]],
         usage: Any,
         latency: int,
-        handoff: _Handoff,
+        handoff: HandoffRequest,
         truncated: bool,
         cost: float | None = None,
     ) -> Message:
@@ -417,26 +422,6 @@ def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None)
         "replayed": replayed,
         "truncated": saved.status == "truncated",
     }
-
-
-def _handoff_tool(state: _Handoff) -> Tool[TurnDeps]:
-    async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: AgentId, reason: str) -> str:
-        """Hand the conversation to another specialist from the next message on.
-
-        Args:
-            agent: coach, goal_architect, pattern_analyst, motivator, accountability_partner or planner.
-            reason: Why this specialist fits better, in one sentence.
-        """
-        if agent not in AGENT_IDS:
-            from pydantic_ai import ModelRetry
-
-            raise ModelRetry(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_IDS)}")
-        state.to, state.reason = agent, reason
-        return (
-            f"Handing off to the {agent.replace('_', ' ')} from the next message on. Tell the user briefly."
-        )
-
-    return Tool(handoff_to_agent, takes_ctx=True, require_parameter_descriptions=True)
 
 
 def _translate(

@@ -13,12 +13,12 @@ from fastapi_offline import FastAPIOffline
 
 from backend import __version__
 from backend.agents.orchestrator import Orchestrator
-from backend.agents.preload import start_preload
+from backend.agents.preload import preload_provider
 from backend.api import errors, front_door
 from backend.api.deps import CurrentUser, SessionDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
-from backend.api.routes import openai_compat, resources, sessions, vercel
+from backend.api.routes import extensions, openai_compat, resources, sessions, vercel
 from backend.api.schemas import (
     EdgeOut,
     EntityOut,
@@ -44,13 +44,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        configure_linked_cache(settings.linked_cache_ttl_seconds)
+        configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = orchestrator = Orchestrator(db, settings)
-            app.state.preload = start_preload(settings.model, settings)
+            # a real model's provider loads before the first request is accepted, in a worker thread:
+            # an import racing with requests would still stall them (it holds the GIL)
+            await preload_provider(settings.model, settings)
             app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
             async with operations_running(app, orchestrator):
                 try:
@@ -71,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openai_compat.router)
     app.include_router(resources.router)
     app.include_router(vercel.router)
+    app.include_router(extensions.router)
 
     @app.get("/health", response_model=Health)
     async def health(request: Request) -> Health:

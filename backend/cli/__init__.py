@@ -20,6 +20,7 @@ from backend.cli import (
     kb,
     keys,
     linked,
+    plugins,
     server,
     sessions,
     usage,
@@ -39,7 +40,7 @@ app.add_typer(users.users_app, name="users")
 app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(web.web_app, name="web")
-for module in (server, linked, chat, usage):
+for module in (server, linked, chat, usage, plugins):
     app.registered_commands.extend(module.app.registered_commands)
 
 

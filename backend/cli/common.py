@@ -33,7 +33,7 @@ async def with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, ch
     from backend.db.migrations import ensure_current
     from backend.graph.cache import configure_linked_cache
 
-    configure_linked_cache(settings.linked_cache_ttl_seconds)
+    configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
     db = Database.from_settings(settings)
     try:
         if check:

@@ -76,10 +76,10 @@ def mcp_command(
     settings = get_settings()
     project = project or os.environ.get("ORRERY_PROJECT_ID")
     try:
-        asyncio.run(with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database early
         if http:
+            asyncio.run(with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database
             run_http(settings, host, port, project)
-        else:
+        else:  # answers `initialize` at once; the schema and the key are checked before the first tool call
             run_stdio(settings, os.environ.get("ORRERY_API_KEY"), project)
     except OrreryError as exc:
         err.print(f"[bold red]error:[/] {exc}")

@@ -7,7 +7,6 @@ to a worker thread.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -16,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from alembic import command
 from backend.errors import DatabaseNotMigratedError
+from backend.resources import shipped_dir
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-ALEMBIC_DIR = PROJECT_ROOT / "alembic"
+ALEMBIC_DIR = shipped_dir("alembic")
 
 
 FULL_TEXT_OBJECTS = (

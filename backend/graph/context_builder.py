@@ -22,49 +22,29 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
-from sqlalchemy import func, select, union_all
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
-from backend.db.models import Edge, Entity
+from backend.db.models import Entity
 from backend.errors import NotFoundError, ValidationError
 from backend.graph import context_render as render
-from backend.graph.edges import both_directions, far_entity
 from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
+from backend.graph.traversal import FACTORS, TYPE_WEIGHT, Candidate, score, traverse
 from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
-from backend.text import analyze, bm25_scores
+from backend.text import analyze
 from backend.tokens import TokenCounter
 
 DEFAULT_BUDGET = 4000
-FRONTIER_CAP = 500
-DEPTH_PEEK_LIMIT = 200
-TYPE_WEIGHT = {
-    "goal": 1.0,
-    "milestone": 0.9,
-    "plan": 0.85,
-    "task": 0.8,
-    "kb_entry": 0.75,
-    "document": 0.7,
-    "output": 0.6,
-}
 KNOWLEDGE_CANDIDATES = 10
 """How many matching knowledge-base entries compete for the budget beside graph items."""
-CHAIN_RELATIONS = (
-    "depends_on",
-    "belongs_to_plan",
-    "supports_goal",
-    "requires",
-    "achieved_by",
-    "targets_milestone",
-)
-RECENCY_HALF_LIFE_DAYS = 30.0
 MIN_RELATED_TOKENS = 24
 """No related item renders shorter than this, so below it the budget is full."""
 MAX_CONSECUTIVE_MISSES = 25
@@ -90,20 +70,6 @@ STRATEGIES: dict[str, StrategyParams] = {
         3, None, {"distance": 0.20, "recency": 0.10, "references": 0.10, "type": 0.10, "content": 0.50}, True
     ),
 }
-
-
-@dataclass
-class Candidate:
-    """A node reached by traversal, with how it was reached and how it scored."""
-
-    node: render.Node
-    distance: int
-    relation: str
-    direction: str
-    via: render.Node
-    """The node it was reached from."""
-    score: float = 0.0
-    factors: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,37 +150,7 @@ def _existing_ids(existing: dict[str, Any] | None) -> frozenset[str]:
         ) from None
 
 
-_COLUMNS = ("id", "kind", "name", "state", "type_key", "description", "due_at", "updated_at", "goal_type")
-
-
-def _node(row: Any) -> render.Node:
-    return render.Node(
-        str(row.id),
-        row.kind,
-        row.name,
-        row.state,
-        row.type_key,
-        row.description,
-        row.due_at,
-        row.updated_at,
-        row.goal_type,
-    )
-
-
-async def _neighbours(
-    session: AsyncSession,
-    frontier: Sequence[uuid.UUID],
-    relations: list[str] | None,
-    limit: int | None = None,
-) -> list[Any]:
-    """Edges touching the frontier, both directions, with the far entity: one query."""
-    other = far_entity()
-    where = [other.is_scratch.is_(False)] + ([Edge.rel.in_(relations)] if relations else [])
-    out, inc = both_directions(frontier, other, [getattr(other, c) for c in _COLUMNS], where)
-    query = union_all(out, inc)
-    if limit is not None:
-        query = query.limit(limit)
-    return list((await session.execute(query)).all())
+_SEED_COLUMNS = ("kind", "name", "state", "type_key", "description", "due_at", "goal_type", "project_id")
 
 
 async def build_context(
@@ -231,20 +167,34 @@ async def build_context(
     seed_ids = [as_uuid(s, "entity") for s in request.seeds]
     rows = (
         await session.execute(
-            select(*(getattr(Entity, c) for c in _COLUMNS), Entity.project_id).where(
+            select(Entity.id, *(getattr(Entity, c) for c in _SEED_COLUMNS)).where(
                 Entity.id.in_(seed_ids), Entity.project_id.in_(member_project_ids(user_id))
             )
         )
     ).all()
-    found = {str(r.id): _node(r) for r in rows}
+    found = {
+        str(r.id): render.Node(
+            str(r.id), r.kind, r.name, r.state, r.type_key, r.description, r.due_at, 0.0, r.goal_type
+        )
+        for r in rows
+    }
     for sid in seed_ids:
         if str(sid) not in found:
             raise NotFoundError("entity", sid)
     seeds = [found[str(s)] for s in seed_ids]
     query_text = request.query or ""
-    candidates, depth_cut, trips = await _traverse(session, seeds, depth, params, request, query_text)
-    refs = await _reference_counts(session, [uuid.UUID(c.node.id) for c in candidates.values()])
-    _score(list(candidates.values()), refs, params, query_text, now or utcnow())
+    terms = analyze(query_text)
+    candidates, depth_cut, trips = await traverse(
+        session,
+        seeds,
+        depth,
+        params.fanout,
+        params.expand_on_match,
+        request.include.relations,
+        terms,
+        now or utcnow(),
+    )
+    score(list(candidates.values()), params.weights, terms)
     if request.include.knowledge:
         topic = query_text or " ".join(s.name for s in seeds)
         knowledge, queries = await _knowledge_candidates(
@@ -252,7 +202,7 @@ async def build_context(
         )
         candidates.update({c.node.id: c for c in knowledge})
         trips += queries
-    return _select(request, seeds, candidates, depth_cut, counter, trips + 2)
+    return _select(request, seeds, candidates, depth_cut, counter, trips + 1)
 
 
 async def _knowledge_candidates(
@@ -267,7 +217,6 @@ async def _knowledge_candidates(
     found = await search_entries(session, user_id, project_id, topic, limit=KNOWLEDGE_CANDIDATES)
     finite = [h.rank for h in found.hits if math.isfinite(h.rank)]
     top = max(finite, default=1.0) or 1.0
-    now = utcnow()
     out = []
     for hit in found.hits:
         node = render.Node(
@@ -278,121 +227,22 @@ async def _knowledge_candidates(
             None,
             hit.description,
             None,
-            now,
+            0.0,
         )
         content = 1.0 if not math.isfinite(hit.rank) else max(0.0, hit.rank / top)
-        factors = {
-            "distance": 1.0,
-            "recency": 1.0,
-            "references": 0.0,
-            "type": TYPE_WEIGHT["kb_entry"],
-            "content": round(content, 4),
-        }
-        score = round(sum(params.weights[k] * v for k, v in factors.items()), 4)
-        out.append(Candidate(node, 1, "knowledge", "outgoing", seed, score, factors))
+        raw = (1.0, 1.0, 0.0, TYPE_WEIGHT["kb_entry"], content)
+        score = round(sum(params.weights[k] * v for k, v in zip(FACTORS, raw, strict=True)), 4)
+        out.append(Candidate(node, 1, "knowledge", "outgoing", seed, score, raw))
     return out, found.queries
 
 
-async def _traverse(
-    session: AsyncSession,
-    seeds: list[render.Node],
-    depth: int,
-    params: StrategyParams,
-    request: BuildRequest,
-    query: str,
-) -> tuple[dict[str, Candidate], list[str], int]:
-    visited = {s.id for s in seeds}
-    candidates: dict[str, Candidate] = {}
-    names = {s.id: s for s in seeds}
-    frontier = [uuid.UUID(s.id) for s in seeds]
-    query_terms = set(analyze(query))
-    trips = 0
-    for level in range(1, depth + 1):
-        if not frontier:
-            break
-        rows = await _neighbours(session, frontier, request.include.relations)
-        trips += 1
-        nxt: list[uuid.UUID] = []
-        for row in _fanout(rows, params.fanout):
-            rid = str(row.id)
-            if rid in visited:
-                continue
-            visited.add(rid)
-            node = _node(row)
-            names[rid] = node
-            candidates[rid] = Candidate(node, level, row.relation, row.direction, names[str(row.from_id)])
-            if (
-                not params.expand_on_match
-                or not query_terms
-                or query_terms & set(analyze(f"{node.name} {node.description or ''}"))
-            ):
-                nxt.append(row.id)
-        frontier = nxt[:FRONTIER_CAP]
-    depth_cut: list[str] = []
-    if frontier:
-        trips += 1
-        for row in await _neighbours(session, frontier, request.include.relations, DEPTH_PEEK_LIMIT):
-            if str(row.id) not in visited and str(row.id) not in depth_cut:
-                depth_cut.append(str(row.id))
-    return candidates, depth_cut, trips
-
-
-def _fanout(rows: list[Any], fanout: int | None) -> list[Any]:
-    """At most `fanout` links per node: chain relations first, then active items, then newest."""
-    if fanout is None:
-        return rows
-    by_from: dict[Any, list[Any]] = {}
-    for row in rows:
-        by_from.setdefault(row.from_id, []).append(row)
-    kept = []
-    for group in by_from.values():
-        group.sort(
-            key=lambda r: (
-                r.relation not in CHAIN_RELATIONS,
-                r.state not in ("active", "in_progress"),
-                -r.updated_at.timestamp(),
-            )
-        )
-        kept.extend(group[:fanout])
-    return kept
-
-
-async def _reference_counts(session: AsyncSession, ids: list[uuid.UUID]) -> dict[str, int]:
-    if not ids:
-        return {}
-    rows = await session.execute(
-        select(Edge.dst_id, func.count()).where(Edge.dst_id.in_(ids)).group_by(Edge.dst_id)
-    )
-    return {str(i): int(n) for i, n in rows.all()}
-
-
-def _score(
-    cands: list[Candidate], refs: dict[str, int], params: StrategyParams, query: str, now: datetime
-) -> None:
-    terms = analyze(query)
-    documents = [analyze(f"{c.node.name} {c.node.description or ''}") for c in cands] if terms else []
-    content = bm25_scores(terms, documents) if terms else [0.0] * len(cands)
-    top_content = max(content, default=0.0) or 1.0
-    top_refs = math.log1p(max(refs.values(), default=0)) or 1.0
-    for c, lexical in zip(cands, content, strict=True):
-        age_days = max(0.0, (now - c.node.updated_at).total_seconds() / 86_400)
-        c.factors = {
-            "distance": round(1.0 / c.distance, 4),
-            "recency": round(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS), 4),
-            "references": round(math.log1p(refs.get(c.node.id, 0)) / top_refs, 4),
-            "type": TYPE_WEIGHT.get(c.node.kind, 0.5),
-            "content": round(lexical / top_content, 4) if terms else 0.0,
-        }
-        c.score = round(sum(params.weights[k] * v for k, v in c.factors.items()), 4)
-
-
-def _filtered(c: Candidate, request: BuildRequest, now: datetime) -> bool:
+def _filtered(c: Candidate, request: BuildRequest, max_age_days: float | None) -> bool:
     ex, inc = request.exclude, request.include
     if c.node.kind in ex.kinds or c.node.state in ex.states:
         return True
     if inc.kinds is not None and c.node.kind not in inc.kinds:
         return True
-    return bool(ex.older_than and now - c.node.updated_at > parse_age(ex.older_than))
+    return max_age_days is not None and c.node.kind != "kb_entry" and c.node.age_days > max_age_days
 
 
 def _select(
@@ -403,22 +253,27 @@ def _select(
     counter: TokenCounter,
     trips: int,
 ) -> dict[str, Any]:
-    now = utcnow()
+    older = request.exclude.older_than
+    max_age_days = parse_age(older).total_seconds() / 86_400 if older else None
     fmt, with_desc = request.format, request.include.descriptions
     incremental = bool(request.existing_ids)
     new_seeds = [s for s in seeds if s.id not in request.existing_ids]
     sep = "\n\n" if fmt != "outline" else "\n"
-    blocks = [render.header(new_seeds or seeds, fmt, incremental)]
-    blocks += [render.primary(s, fmt, counter, with_desc) for s in new_seeds]
+    blocks, truncated = _seed_blocks(
+        render.header(new_seeds or seeds, fmt, incremental),
+        [render.primary(s, fmt, counter, with_desc) for s in new_seeds],
+        sep,
+        request.budget,
+        counter,
+    )
     used = counter.count(sep.join(blocks))
-    truncated = used > request.budget
     excluded: list[dict[str, Any]] = []
     chosen: list[tuple[Candidate, str]] = []
     misses = 0
     for c in sorted(candidates.values(), key=lambda c: (-c.score, c.distance, c.node.id)):
         if c.node.id in request.existing_ids:
             continue
-        if _filtered(c, request, now):
+        if _filtered(c, request, max_age_days):
             excluded.append(_excluded(c, "filter"))
             continue
         if request.budget - used < MIN_RELATED_TOKENS or misses >= MAX_CONSECUTIVE_MISSES:
@@ -442,6 +297,8 @@ def _select(
         c, _ = chosen.pop()
         excluded.append(_excluded(c, "budget"))
         text = _compose(blocks, chosen, seeds, fmt, sep, counter, with_desc)
+    if counter.count(text) > request.budget:  # the seeds alone: already cut to fit, stay exact
+        text = counter.truncate(text, request.budget)
     excluded += [{"id": i, "name": None, "reason": "depth", "score": None} for i in depth_cut]
     return {
         "query": {
@@ -469,6 +326,25 @@ def _select(
         "excluded": excluded,
         "text": text,
     }
+
+
+def _seed_blocks(
+    header: str, primaries: list[str], sep: str, budget: int, counter: TokenCounter
+) -> tuple[list[str], bool]:
+    """The header and the seeds' blocks, each seed's text cut (from its end, at word boundaries)
+    to an equal share when they do not all fit; True when something was cut."""
+    blocks = [header, *primaries]
+    if counter.count(sep.join(blocks)) <= budget:
+        return blocks, False
+    header = counter.truncate(header, max(1, budget // 4))
+    joints = counter.count(sep) * len(primaries)
+    share = (budget - counter.count(header) - joints) // max(1, len(primaries))
+    while share > 0:
+        blocks = [header, *(counter.truncate(p, share) for p in primaries)]
+        if counter.count(sep.join(blocks)) <= budget:
+            return [b for b in blocks if b], True
+        share -= 1
+    return [header], True
 
 
 def _compose(

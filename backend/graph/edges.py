@@ -5,7 +5,7 @@ joined to the entity on the far end.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Select, String, literal, select
@@ -20,17 +20,29 @@ def far_entity() -> Any:
 
 
 def both_directions(
-    ids: Sequence[uuid.UUID], other: Any, columns: Sequence[Any], where: Sequence[Any] = ()
+    ids: Sequence[uuid.UUID],
+    other: Any,
+    columns: Sequence[Any],
+    where: Sequence[Any] = (),
+    *,
+    near_text: Callable[[Any], Any] | None = None,
 ) -> tuple[Select[Any], Select[Any]]:
     """Outgoing and incoming edges of `ids`, each row with `edge_id`, `from_id`, `relation`,
     `direction` and the far entity's `columns`; union them (plus anything else) as needed.
+
+    With `near_text` (a column -> text expression), `from_id` comes back as text and `edge_id` is
+    left out: plain values for callers that read many rows.
     """
 
     def side(near: Any, far: Any, direction: str) -> Select[Any]:
+        ids_part = (
+            [near_text(near).label("from_id")]
+            if near_text
+            else [Edge.id.label("edge_id"), near.label("from_id")]
+        )
         return (
             select(
-                Edge.id.label("edge_id"),
-                near.label("from_id"),
+                *ids_part,
                 Edge.rel.label("relation"),
                 literal(direction, String).label("direction"),
                 *columns,

@@ -11,8 +11,9 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Entity, Project
+from backend.graph.cache import linked_cache
 from backend.graph.linked import linked_context_for
-from backend.graph.linked_format import abbreviated_within
+from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, FittedBlocks, abbreviated_within
 from backend.memory.sections import ContextSection
 from backend.repo.graph import get_entity
 from backend.text import inline_data
@@ -48,9 +49,9 @@ async def focus_sections(
     chat: ChatSession,
     budgets: Budgets,
     counter: TokenCounter,
-    related_budget: int | None = None,
 ) -> list[ContextSection]:
-    """Sections for the chat's focus (empty without one); linked entities fit `related_budget`."""
+    """Sections for the chat's focus (empty without one); linked entities fit the related budget,
+    capped at ABBREVIATED_MAX_TOKENS whatever the window."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":
@@ -77,9 +78,17 @@ async def focus_sections(
             ],
         )
     ]
-    linked = await linked_context_for(session, entity, max_per_type=3)
-    room = budgets.related if related_budget is None else related_budget
-    blocks, _ = abbreviated_within(linked, room, counter, f"## {LINKED_TITLE}")
-    if blocks:
-        sections.append(ContextSection("related", LINKED_TITLE, blocks, separator="\n\n"))
+    room = min(budgets.related, ABBREVIATED_MAX_TOKENS)
+    variant = ("abbreviated", room, counter.encoding_name)  # the fitted section, computed once
+    fitted: FittedBlocks | None = linked_cache.get(entity.id, variant, entity.graph_version)
+    if fitted is None:
+        linked = await linked_context_for(session, entity, max_per_type=3)
+        fitted = abbreviated_within(linked, room, counter, LINKED_TITLE)
+        linked_cache.put(entity.id, variant, entity.graph_version, fitted)
+    if fitted.blocks:
+        sections.append(
+            ContextSection(
+                "related", LINKED_TITLE, fitted.blocks, separator="\n\n", tokens=fitted.tokens, budget=room
+            )
+        )
     return sections

@@ -111,13 +111,15 @@ async def linked_context_for(
     include_descriptions: bool = False,
     filter_kind: str | None = None,
 ) -> EntityLinkedContext:
-    """Linked context of an entity the caller already loaded (and authorized), cached per entity."""
+    """Linked context of an entity the caller already loaded (and authorized), cached per entity
+    and valid while the entity's graph version is unchanged."""
     variant = (max_per_type, include_descriptions, filter_kind)
-    cached: EntityLinkedContext | None = linked_cache.get(source.id, variant)
+    version = source.graph_version  # read with the entity: any process's committed write shows here
+    cached: EntityLinkedContext | None = linked_cache.get(source.id, variant, version)
     if cached is not None:
         return cached
     result = await _load(session, source, max_per_type, include_descriptions, filter_kind)
-    linked_cache.put(source.id, variant, result)
+    linked_cache.put(source.id, variant, version, result)
     return result
 
 

@@ -6,17 +6,20 @@ characters escaped (`inline_data`).
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from backend.graph.linked import GROUPS, EntityLinkedContext, LinkedEntity
+from backend.memory.sections import SECTION_JOINT, frame_tokens, items_cost
 from backend.text import inline_data
 from backend.tokens import TokenCounter
 
 ABBREVIATED_PER_TYPE = 3
-HINT = "_Use `get_linked_entities` tool to see full details including descriptions._"
-DIRECTIONS = (
-    "Direction: **outgoing** means this {kind} points to the other entity "
-    "(this {kind} `belongs_to_plan` X: it is part of plan X); **incoming** means the other entity points "
-    "to this {kind} (task X `depends_on` this {kind}: X waits for it)."
-)
+ABBREVIATED_MAX_TOKENS = 500
+"""The section's cap whatever the model's window (the seed's ~500 tokens for linked entities)."""
+NONE = "No linked entities: this {kind} has no relationships yet."
+HINT = "_Use the `get_linked_entities` tool for full details and descriptions._"
+INTRO = "This {kind}'s relationships (→ outgoing; ← incoming, e.g. ← depends_on: it waits for this {kind}):"
 TITLES = {
     "plans": "Plans",
     "goals": "Goals",
@@ -38,14 +41,46 @@ SINGULAR = {
 def _relation(item: LinkedEntity) -> str:
     if item.direction == "project":
         return "project context document"
-    marker = " (project context document)" if item.is_context_document else ""
-    incoming = " (incoming)" if item.direction == "incoming" else ""
-    return f"{item.relation}{incoming}{marker}"
+    arrow = "←" if item.direction == "incoming" else "→"
+    marker = ", project context document" if item.is_context_document else ""
+    return f"{arrow} {item.relation}{marker}"
 
 
 def abbreviated_line(item: LinkedEntity) -> str:
-    """`- **Name** [id] (state) - relation`."""
-    return f"- **{inline_data(item.name)}** [{item.id}] ({inline_data(item.state)}) - {_relation(item)}"
+    """`- Name [id] state → relation` (`←` when the entity points here); the id is the UUID's 32
+    hex digits (every tool, route and command accepts that form): 4 tokens less per item."""
+    return f"- {inline_data(item.name)} [{item.id.hex}] {inline_data(item.state)} {_relation(item)}"
+
+
+ABBREVIATED_LINE = re.compile(r"^- (.+?) \[([0-9a-f]{32})\] (\S+) (.+)$")
+
+
+def parse_abbreviated_line(line: str) -> tuple[str, str, str] | None:
+    """`(name, state, relation)` of an abbreviated line, the relation in words (`depends_on
+    (incoming)`); None for any other line. The offline model reads the prompt with this."""
+    match = ABBREVIATED_LINE.match(line.strip())
+    if not match:
+        return None
+    name, _id, state, relation = match.groups()
+    if relation.startswith("← "):
+        relation = f"{relation[2:]} (incoming)"
+    return name, state, relation.removeprefix("→ ")
+
+
+def _group_head(group: str, count: int, shown: int) -> str:
+    return f"### {TITLES[group]} ({f'{shown} of ' if count > shown else ''}{count} linked)"
+
+
+def _overflow(group: str, more: int) -> str:
+    return f"- ... and {more} more {SINGULAR[group]}{'s' if more != 1 else ''}"
+
+
+def _group_text(group: str, count: int, lines: list[str]) -> str:
+    head = _group_head(group, count, len(lines))
+    body = [head, "", *lines] if lines else [head]
+    if count > len(lines):
+        body.append(_overflow(group, count - len(lines)))
+    return "\n".join(body)
 
 
 def abbreviated_blocks(
@@ -56,52 +91,83 @@ def abbreviated_blocks(
     `per_type` is one limit for every type, or a limit per group name.
     """
     limits = per_type if isinstance(per_type, dict) else dict.fromkeys(GROUPS.values(), per_type)
-    blocks = [
-        (
-            "intro",
-            f"This {ctx.source_kind} has the following relationships:\n\n"
-            + DIRECTIONS.format(kind=ctx.source_kind),
-        )
-    ]
+    blocks = [("intro", INTRO.format(kind=ctx.source_kind))]
     if ctx.total == 0:
-        blocks.append(("none", f"No linked entities: this {ctx.source_kind} has no relationships yet."))
+        blocks.append(("none", NONE.format(kind=ctx.source_kind)))
         return blocks
     for group in GROUPS.values():
         count = ctx.counts.get(group, 0)
-        if not count:
-            continue
-        shown = ctx.linked[group][: limits.get(group, ABBREVIATED_PER_TYPE)]
-        cut = f", showing first {len(shown)}" if count > len(shown) else ""
-        lines = (
-            [f"### {TITLES[group]} ({count} linked{cut})", ""]
-            if shown
-            else [f"### {TITLES[group]} ({count} linked)"]
-        )
-        lines += [abbreviated_line(item) for item in shown]
-        if count > len(shown):
-            more = count - len(shown)
-            lines.append(f"- ... and {more} more {SINGULAR[group]}{'s' if more != 1 else ''}")
-        blocks.append((f"group:{group}", "\n".join(lines)))
+        if count:
+            shown = ctx.linked[group][: limits.get(group, ABBREVIATED_PER_TYPE)]
+            blocks.append((f"group:{group}", _group_text(group, count, [abbreviated_line(i) for i in shown])))
     blocks.append(("hint", HINT))
     return blocks
 
 
-def abbreviated_within(
-    ctx: EntityLinkedContext, budget: int, counter: TokenCounter, title: str = "## Linked Entities"
-) -> tuple[list[tuple[str, str]], dict[str, int]]:
-    """Abbreviated blocks that fit `budget` (with the title), and how many items each type shows.
+@dataclass
+class FittedBlocks:
+    """Blocks that fit, each with its token count, and how many items each type shows."""
 
-    Starts at 3 per type; while too long, the type showing the most items gives one up (later types,
-    such as outputs and documents, first on ties). Returns no blocks if even counts do not fit.
+    blocks: list[tuple[str, str]]
+    tokens: list[int]
+    shown: dict[str, int]
+
+
+def abbreviated_within(
+    ctx: EntityLinkedContext, budget: int, counter: TokenCounter, title: str = "Linked Entities"
+) -> FittedBlocks:
+    """Abbreviated blocks that fit `budget` as a prompt section titled `title` (frame included,
+    counted as the prompt assembly counts it), and how many items each type shows.
+
+    Every line is rendered and counted once; the limits then shrink by arithmetic (from 3 per type,
+    the type showing the most items gives one up, later types such as outputs first on ties), and
+    the chosen section is counted exactly once to confirm. The hint stays while any block is shown;
+    no blocks come back when even the counts do not fit.
     """
-    limits = {g: min(ABBREVIATED_PER_TYPE, len(ctx.linked.get(g, []))) for g in GROUPS.values()}
-    order = list(GROUPS.values())
+    memo: dict[str, int] = {}
+
+    def cost(text: str) -> int:
+        if text not in memo:
+            memo[text] = counter.count(text)
+        return memo[text]
+
+    sep, newline = cost("\n\n"), cost("\n")
+    frame = frame_tokens(title, "\n\n", counter)
+    intro, hint = INTRO.format(kind=ctx.source_kind), HINT
+    if ctx.total == 0:
+        fixed = [
+            ("intro", intro),
+            ("none", f"No linked entities: this {ctx.source_kind} has no relationships yet."),
+        ]
+        tokens = [cost(t) for _, t in fixed]
+        fits = frame + items_cost(tokens, sep) <= budget
+        return FittedBlocks(fixed if fits else [], tokens if fits else [], {})
+    order = [g for g in GROUPS.values() if ctx.counts.get(g, 0)]
+    lines = {g: [abbreviated_line(i) for i in ctx.linked[g][:ABBREVIATED_PER_TYPE]] for g in order}
+    line_tokens = {g: [cost(line) for line in lines[g]] for g in order}
+    limits = {g: len(lines[g]) for g in order}
+
+    def group_cost(g: str) -> int:
+        n, count = limits[g], ctx.counts[g]
+        head = cost(_group_head(g, count, n))
+        body = sum(line_tokens[g][:n]) + (sep + newline * (n - 1) if n else 0)
+        more = cost(_overflow(g, count - n)) + newline if count > n else 0
+        return head + body + more
+
     while True:
-        blocks = abbreviated_blocks(ctx, limits)
-        if counter.count("\n\n".join([title, *(text for _, text in blocks)])) <= budget:
-            return blocks, limits
+        tokens = [cost(intro), *(group_cost(g) for g in order), cost(hint)]
+        if frame + items_cost(tokens, sep) <= budget:
+            blocks = [
+                ("intro", intro),
+                *((f"group:{g}", _group_text(g, ctx.counts[g], lines[g][: limits[g]])) for g in order),
+                ("hint", hint),
+            ]
+            exact = counter.count("\n\n".join([f"## {title}", *(t for _, t in blocks)]))
+            if exact + counter.count(SECTION_JOINT) <= budget:
+                shown = dict.fromkeys(GROUPS.values(), 0) | limits
+                return FittedBlocks(blocks, [cost(t) for _, t in blocks], shown)
         if not any(limits.values()):
-            return [], limits
+            return FittedBlocks([], [], dict.fromkeys(GROUPS.values(), 0))
         group = max(order, key=lambda g: (limits[g], order.index(g)))
         limits[group] -= 1
 

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.errors import ConfigurationError, ValidationError
+from backend.resources import prompts_dir
 from backend.vocabulary import ENTITY_KINDS, RELATIONS
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "prompts" / "templates" / "context"
+TEMPLATE_DIR = prompts_dir("templates", "context")
 Strategy = Literal["relevance", "breadth", "depth", "semantic"]
 Format = Literal["structured", "narrative", "outline"]
 _AGE = re.compile(r"^(\d+)([dwmy])$")

@@ -149,4 +149,4 @@ async def _decide(
 
 
 def _section(text: str) -> ContextSection | None:
-    return ContextSection("related", TITLE, [("kb:packet", text)]) if text else None
+    return ContextSection("knowledge", TITLE, [("kb:packet", text)]) if text else None

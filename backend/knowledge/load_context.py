@@ -91,6 +91,19 @@ def is_direct(hit: SearchHit, weights: dict[str, float]) -> bool:
     return share >= DIRECT_COVERAGE or (len(hit.matched) >= LONG_MATCH_TERMS and share >= LONG_MATCH_COVERAGE)
 
 
+@dataclass(frozen=True)
+class _Details:
+    """The columns a context entry shows (the same names as the details query's row)."""
+
+    id: uuid.UUID
+    code: str
+    name: str
+    description: str | None
+    data: dict[str, Any]
+    slug: str
+    collection_name: str
+
+
 def confidence_for(direct: int, total: int) -> Confidence:
     """high: 3+ direct hits; medium: 1-2; low: none direct but something related; none: nothing."""
     if direct >= 3:
@@ -133,11 +146,13 @@ async def load_context_for_task(
         placed.update({h.entry_id: (1, "partial_match", None) for h in weak[:SEEDS]})
     seeds = [h.entry_id for h in (direct or weak)[:SEEDS]]
     await _walk(session, seeds, placed, max_hops, base_hop=0 if direct else 1)
-    entries = await _entries(session, placed)
+    entries = await _ranking_rows(session, placed)
     rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
-    ordered = sorted(entries, key=lambda e: (e[1][0], e[0].priority, rank.get(e[0].id, 0), e[0].code))
-    codes = {row.id: row.code for row, _p in entries}
-    result = [_context_entry(row, placement, codes) for row, placement in ordered[:max_results]]
+    entries.sort(key=lambda e: (placed[e.id][0], e.priority, rank.get(e.id, 0), e.code))
+    codes = {row.id: row.code for row in entries}
+    top = [row.id for row in entries[:max_results]]
+    details = await _details(session, top, {h.entry_id: h for h in found.hits})
+    result = [_context_entry(details[eid], placed[eid], codes) for eid in top]
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
@@ -176,27 +191,48 @@ async def _walk(
                     frontier.append(other)
 
 
-async def _entries(
+async def _ranking_rows(
     session: AsyncSession, placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]]
 ) -> list[Any]:
-    """Plain column rows (no ORM objects): this can be hundreds of entries at two hops."""
+    """Only what ranking needs (id, code, collection priority) for every placed entry: at two hops
+    this is hundreds of rows, of which `max_results` are kept."""
     if not placed:
         return []
     rows = await session.execute(
-        select(
-            KbEntry.id,
-            KbEntry.code,
-            KbEntry.name,
-            KbEntry.description,
-            KbEntry.data,
-            KbCollection.slug,
-            KbCollection.name.label("collection_name"),
-            KbCollection.priority,
-        )
+        select(KbEntry.id, KbEntry.code, KbCollection.priority)
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .where(KbEntry.id.in_(list(placed)))
     )
-    return [(row, placed[row.id]) for row in rows.all()]
+    return list(rows.all())
+
+
+async def _details(
+    session: AsyncSession, ids: list[uuid.UUID], hits: dict[uuid.UUID, SearchHit]
+) -> dict[uuid.UUID, Any]:
+    """Name, description, data and collection of the kept entries: search hits already carry them,
+    the rest (reached by relations) come in one query, skipped when every kept entry was a hit."""
+    found: dict[uuid.UUID, Any] = {
+        i: _Details(i, h.code, h.name, h.description, h.data, h.collection_slug, h.collection_name)
+        for i, h in hits.items()
+        if i in ids
+    }
+    missing = [i for i in ids if i not in found]
+    if missing:
+        rows = await session.execute(
+            select(
+                KbEntry.id,
+                KbEntry.code,
+                KbEntry.name,
+                KbEntry.description,
+                KbEntry.data,
+                KbCollection.slug,
+                KbCollection.name.label("collection_name"),
+            )
+            .join(KbCollection, KbCollection.id == KbEntry.collection_id)
+            .where(KbEntry.id.in_(missing))
+        )
+        found.update({row.id: row for row in rows.all()})
+    return found
 
 
 def _context_entry(

@@ -9,13 +9,14 @@ break the engine's syntax; a query of only stop words or symbols finds nothing.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Integer, bindparam, func, literal_column, select, text
+from sqlalchemy import Float, Integer, String, bindparam, func, literal_column, select, text, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry
@@ -178,15 +179,36 @@ async def _sqlite_project_ranked(
     session: AsyncSession, base: Any, project_id: uuid.UUID, terms: list[str], limit: int
 ) -> list[Any]:
     """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
+    # FTS5 drives (CROSS JOIN fixes the loop order) and the project's candidates are cut inside, so
+    # SQLite materializes them instead of running the MATCH once per entry of the project
     fts = (
-        text("SELECT rowid AS rid FROM kb_entries_fts WHERE kb_entries_fts MATCH :match")
-        .bindparams(match=" OR ".join(f'"{t}"*' for t in terms))
+        text(
+            "SELECT kb_entries_fts.rowid AS rid FROM kb_entries_fts CROSS JOIN kb_entries AS e "
+            "ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :match AND e.project_id = :p "
+            "ORDER BY e.code LIMIT :n"
+        )
+        .bindparams(
+            bindparam("match", " OR ".join(f'"{t}"*' for t in terms)),
+            bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
+            bindparam("n", MAX_CANDIDATES),
+        )
         .columns(rid=Integer)
         .subquery()
     )
     corpus = select(func.count()).where(KbEntry.project_id == project_id).scalar_subquery()
-    query = (
-        base.add_columns(corpus.label("corpus"))
+    query = (  # plain values for the candidates (no ORM objects, raw JSON text as FTS5 indexed it)
+        select(
+            type_coerce(KbEntry.id, String).label("id"),
+            KbEntry.code,
+            KbEntry.name,
+            KbEntry.description,
+            type_coerce(KbEntry.data, String).label("data"),
+            KbCollection.slug,
+            KbCollection.name.label("collection_name"),
+            KbCollection.priority,
+            corpus.label("corpus"),
+        )
+        .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
         .where(KbEntry.project_id == project_id)
         .order_by(KbEntry.code)
@@ -195,7 +217,35 @@ async def _sqlite_project_ranked(
     rows = (await session.execute(query)).all()
     if not rows:
         return []
-    docs = [Fields(e.code, e.name, e.description, e.data) for e, _c, _n in rows]
-    scores = project_bm25(terms, docs, int(rows[0][2]))
-    ranked = sorted(zip(rows, scores, strict=True), key=lambda pair: (-pair[1], pair[0][0].code))
-    return [(e, c, score) for (e, c, _n), score in ranked[:limit]]
+    docs = [Fields(r.code, r.name, r.description, r.data) for r in rows]
+    scores = project_bm25(terms, docs, int(rows[0].corpus))
+    ranked = sorted(zip(rows, scores, strict=True), key=lambda pair: (-pair[1], pair[0].code))
+    return [
+        (_Entry.of(r), _Collection(r.slug, r.collection_name, r.priority), score)
+        for r, score in ranked[:limit]
+    ]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """The entry fields a search hit reads (the same names as the ORM model's)."""
+
+    id: uuid.UUID
+    code: str
+    name: str
+    description: str | None
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: Any) -> _Entry:
+        data = json.loads(row.data) if row.data else {}
+        return cls(
+            uuid.UUID(row.id), row.code, row.name, row.description, data if isinstance(data, dict) else {}
+        )
+
+
+@dataclass(frozen=True)
+class _Collection:
+    slug: str
+    name: str
+    priority: int

@@ -26,9 +26,12 @@ from pathlib import Path
 import yaml
 
 from backend.errors import ConfigurationError
+from backend.resources import prompts_dir
 from backend.text import tokenize
 
-EXPERTISE_DIR = Path(__file__).resolve().parents[2] / "prompts" / "expertise"
+EXPERTISE_DIR = prompts_dir("expertise")
+EXTRA_DIRS: list[Path] = []
+"""Plugins' expertise directories (`backend.plugins` appends them at startup)."""
 
 
 @dataclass(frozen=True)
@@ -87,9 +90,12 @@ def modules_for(
 ) -> list[ExpertiseModule]:
     """The agent's modules, most useful first: keyword overlap with `query`, then priority."""
     words = set(tokenize(query or ""))
+    found = load_modules(directory)
+    if directory == EXPERTISE_DIR:
+        found += tuple(m for extra in EXTRA_DIRS for m in load_modules(extra))
     mine = [
         m
-        for m in load_modules(directory)
+        for m in found
         if (agent in m.agents or "*" in m.agents) and (not m.engagement or engagement in m.engagement)
     ]
     return sorted(mine, key=lambda m: (-len(words & set(m.keywords)), -m.priority, m.slug))

@@ -10,7 +10,8 @@ session's first user message (and when the focus changes) auto-context may load 
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
 System prompt order: base prompt, user context, expertise, focus, knowledge, linked entities, caller
-sections. Knowledge and linked entities share the related budget, knowledge first.
+sections. Each has its own budget: the knowledge packet `knowledge`, the linked entities `related`
+(capped at ~500 tokens), so neither can starve the other.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.agents.definitions import get_agent
 from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
-from backend.errors import ValidationError
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
@@ -35,11 +35,10 @@ from backend.memory.history import DbHistory
 from backend.memory.injection import InjectionItem, injection_items, render
 from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
 from backend.memory.scoping import ReceiptItem, ScopedMessage, ScopingContext, get_strategy
-from backend.memory.sections import ContextSection
+from backend.memory.sections import SECTION_JOINT, ContextSection, frame_tokens, items_cost
 from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
 from backend.repo.chat import get_session
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
-from backend.vocabulary import AGENT_IDS
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")
 """When the user section is over budget, optional lines are kept in this order of importance."""
@@ -114,9 +113,7 @@ async def assemble_working_context(
     `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
     strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
     """
-    if agent not in AGENT_IDS:
-        raise ValidationError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_IDS)}")
-    definition = get_agent(agent)
+    definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
     choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)
     if base_prompt is None:
@@ -142,10 +139,7 @@ async def assemble_working_context(
     )
     knowledge = await auto_context(session, user_id, chat, query, counter) if auto_knowledge else None
     kb = [knowledge.section] if knowledge and knowledge.section else []
-    kb_tokens = sum(counter.count(f"## {s.title}\n" + s.items[0][1]) for s in kb)
-    focused = await focus_sections(
-        session, user_id, chat, budgets, counter, max(0, budgets.related - kb_tokens)
-    )
+    focused = await focus_sections(session, user_id, chat, budgets, counter)
     focus_only = [s for s in focused if s.name == "focus"]
     linked = [s for s in focused if s.name != "focus"]
     extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)
@@ -220,8 +214,16 @@ def _fit_paragraphs(name: str, text: str, budget: int, counter: TokenCounter) ->
 def _fit_profile(
     items: list[InjectionItem], budget: int, counter: TokenCounter
 ) -> tuple[str, SectionReceipt]:
-    """Required lines always; optional lines by importance while the rendered section fits."""
+    """Required lines always; optional lines by importance while the rendered section fits (when
+    everything fits, which is the usual case, the section is rendered and counted once)."""
     chosen = {i for i, item in enumerate(items) if item.required}
+    whole = render(items)
+    if counter.count(whole) <= budget:
+        included = [
+            ReceiptItem(i.group, i.key, counter.count(i.text), "required" if i.required else "fits")
+            for i in items
+        ]
+        return whole, SectionReceipt("profile", budget, counter.count(whole), included, [])
     optional = sorted(
         (i for i, item in enumerate(items) if not item.required),
         key=lambda i: (PROFILE_DROP_ORDER.index(items[i].group), i),
@@ -270,35 +272,47 @@ def _fit_expertise(
 def _fit_sections(
     sections: Sequence[ContextSection], budgets: Budgets, counter: TokenCounter
 ) -> list[tuple[str, SectionReceipt]]:
-    """Sections drawing on the same budget share it, first come first served."""
+    """Each section fits its own budget (capped by `section.budget`); caller sections drawing on the
+    same named budget share it, first come first served."""
     remaining: dict[str, int] = {}
     fitted = []
     for section in sections:
         budget = remaining.setdefault(section.name, budgets.of(section.name))
+        if section.budget is not None:
+            budget = min(budget, section.budget)
         text, receipt = _fit_section(section, budget, counter)
-        remaining[section.name] = budget - receipt.tokens
+        remaining[section.name] -= receipt.tokens
         fitted.append((text, receipt))
     return fitted
 
 
 def _fit_section(section: ContextSection, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
+    """Whole items in order while they fit; every item is counted once (or not at all when the
+    section brings its counts) and the frame is counted as every fitter counts it."""
     texts = [text for _, text in section.items]
-    header = f"## {section.title}"
+    tokens = list(section.tokens) if section.tokens is not None else [counter.count(t) for t in texts]
     sep = section.separator
-    room = max(0, budget - counter.count(header + sep) - counter.count("\n\n"))
-    keep, drop = fit_whole_items(texts, room, counter, separator=sep)
-    text = sep.join([header, *(texts[i] for i in keep)]) if keep else ""
+    sep_tokens = counter.count(sep)
+    room = budget - frame_tokens(section.title, sep, counter)
+    keep: list[int] = []
+    drop: list[int] = []
+    used = 0
+    for i, cost in enumerate(tokens):
+        after = items_cost([used, cost], sep_tokens) if keep else cost  # as `items_cost` of all kept
+        if after <= room:
+            keep.append(i)
+            used = after
+        else:
+            drop.append(i)
+    text = sep.join([f"## {section.title}", *(texts[i] for i in keep)]) if keep else ""
 
     def items(indices: list[int], reason: str) -> list[ReceiptItem]:
-        return [
-            ReceiptItem(section.name, section.items[i][0], counter.count(texts[i]), reason) for i in indices
-        ]
+        return [ReceiptItem(section.name, section.items[i][0], tokens[i], reason) for i in indices]
 
-    tokens = counter.count(text) + (counter.count("\n\n") if text else 0)  # the joint to the section before
     return text, SectionReceipt(
         name=section.name,
         budget=budget,
-        tokens=tokens,
+        tokens=counter.count(text) + counter.count(SECTION_JOINT) if text else 0,
         included=items(keep, "fits"),
         excluded=items(drop, "over budget"),
         title=section.title,

@@ -22,7 +22,7 @@ from backend.memory.embeddings import get_embedder, message_vector
 from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
-from backend.vocabulary import AGENT_IDS, FOCUS_KINDS, MESSAGE_ROLES
+from backend.vocabulary import FOCUS_KINDS, MESSAGE_ROLES
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,10 @@ class NewMessage:
 
 
 def _check_agent(agent_id: str | None) -> None:
-    if agent_id is not None and agent_id not in AGENT_IDS:
-        raise ValidationError(f"unknown agent {agent_id!r}; expected one of {', '.join(AGENT_IDS)}")
+    if agent_id is not None:
+        from backend.agents.definitions import get_agent
+
+        get_agent(agent_id)  # built-in or plugin agent, else a ValidationError listing them
 
 
 async def create_session(

@@ -24,7 +24,7 @@ from backend.errors import (
     UnknownRelationError,
     ValidationError,
 )
-from backend.graph.cache import linked_cache
+from backend.graph.versions import bump_entities, bump_neighbourhood, bump_project
 from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.vocabulary import ENTITY_KINDS, GOAL_TYPES, RELATIONS
 
@@ -89,6 +89,8 @@ async def create_entity(
             session.add(entity)
     except IntegrityError:
         raise ConflictError("this project already has a context document") from None
+    if entity.is_context_document:  # it shows in every entity's linked context
+        await bump_project(session, project.id)
     return entity
 
 
@@ -156,7 +158,8 @@ async def update_entity(
     for field, value in changes.items():
         setattr(entity, field, value)
     await session.flush()
-    await _invalidate_neighbourhood(session, entity.id)
+    await bump_neighbourhood(session, entity)
+    await session.refresh(entity, ["graph_version"])
     return entity
 
 
@@ -164,17 +167,9 @@ async def delete_entity(session: AsyncSession, user_id: uuid.UUID, entity_id: uu
     """Delete an entity and, by cascade, every edge touching it."""
     entity = await get_entity(session, user_id, entity_id)
     await require_project(session, user_id, entity.project_id, write=True)
-    await _invalidate_neighbourhood(session, entity.id)
+    await bump_neighbourhood(session, entity)
     await session.delete(entity)
     await session.flush()
-
-
-async def _invalidate_neighbourhood(session: AsyncSession, entity_id: uuid.UUID) -> None:
-    """Drop cached linked context of an entity and of everything linked to it (one query)."""
-    rows = await session.execute(
-        select(Edge.src_id, Edge.dst_id).where(or_(Edge.src_id == entity_id, Edge.dst_id == entity_id))
-    )
-    linked_cache.invalidate(entity_id, *{end for row in rows.all() for end in row})
 
 
 async def create_edge(
@@ -216,7 +211,7 @@ async def create_edge(
             session.add(edge)
     except IntegrityError:
         raise ConflictError(f"edge {src.id} --{rel}--> {dst.id} already exists") from None
-    linked_cache.invalidate(src.id, dst.id)
+    await bump_entities(session, [src.id, dst.id])
     return edge
 
 
@@ -232,7 +227,7 @@ async def delete_edge(session: AsyncSession, user_id: uuid.UUID, edge_id: uuid.U
         raise NotFoundError("edge", eid)
     await require_project(session, user_id, edge.project_id, write=True)
     await session.execute(delete(Edge).where(Edge.id == eid))
-    linked_cache.invalidate(edge.src_id, edge.dst_id)
+    await bump_entities(session, [edge.src_id, edge.dst_id])
     return edge
 
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.api.deps import SettingsDep, get_session
 from backend.db.engine import Database
-from backend.errors import AuthenticationError, NotFoundError, UserError
+from backend.errors import AuthenticationError, NotFoundError, RateLimitedError, UserError
 from backend.repo.web_tokens import WebSession, resolve_web_session
 
 COOKIE = "orrery_session"
@@ -96,7 +96,7 @@ CsrfUser = Annotated[WebSession, Depends(require_csrf)]
 
 class WebRoute(APIRoute):
     """Routes answering HTML: not signed in -> the login page; not found -> a 404 page; bad input ->
-    a 400 page; a refused write -> 403. The JSON API keeps its own error mapping."""
+    a 400 page; a refused write -> 403; a per-user limit -> 429. The JSON API keeps its own error mapping."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -112,6 +112,10 @@ class WebRoute(APIRoute):
                 return _error(request, 403, "That request was refused.", str(exc))
             except NotFoundError:
                 return _error(request, 404, "Not found.", "There is nothing here, or it is not yours to see.")
+            except RateLimitedError as exc:
+                limited = _error(request, 429, "Slow down.", str(exc))
+                limited.headers["Retry-After"] = str(exc.retry_after)
+                return limited
             except UserError as exc:
                 return _error(request, 400, "That did not work.", str(exc))
 

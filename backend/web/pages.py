@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
+from backend.agents.definitions import AGENTS
 from backend.api.deps import SettingsDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
@@ -17,7 +18,7 @@ from backend.graph.linked import load_linked_entities_context
 from backend.memory.scoping import strategy_names
 from backend.repo import chat, identity
 from backend.repo import sessions as repo
-from backend.vocabulary import AGENT_IDS, ENTITY_KINDS
+from backend.vocabulary import ENTITY_KINDS
 from backend.web import views
 from backend.web.deps import WebRoute, WebTx, WebUser, render
 
@@ -38,7 +39,7 @@ async def _shell(request: Request, session: Any, web: Any, chat_record: ChatSess
         "next_offset": SIDEBAR_PAGE if len(items) > SIDEBAR_PAGE else None,
         "projects": projects,
         "current": chat_record,
-        "agents": AGENT_IDS,
+        "agents": tuple(AGENTS),  # plugin agents too (loaded at startup)
         "strategies": strategy_names(),
         "kinds": ENTITY_KINDS,
     }

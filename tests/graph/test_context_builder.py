@@ -88,9 +88,7 @@ async def test_budget_is_never_exceeded(
     db: Database, g: dict[str, Any], strategy: str, fmt: str, budget: int
 ) -> None:
     r = await _build(db, g, budget=budget, strategy=strategy, format=fmt, query="billing chain")
-    assert COUNTER.count(r["text"]) <= budget or not r["related"]  # only the seed itself may exceed
-    if r["related"]:
-        assert r["metadata"]["tokens_used"] <= budget
+    assert r["metadata"]["tokens_used"] == COUNTER.count(r["text"]) <= budget
     included = [i["score"] for i in r["related"]]
     dropped = [e["score"] for e in r["excluded"] if e["reason"] == "budget"]
     if included and dropped:

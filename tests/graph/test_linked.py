@@ -11,7 +11,7 @@ from sqlalchemy import event
 from backend.db.engine import Database
 from backend.errors import NotFoundError, ValidationError
 from backend.graph.linked import load_linked_entities_context
-from backend.graph.linked_format import abbreviated_within, format_abbreviated, format_full
+from backend.graph.linked_format import HINT, abbreviated_within, format_abbreviated, format_full
 from backend.repo import graph
 from backend.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
@@ -79,9 +79,7 @@ async def test_scratch_is_excluded_and_context_document_is_marked(db: Database, 
     assert "Scratch notes" not in docs
     brief = docs["Launch brief"]
     assert brief.is_context_document and brief.direction == "project" and brief.edge_id is None
-    assert "- **Launch brief** [" in format_abbreviated(
-        ctx
-    ) and "project context document" in format_abbreviated(ctx)
+    assert f"- Launch brief [{brief.id.hex}] active project context document" in format_abbreviated(ctx)
 
 
 async def test_ordering_active_first_then_newest_and_max_per_type(db: Database, w: dict[str, Any]) -> None:
@@ -106,54 +104,56 @@ async def test_abbreviated_golden(db: Database, w: dict[str, Any]) -> None:
     ctx = await _load(db, w, max_per_type=3)
     expected = f"""## Linked Entities
 
-This task has the following relationships:
-
-Direction: **outgoing** means this task points to the other entity (this task `belongs_to_plan` X: it is part of plan X); **incoming** means the other entity points to this task (task X `depends_on` this task: X waits for it).
+This task's relationships (→ outgoing; ← incoming, e.g. ← depends_on: it waits for this task):
 
 ### Plans (1 linked)
 
-- **Launch marketing** [{w["plan"]}] (active) - belongs_to_plan
+- Launch marketing [{w["plan"].hex}] active → belongs_to_plan
 
 ### Goals (1 linked)
 
-- **Reach GA** [{w["goal"]}] (active) - supports_goal
+- Reach GA [{w["goal"].hex}] active → supports_goal
 
-### Dependent Tasks (5 linked, showing first 3)
+### Dependent Tasks (3 of 5 linked)
 
-- **Dependency 3** [{w["t3"]}] (in_progress) - depends_on (incoming)
-- **Dependency 1** [{w["t1"]}] (active) - depends_on
-- **Dependency 4** [{w["t4"]}] (blocked) - depends_on (incoming)
+- Dependency 3 [{w["t3"].hex}] in_progress ← depends_on
+- Dependency 1 [{w["t1"].hex}] active → depends_on
+- Dependency 4 [{w["t4"].hex}] blocked ← depends_on
 - ... and 2 more tasks
 
 ### Milestones (1 linked)
 
-- **GA launch** [{w["ms"]}] (active) - targets_milestone
+- GA launch [{w["ms"].hex}] active → targets_milestone
 
 ### Documents (2 linked)
 
-- **Launch brief** [{w["ctx"]}] (active) - project context document
-- **Pricing research** [{w["doc"]}] (active) - references
+- Launch brief [{w["ctx"].hex}] active project context document
+- Pricing research [{w["doc"].hex}] active → references
 
 ### Outputs (1 linked)
 
-- **Pricing page v2** [{w["out"]}] (active) - produces
+- Pricing page v2 [{w["out"].hex}] active → produces
 
-_Use `get_linked_entities` tool to see full details including descriptions._"""
+_Use the `get_linked_entities` tool for full details and descriptions._"""
     assert format_abbreviated(ctx) == expected
 
 
 async def test_abbreviated_stays_within_the_related_budget(db: Database, w: dict[str, Any]) -> None:
     ctx = await _load(db, w, max_per_type=3)
     counter = counter_for("offline")
-    for budget in (500, 300, 150):
-        blocks, shown = abbreviated_within(ctx, budget, counter)
-        text = "\n\n".join(["## Linked Entities", *(t for _, t in blocks)])
-        assert counter.count(text) <= budget and max(shown.values()) <= 3
-    blocks, shown = abbreviated_within(ctx, 10_000, counter)
-    assert shown["tasks"] == 3 and shown["plans"] == 1  # nothing cut when it fits
-    full = counter.count(format_abbreviated(ctx))
-    blocks, shown = abbreviated_within(ctx, full - 20, counter)
-    assert shown["plans"] == 1 and shown["tasks"] == 2  # the longest list gives up an item first
+    for budget in (500, 300, 150, 60):
+        fitted = abbreviated_within(ctx, budget, counter)
+        text = "\n\n".join(["## Linked Entities", *(t for _, t in fitted.blocks)])
+        assert counter.count(text + "\n\n") <= budget and max(fitted.shown.values()) <= 3
+        assert fitted.tokens == [counter.count(t) for _, t in fitted.blocks]
+        if fitted.blocks:  # the hint is never dropped while the section is shown
+            assert fitted.blocks[-1] == ("hint", HINT)
+    assert not abbreviated_within(ctx, 20, counter).blocks  # not even the counts fit: no section
+    fitted = abbreviated_within(ctx, 10_000, counter)
+    assert fitted.shown["tasks"] == 3 and fitted.shown["plans"] == 1  # nothing cut when it fits
+    full = counter.count(format_abbreviated(ctx) + "\n\n")
+    fitted = abbreviated_within(ctx, full - 20, counter)
+    assert fitted.shown["plans"] == 1 and fitted.shown["tasks"] == 2  # the longest list gives up first
 
 
 async def test_full_format_has_ids_in_headers_and_descriptions(db: Database, w: dict[str, Any]) -> None:
@@ -198,19 +198,29 @@ async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
     assert (await _load(db, w)).linked["plans"][0].name == "Renamed plan"
 
 
-def test_ttl_cache_expires_and_zero_disables() -> None:
+def test_linked_cache_expires_is_bounded_and_checks_versions() -> None:
     import uuid
 
-    from backend.graph.cache import TTLCache
+    from backend.graph.cache import LinkedCache
 
     now = [0.0]
-    cache = TTLCache(60, clock=lambda: now[0])
-    key = uuid.uuid4()
-    cache.put(key, "v", "value")
+    cache = LinkedCache(60, max_entities=2, clock=lambda: now[0])
+    a, b, c = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    cache.put(a, "v", 1, "value")
+    cache.put(a, "w", 1, "other variant")
+    assert cache.get(a, "v", 1) == "value" and cache.get(a, "v", 2) is None  # another version: a miss
     now[0] = 59.0
-    assert cache.get(key, "v") == "value"
+    assert cache.get(a, "w", 1) == "other variant"
     now[0] = 61.0
-    assert cache.get(key, "v") is None
-    off = TTLCache(0)
-    off.put(key, "v", "value")
-    assert off.get(key, "v") is None
+    assert cache.get(a, "v", 1) is None  # expired
+    cache.put(a, "v", 1, "x")
+    cache.put(b, "v", 1, "x")
+    cache.put(c, "v", 1, "x")
+    assert len(cache) == 2 and cache.get(a, "v", 1) is None  # bounded: the oldest entity went first
+    cache.invalidate(b)
+    assert cache.get(b, "v", 1) is None and cache.get(c, "v", 1) == "x"
+    cache.put(c, "w", 2, "newer")
+    assert cache.get(c, "v", 1) is None  # a newer version drops the older variants
+    off = LinkedCache(0)
+    off.put(a, "v", 1, "value")
+    assert off.get(a, "v", 1) is None

@@ -64,14 +64,14 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
         ("profile", ""),
         ("expertise", ""),
         ("focus", "Current Focus"),
-        ("related", "Knowledge Context"),
+        ("knowledge", "Knowledge Context"),
         ("related", "Linked Entities"),
         ("conversation", ""),
     ]
     for r in sections:
         assert r.tokens <= r.budget
-    related = [r for r in sections if r.name == "related"]
-    assert sum(r.tokens for r in related) <= 500  # knowledge and linked entities share the budget
+    budgets = {r.name: r.budget for r in sections}
+    assert budgets["related"] == 500 and budgets["knowledge"] == 600  # each its own, in the receipt
     assert wc.receipt.strategy == "last_n" and wc.receipt.encoding == "cl100k_base"
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "loaded"
     parts = sum(r.tokens for r in sections)

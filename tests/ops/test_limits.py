@@ -149,3 +149,25 @@ async def test_the_terminal_chat_says_why_a_turn_was_refused_and_goes_on(
     assert session.exit_code == 0, session.output
     assert "get_linked_entities" in session.output and "limit of 1 turns per minute reached" in session.output
     assert once.exit_code == 1 and "limit of 1 turns per minute reached" in once.output
+
+
+async def test_the_web_app_answers_429_with_retry_after(
+    settings: Settings, demo: Any, db: Database, clock: Clock
+) -> None:
+    import re
+
+    limited = settings.model_copy(update={"limit_turns_per_minute": 1})
+    app = create_app(limited)
+    async with serving(app, demo.api_key) as api:
+        assert (await api.post("/login", data={"api_key": demo.api_key})).status_code == 303
+        page = await api.get("/", follow_redirects=True)
+        csrf = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text)
+        assert csrf is not None
+        headers = {"X-CSRF-Token": csrf.group(1)}
+        sid = await focused_session(api, demo)
+        first = await api.post(f"/s/{sid}/turn", json={"content": "hi"}, headers=headers)
+        assert first.status_code == 200 and "event: done" in first.text
+        stored = await message_count(db)
+        refused = await api.post(f"/s/{sid}/turn", json={"content": "again"}, headers=headers)
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "40"
+        assert "1 turns per minute" in refused.text and await message_count(db) == stored

@@ -9,11 +9,12 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
 from backend.api.errors import ERROR_RESPONSES
-from backend.api.limits import BoundedDatetime, JsonObject, Text
+from backend.api.graph_inputs import EdgeIn, EntityIn, EntityPatch
+from backend.api.limits import JsonObject, Text
 from backend.api.resource_schemas import (
     BuildOut,
     CheckInCreatedOut,
@@ -34,49 +35,6 @@ from backend.knowledge.entries import FullEntry
 from backend.repo import graph, knowledge, memory
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
-
-
-class EntityIn(BaseModel):
-    """A new entity."""
-
-    kind: Text = Field(max_length=16)
-    name: Text = Field(min_length=1, max_length=300)
-    state: Text = Field(default="active", min_length=1, max_length=32)
-    type_key: Text | None = Field(default=None, max_length=100)
-    description: Text | None = Field(default=None, max_length=20_000)
-    props: JsonObject = Field(default_factory=dict)
-    due_at: BoundedDatetime | None = None
-    goal_type: Text | None = Field(default=None, max_length=16)
-    is_scratch: bool = False
-
-
-class EntityPatch(BaseModel):
-    """Fields to change; `name`, `state` and `props` cannot be null (omit them to keep them)."""
-
-    name: Text | None = Field(default=None, min_length=1, max_length=300)
-    state: Text | None = Field(default=None, min_length=1, max_length=32)
-    type_key: Text | None = Field(default=None, max_length=100)
-    description: Text | None = Field(default=None, max_length=20_000)
-    props: JsonObject | None = None
-    due_at: BoundedDatetime | None = None
-
-    @model_validator(mode="after")
-    def _required_fields_not_null(self) -> EntityPatch:
-        nulls = [
-            f for f in ("name", "state", "props") if f in self.model_fields_set and getattr(self, f) is None
-        ]
-        if nulls:
-            raise ValueError(f"{', '.join(nulls)} cannot be null; omit a field to keep its value")
-        return self
-
-
-class EdgeIn(BaseModel):
-    """A new edge `src --rel--> dst`."""
-
-    src_id: uuid.UUID
-    rel: Text = Field(max_length=64)
-    dst_id: uuid.UUID
-    props: JsonObject = Field(default_factory=dict)
 
 
 @router.post(

@@ -6,7 +6,17 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
@@ -32,6 +42,9 @@ class Entity(UUIDPrimaryKey, Timestamps, Base):
     goal_type: Mapped[str | None] = mapped_column(String(16))
     is_scratch: Mapped[bool] = mapped_column(Boolean, default=False)
     is_context_document: Mapped[bool] = mapped_column(Boolean, default=False)
+    graph_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Bumped with every write that changes this entity's linked context (linked-entity caches of
+    every process compare it on read; see `backend/graph/versions.py`)."""
 
     __table_args__ = (
         CheckConstraint(f"kind IN {sql_in(ENTITY_KINDS)}", name="kind_known"),

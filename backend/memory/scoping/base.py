@@ -126,6 +126,10 @@ def register_strategy(cls: type[Any]) -> type[Any]:
 def get_strategy(name: str) -> MessageScopingStrategy:
     """A fresh instance of the named strategy, or a `ValidationError` listing the known ones."""
     if name not in _REGISTRY:
+        from backend.plugins import ensure_plugins
+
+        ensure_plugins()
+    if name not in _REGISTRY:
         raise ValidationError(f"unknown scoping strategy {name!r}; known: {', '.join(strategy_names())}")
     return _REGISTRY[name]()
 

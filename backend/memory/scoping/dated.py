@@ -18,7 +18,13 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Protocol
 
-from backend.memory.scoping.base import HistoryMessage, ReceiptItem, ScopedMessage, unit_tokens
+from backend.memory.scoping.base import (
+    HistoryMessage,
+    ReceiptItem,
+    ScopedMessage,
+    message_tokens,
+    unit_tokens,
+)
 from backend.tokens import TokenCounter
 
 
@@ -91,9 +97,16 @@ class DatedPacker:
         joining a marker to a text ever tokenizes longer than its parts, the last-added units are
         given back until the whole fits."""
         while True:
+            originals = [m for i in self.chosen for m in texts[i]]
             out = dated_messages([texts[i] for i in self.chosen], self.today)
-            if cost_of(out, self.counter) <= self.budget or not self.added:
-                self.used = cost_of(out, self.counter)
+            used = sum(  # stored counts for untouched messages; only dated ones are counted again
+                message_tokens(m, self.counter)
+                if shown["content"] is m.content
+                else self.counter.count_message(shown["role"], shown["content"])
+                for m, shown in zip(originals, out, strict=True)
+            )
+            if used <= self.budget or not self.added:
+                self.used = used
                 return out
             self.chosen.remove(self.added.pop())
 
@@ -107,7 +120,7 @@ def dated_messages(units: Sequence[Sequence[HistoryMessage]], today: date | None
             day = _day(m)
             before = _day(previous) if previous is not None else today
             prefix = marker(day) if i == 0 and day is not None and day != before else ""
-            out.append(ScopedMessage(role=m.role, content=prefix + m.content))
+            out.append(ScopedMessage(role=m.role, content=prefix + m.content if prefix else m.content))
             previous = m
     return out
 

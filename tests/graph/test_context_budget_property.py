@@ -1,0 +1,44 @@
+"""build_context never exceeds its budget, whatever the seeds: a property over many small budgets,
+seed combinations, strategies and formats on the demo workspace (the seeds alone often do not fit)."""
+
+from __future__ import annotations
+
+import random
+
+from sqlalchemy import select
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import Entity
+from backend.demo.workspace import load_demo
+from backend.graph.context_builder import STRATEGIES, build_context, resolve_request
+from backend.tokens import counter_for
+
+COUNTER = counter_for("offline")
+CASES = 80
+
+
+async def test_tokens_used_never_exceed_the_budget(db: Database, settings: Settings) -> None:
+    demo = await load_demo(db, settings.secret_key)
+    async with db.sessions() as s:
+        ids = [str(i) for i in (await s.execute(select(Entity.id).order_by(Entity.name))).scalars()]
+    rng = random.Random(12)
+    over = []
+    async with db.sessions() as s:
+        for _ in range(CASES):
+            seeds = rng.sample(ids, rng.choice((1, 1, 2, 3, 5)))
+            budget = rng.choice((50, 51, 55, 60, 69, 80, 100, 143, 200, 320))
+            request = resolve_request(
+                seeds,
+                budget=budget,
+                strategy=rng.choice(sorted(STRATEGIES)),
+                format=rng.choice(("structured", "narrative", "outline")),
+                query=rng.choice((None, "pricing legal review", "launch")),
+            )
+            result = await build_context(s, demo.user_id, request, COUNTER)
+            used = COUNTER.count(result["text"])
+            assert result["metadata"]["tokens_used"] == used
+            if used > budget:
+                over.append((len(seeds), budget, used))
+            assert result["text"], "something of the seeds is always shown"
+    assert not over, f"over budget (seeds, budget, used): {over}"
