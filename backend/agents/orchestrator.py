@@ -22,27 +22,10 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_ai import Agent, AgentRunResultEvent
-from pydantic_ai.messages import (
-    AgentStreamEvent,
-    FunctionToolCallEvent,
-    FunctionToolResultEvent,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    PartDeltaEvent,
-    PartStartEvent,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    TextPartDelta,
-    ToolReturnPart,
-    UserPromptPart,
-)
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
@@ -52,6 +35,7 @@ from backend.agents.detach import run_detached
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import route
+from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data, history_of, translate
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
@@ -65,7 +49,6 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
 from backend.deps import HandoffRequest, TurnDeps
-from backend.memory.scoping import ScopedMessage
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.ops import observe
@@ -77,38 +60,8 @@ from backend.repo import chat
 from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
-EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
-ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
-TOOL_RESULT_CHARS = 4_000
-UNANSWERED = "(no reply was given to this message: its turn failed)"
-__all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "TurnEvent"]
-
-
-@dataclass(frozen=True)
-class TurnEvent:
-    """One streamed event of a turn."""
-
-    type: EventType
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-def _history(messages: list[ScopedMessage]) -> list[ModelMessage]:
-    """Scoped messages as pydantic-ai history (role and content only); a user message left unanswered
-    by a failed turn is followed by a note saying so, never by another bare user message."""
-    history: list[ModelMessage] = []
-    for i, m in enumerate(messages):
-        if m["role"] == "user" and i > 0 and messages[i - 1]["role"] == "user":
-            history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
-        if m["role"] == "assistant":
-            history.append(ModelResponse(parts=[TextPart(m["content"])]))
-        elif m["role"] == "system":
-            history.append(ModelRequest(parts=[SystemPromptPart(m["content"])]))
-        else:
-            history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
-    if messages and messages[-1]["role"] == "user":
-        history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
-    return history
+__all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
 
 
 class Orchestrator:
@@ -178,7 +131,7 @@ class Orchestrator:
             if pending.replay is not None:
                 observe.turn_replayed(pending.replay.agent_id)
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
-                yield TurnEvent("done", _done(pending.replay, replayed=True))
+                yield TurnEvent("done", done_data(pending.replay, replayed=True))
                 return
             try:
                 async for event in self._turn(user_id, sid, pending, agent, model, on_model_event):
@@ -228,7 +181,7 @@ class Orchestrator:
             retries=2,
             name=chosen.id,
         )
-        history = _history(
+        history = history_of(
             wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
         )
         calls: dict[str, dict[str, Any]] = {}
@@ -238,7 +191,7 @@ class Orchestrator:
                 async for event in events:
                     if on_model_event is not None:
                         on_model_event(event)
-                    for out in _translate(event, calls):
+                    for out in translate(event, calls):
                         yield out
                     if isinstance(event, AgentRunResultEvent):
                         result = event.result
@@ -268,7 +221,7 @@ class Orchestrator:
         )
         observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
         await self._maybe_refresh_patterns(user_id, saved.seq, model)
-        yield TurnEvent("done", _done(saved, handoff=handoff.to))
+        yield TurnEvent("done", done_data(saved, handoff=handoff.to))
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
         """The turn's model compacts history for the `summary` strategy (offline: extractive)."""
@@ -406,56 +359,3 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
 def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:
     """The `error` event ending a failed turn (short message; the exception goes to the log)."""
     return TurnEvent("error", failure_data(exc, sid, logged=logged))
-
-
-def _done(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
-    """The `done` event's data for a stored assistant message."""
-    return {
-        "message_id": str(saved.id),
-        "seq": saved.seq,
-        "agent": saved.agent_id,
-        "reply": saved.content,
-        "tool_calls": saved.tool_calls or [],
-        "handoff": handoff,
-        "usage": {"input_tokens": saved.prompt_tokens, "output_tokens": saved.completion_tokens},
-        "latency_ms": saved.latency_ms,
-        "replayed": replayed,
-        "truncated": saved.status == "truncated",
-    }
-
-
-def _translate(
-    event: AgentStreamEvent | AgentRunResultEvent[Any], calls: dict[str, dict[str, Any]]
-) -> list[TurnEvent]:
-    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
-        return [TurnEvent("text", {"delta": event.part.content})]
-    if isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-        return [TurnEvent("text", {"delta": event.delta.content_delta})]
-    if isinstance(event, FunctionToolCallEvent):
-        call = {
-            "id": event.part.tool_call_id,
-            "name": event.part.tool_name,
-            "args": event.part.args_as_dict(),
-        }
-        calls[event.part.tool_call_id] = call
-        return [TurnEvent("tool_call", dict(call))]
-    if isinstance(event, FunctionToolResultEvent):
-        part = event.part
-        content = part.model_response_str() if isinstance(part, ToolReturnPart) else part.model_response()
-        failed = isinstance(part, RetryPromptPart) or getattr(part, "outcome", "success") != "success"
-        if part.tool_call_id in calls:
-            calls[part.tool_call_id]["result"] = content[:TOOL_RESULT_CHARS]
-            calls[part.tool_call_id]["error"] = failed
-        name = getattr(part, "tool_name", None)
-        return [
-            TurnEvent(
-                "tool_result",
-                {
-                    "id": part.tool_call_id,
-                    "name": name,
-                    "content": content[:TOOL_RESULT_CHARS],
-                    "error": failed,
-                },
-            )
-        ]
-    return []

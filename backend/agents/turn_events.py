@@ -1,0 +1,112 @@
+"""What a turn looks like on the wire (`TurnEvent`s) and to the model (history from scoped messages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic_ai import AgentRunResultEvent
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    TextPartDelta,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from backend.db.models import Message
+from backend.memory.scoping import ScopedMessage
+
+EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
+ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
+TOOL_RESULT_CHARS = 4_000
+UNANSWERED = "(no reply was given to this message: its turn failed)"
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One streamed event of a turn."""
+
+    type: EventType
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def history_of(messages: list[ScopedMessage]) -> list[ModelMessage]:
+    """Scoped messages as pydantic-ai history (role and content only); a user message left unanswered
+    by a failed turn is followed by a note saying so, never by another bare user message."""
+    history: list[ModelMessage] = []
+    for i, m in enumerate(messages):
+        if m["role"] == "user" and i > 0 and messages[i - 1]["role"] == "user":
+            history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
+        if m["role"] == "assistant":
+            history.append(ModelResponse(parts=[TextPart(m["content"])]))
+        elif m["role"] == "system":
+            history.append(ModelRequest(parts=[SystemPromptPart(m["content"])]))
+        else:
+            history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
+    if messages and messages[-1]["role"] == "user":
+        history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
+    return history
+
+
+def done_data(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
+    """The `done` event's data for a stored assistant message."""
+    return {
+        "message_id": str(saved.id),
+        "seq": saved.seq,
+        "agent": saved.agent_id,
+        "reply": saved.content,
+        "tool_calls": saved.tool_calls or [],
+        "handoff": handoff,
+        "usage": {"input_tokens": saved.prompt_tokens, "output_tokens": saved.completion_tokens},
+        "latency_ms": saved.latency_ms,
+        "replayed": replayed,
+        "truncated": saved.status == "truncated",
+    }
+
+
+def translate(
+    event: AgentStreamEvent | AgentRunResultEvent[Any], calls: dict[str, dict[str, Any]]
+) -> list[TurnEvent]:
+    """A pydantic-ai stream event as the turn events clients see (tool calls recorded in `calls`)."""
+    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
+        return [TurnEvent("text", {"delta": event.part.content})]
+    if isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+        return [TurnEvent("text", {"delta": event.delta.content_delta})]
+    if isinstance(event, FunctionToolCallEvent):
+        call = {
+            "id": event.part.tool_call_id,
+            "name": event.part.tool_name,
+            "args": event.part.args_as_dict(),
+        }
+        calls[event.part.tool_call_id] = call
+        return [TurnEvent("tool_call", dict(call))]
+    if isinstance(event, FunctionToolResultEvent):
+        part = event.part
+        content = part.model_response_str() if isinstance(part, ToolReturnPart) else part.model_response()
+        failed = isinstance(part, RetryPromptPart) or getattr(part, "outcome", "success") != "success"
+        if part.tool_call_id in calls:
+            calls[part.tool_call_id]["result"] = content[:TOOL_RESULT_CHARS]
+            calls[part.tool_call_id]["error"] = failed
+        name = getattr(part, "tool_name", None)
+        return [
+            TurnEvent(
+                "tool_result",
+                {
+                    "id": part.tool_call_id,
+                    "name": name,
+                    "content": content[:TOOL_RESULT_CHARS],
+                    "error": failed,
+                },
+            )
+        ]
+    return []
