@@ -98,7 +98,8 @@ async def test_mcp_build_context_takes_filters_and_incremental_arguments() -> No
     async def nobody() -> TurnDeps:
         raise AssertionError("not called")
 
-    tools = {t.name: t for t in await build_server(nobody).list_tools()}
+    settings = settings_for("sqlite+aiosqlite:///unused.db")
+    tools = {t.name: t for t in await build_server(nobody, settings).list_tools()}
     schema = tools["build_context"].input_schema
     assert {"include", "exclude", "existing_context", "additional_budget"} <= set(schema["properties"])
     assert "configured docs folder" in (tools["index_docs"].description or "")

@@ -152,7 +152,8 @@ class Orchestrator:
         started = time.perf_counter()
         text = pending.text
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        chosen, wc, deps, handoff = await self._prepare(user_id, sid, text, agent, model)
+        chosen, wc, deps, failed = await self._prepare(user_id, sid, text, agent, model)
+        handoff = deps.handoff
         if self.on_context is not None:
             self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
@@ -182,7 +183,8 @@ class Orchestrator:
             name=chosen.id,
         )
         history = history_of(
-            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
+            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages,
+            failed,
         )
         calls: dict[str, dict[str, Any]] = {}
         result = None
@@ -264,9 +266,18 @@ class Orchestrator:
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, HandoffRequest]:
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, frozenset[str]]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
+            failed = frozenset(
+                (
+                    await s.execute(
+                        select(Message.content).where(
+                            Message.session_id == sid, Message.role == "user", Message.status == "failed"
+                        )
+                    )
+                ).scalars()
+            )
             if agent is not None:
                 chosen, reason = get_agent(agent), "chosen explicitly"
             elif record.active_agent:
@@ -295,7 +306,7 @@ class Orchestrator:
                 focus_kind=record.focus_kind,
                 focus_id=record.focus_id,
             )
-        return chosen, wc, deps, deps.handoff
+        return chosen, wc, deps, failed
 
     async def _persist_reply(
         self,

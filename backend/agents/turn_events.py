@@ -40,21 +40,21 @@ class TurnEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def history_of(messages: list[ScopedMessage]) -> list[ModelMessage]:
-    """Scoped messages as pydantic-ai history (role and content only); a user message left unanswered
-    by a failed turn is followed by a note saying so, never by another bare user message."""
+def history_of(messages: list[ScopedMessage], failed: frozenset[str] = frozenset()) -> list[ModelMessage]:
+    """Scoped messages as pydantic-ai history (role and content only). A user message whose turn failed
+    (its text is in `failed`) and that has no reply after it is followed by a note saying so, never by
+    another bare user message; user messages a strategy kept without their replies stay as they are."""
     history: list[ModelMessage] = []
     for i, m in enumerate(messages):
-        if m["role"] == "user" and i > 0 and messages[i - 1]["role"] == "user":
-            history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
         if m["role"] == "assistant":
             history.append(ModelResponse(parts=[TextPart(m["content"])]))
         elif m["role"] == "system":
             history.append(ModelRequest(parts=[SystemPromptPart(m["content"])]))
         else:
             history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
-    if messages and messages[-1]["role"] == "user":
-        history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
+            answered = i + 1 < len(messages) and messages[i + 1]["role"] == "assistant"
+            if not answered and any(m["content"].endswith(f) for f in failed):  # dates prefix the text
+                history.append(ModelResponse(parts=[TextPart(UNANSWERED)]))
     return history
 
 
