@@ -26,10 +26,7 @@ from backend.testing import (
 )
 
 ensure_plugins()  # plugin strategies (the example's `decisions_first`) join the built-ins below
-KNOWN_BROKEN = {
-    "summary": "its first compaction reads every older message at once (744 here), past "
-    "ORRERY_HISTORY_SCAN_LIMIT (200 here)",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,10 @@ class SummaryStrategy:
         covered = stored.covered_through_seq if stored else 0
         text = stored.summary if stored else None
         if boundary > covered and room > 0:
-            new = await ctx.history.between(covered, boundary)
+            start = max(covered, boundary - ctx.settings.history_scan_limit)  # a turn reads at most that
+            if start > covered:
+                notes.append(f"{start - covered} messages past ORRERY_HISTORY_SCAN_LIMIT left unsummarized")
+            new = await ctx.history.between(start, boundary)
             try:
                 for batch in _batches(new, ctx):
                     text = await ctx.summarizer.summarize(text, batch, room)
@@ -97,7 +100,7 @@ class SummaryStrategy:
             await ctx.summaries.save(
                 ctx.session_id, text, boundary, ctx.summarizer.model_name, ctx.counter.count(text)
             )
-            notes.append(f"summary extended with {len(new)} messages (seq {covered + 1}-{boundary})")
+            notes.append(f"summary extended with {len(new)} messages (seq {start + 1}-{boundary})")
         elif stored:
             notes.append(f"stored summary reused (covers seq 1-{covered})")
         messages: list[ScopedMessage] = []
