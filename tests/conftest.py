@@ -15,14 +15,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import pytest
 from pydantic_ai import models
 
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import upgrade
+from backend.demo.workspace import load_demo
 from backend.graph.cache import linked_cache
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
+from tests.support.serving import serving
 
 models.ALLOW_MODEL_REQUESTS = False  # no test ever reaches a real LLM
 
@@ -116,3 +119,18 @@ async def db(settings: Settings) -> AsyncIterator[Database]:
     database = Database.from_settings(settings)
     yield database
     await database.dispose()
+
+
+@pytest.fixture
+async def demo(db: Database, settings: Settings) -> Any:
+    """The demo workspace loaded into `db` (its ids, the focus entities and an API key)."""
+    return await load_demo(db, settings.secret_key)
+
+
+@pytest.fixture
+async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client on the app over the demo workspace, signed in as the demo user."""
+    from backend.api.app import create_app
+
+    async with serving(create_app(settings), demo.api_key) as client:
+        yield client

@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -17,24 +17,6 @@ import uvicorn
 from backend.api.app import create_app
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
-
-
-@pytest.fixture
-async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        headers = {"Authorization": f"Bearer {demo.api_key}"}
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://orrery", headers=headers
-        ) as client:
-            yield client
 
 
 def _events(body: str) -> list[tuple[str, dict[str, Any]]]:

@@ -18,13 +18,7 @@ from sqlalchemy import func, select
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import ChatSession
-from backend.demo.workspace import load_demo
 from tests.api.live import LiveServer, live_server
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
 
 
 @pytest.fixture

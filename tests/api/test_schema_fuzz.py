@@ -16,18 +16,11 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
 
 from backend.config import Settings
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from tests.api.live import LiveServer, live_server
 
 EXAMPLES = 6
 """Examples per operation and mode: 35 operations x 2 modes x 6 keeps the run under a minute."""
 CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance]
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
 
 
 @pytest.fixture

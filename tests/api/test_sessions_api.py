@@ -2,35 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 
-from backend.api.app import create_app
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.repo import chat, identity
 from tests.support.factories import make_user
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
-
-
-@pytest.fixture
-async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        headers = {"Authorization": f"Bearer {demo.api_key}"}
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://orrery", headers=headers
-        ) as client:
-            yield client
 
 
 async def _stranger(db: Database, settings: Settings) -> tuple[str, str]:

@@ -14,18 +14,12 @@ from backend.config import Settings
 from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, Message
-from backend.demo.workspace import load_demo
 from backend.errors import NotFoundError, ValidationError
 from backend.memory.working_context import ContextSection, assemble_working_context
 from backend.repo import chat, memory
 from tests.support.factories import make_entity, make_project, make_user
 
 BASE = "You are the planner.\n\nAnswer in short bullet lists."
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
 
 
 async def _demo_session(db: Database, demo: Any, **kw: Any) -> Any:

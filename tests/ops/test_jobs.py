@@ -21,8 +21,8 @@ from backend.db.engine import Database
 from backend.db.models import Job, UserSummary
 from backend.ops.jobs import JobWorker, enqueue
 from backend.repo import chat
-from tests.ops.conftest import serving
 from tests.support.models import streaming
+from tests.support.serving import serving
 
 
 async def jobs(db: Database) -> list[Job]:

@@ -17,7 +17,8 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Message, UsageCounter
 from backend.ops import limits
-from tests.ops.conftest import focused_session, serving
+from tests.ops.conftest import focused_session
+from tests.support.serving import serving
 
 JSON = {"Accept": "application/json"}
 

@@ -17,8 +17,8 @@ from backend.api.app import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.repo import chat
-from tests.ops.conftest import serving
 from tests.support.models import streaming
+from tests.support.serving import serving
 
 
 async def test_request_ids_are_generated_or_kept_when_sane(api: httpx.AsyncClient) -> None:

@@ -13,7 +13,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from backend.api.app import create_app
 from backend.config import Settings
 from backend.ops.tracing import setup_tracing
-from tests.ops.conftest import focused_session, serving, sse_events
+from tests.ops.conftest import focused_session, sse_events
+from tests.support.serving import serving
 
 
 async def test_tracing_is_off_without_an_endpoint(settings: Settings) -> None:

@@ -13,15 +13,9 @@ import pytest
 from backend.api.app import create_app
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.knowledge.entries import get_entry
 from backend.repo import chat, identity, web_tokens
 from tests.support.factories import make_user
-
-
-@pytest.fixture
-async def demo(db: Database, settings: Settings) -> Any:
-    return await load_demo(db, settings.secret_key)
 
 
 @pytest.fixture
