@@ -24,6 +24,7 @@ from backend.db.engine import Database
 from backend.db.migrations import upgrade
 from backend.demo.workspace import load_demo
 from backend.graph.cache import linked_cache
+from backend.memory.history_cache import history_cache
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
 from tests.support.serving import serving
 
@@ -116,6 +117,7 @@ def settings(db_url: str) -> Settings:
 async def db(settings: Settings) -> AsyncIterator[Database]:
     """A `Database` on a fresh, migrated database of each dialect (and an empty linked cache)."""
     linked_cache.clear()
+    history_cache.clear()
     database = Database.from_settings(settings)
     yield database
     await database.dispose()

@@ -33,6 +33,7 @@ from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
 from backend.memory.embeddings import start_embedder_warmup
+from backend.memory.history_cache import configure_history_cache
 from backend.ops.wiring import install_operations, operations_running
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
+        configure_history_cache(settings.history_cache_messages)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)

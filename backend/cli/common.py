@@ -32,8 +32,10 @@ async def with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, ch
     from backend.db.engine import Database
     from backend.db.migrations import ensure_current
     from backend.graph.cache import configure_linked_cache
+    from backend.memory.history_cache import configure_history_cache
 
     configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
+    configure_history_cache(settings.history_cache_messages)
     db = Database.from_settings(settings)
     try:
         if check:

@@ -9,17 +9,23 @@ token counts and embeddings), a full-text search over the stored search terms (F
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator, Hashable, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Float, Integer, String, func, literal_column, select, text
+from sqlalchemy import Float, Integer, String, and_, cast, func, literal_column, select, text, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.db.models import Message
+from backend.db.models import ChatSession, Message
+from backend.memory.embeddings import DIMENSIONS, from_bytes
+from backend.memory.history_cache import CachedWindow, history_cache
+from backend.memory.message_index import STORED_ENCODINGS
 from backend.memory.scoping.base import HistoryMessage
-from backend.memory.scoping.candidates import OutlineRow
+from backend.memory.scoping.window import HistoryWindow
 from backend.text import bm25_scores
+
+_ZERO = bytes(DIMENSIONS * 2)
 
 _COLUMNS = (
     Message.seq,
@@ -27,7 +33,8 @@ _COLUMNS = (
     Message.content,
     Message.agent_id,
     Message.created_at,
-    Message.tool_calls.is_not(None).label("has_tool_calls"),
+    # a message without calls stores JSON `null` (not SQL NULL): both mean none
+    and_(Message.tool_calls.is_not(None), cast(Message.tool_calls, String) != "null").label("has_tool_calls"),
     Message.token_counts,
 )
 
@@ -42,6 +49,47 @@ def _view(row: Any) -> HistoryMessage:
         has_tool_calls=bool(row.has_tool_calls),
         token_counts=row.token_counts,
     )
+
+
+def _extendable(window: HistoryWindow, lo: int, latest: int) -> bool:
+    """Whether reading the messages after the window's newest gives exactly `lo..latest`: it holds
+    nothing newer than `latest` and nothing is missing between `lo` and what it holds."""
+    if not len(window):
+        return True
+    return window.first_seq <= lo <= window.last_seq + 1 and window.last_seq <= latest
+
+
+def _window_columns(sqlite: bool) -> tuple[Any, ...]:
+    """What a window holds per message, each in its cheapest form to read: counts extracted from
+    the JSON by the database, SQLite's timestamp text parsed by `fromisoformat`."""
+    return (
+        Message.seq,
+        Message.role,
+        Message.content,
+        Message.agent_id,
+        type_coerce(Message.created_at, String) if sqlite else Message.created_at,
+        _COLUMNS[5],
+        *(Message.token_counts[name].as_integer() for name in STORED_ENCODINGS),
+        Message.search_terms,
+        Message.embedding,
+    )
+
+
+def _append(window: HistoryWindow, rows: Sequence[Any]) -> None:
+    """Add read rows (`_window_columns`) to a window, embeddings decoded in one go."""
+    if not rows:
+        return
+    messages, terms, blobs = [], [], []
+    for seq, role, content, agent_id, created, calls, *stored, search_terms, blob in rows:
+        if isinstance(created, str):
+            created = datetime.fromisoformat(created).replace(tzinfo=UTC)
+        counts = dict(zip(STORED_ENCODINGS, stored, strict=True)) if None not in stored else None
+        messages.append(HistoryMessage(seq, role, content, agent_id, created, bool(calls), counts))
+        terms.append(search_terms)
+        blobs.append(blob if blob is not None and len(blob) == DIMENSIONS * 2 else None)
+    has = [blob is not None for blob in blobs]
+    vectors = from_bytes([blob or _ZERO for blob in blobs]) if any(has) else None
+    window.extend(messages, terms, vectors, has)
 
 
 def _matches(tsquery: str) -> Any:
@@ -77,40 +125,71 @@ class DbHistory:
             return []
         return await self._fetch(Message.seq.in_(sorted(set(seqs))))
 
-    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
-        """The newest `limit` messages without their text: number, role, stored count in `encoding`
-        (extracted by the database, no JSON decoding here), embedding, time."""
-        if limit <= 0 or self.latest_seq == 0:
-            return []
-        self.queries += 1
-        connection = await self.session.connection()  # plain rows: no ORM result processing
-        sqlite = connection.dialect.name == "sqlite"
-        # SQLite returns timestamps as text that SQLAlchemy parses row by row; only the day is needed
-        when: Any = func.date(Message.created_at, type_=String) if sqlite else Message.created_at
-        rows = await connection.execute(
-            select(
-                Message.seq,
-                Message.role,
-                Message.token_counts[encoding].as_integer(),
-                Message.embedding,
-                when,
-            )
-            .where(
-                Message.session_id == self.session_id,
-                Message.seq > self.latest_seq - limit,
-                Message.seq <= self.latest_seq,
-            )
-            .order_by(Message.seq)
-        )
-        return [
-            OutlineRow(seq, role, tokens, vector, datetime.fromisoformat(day) if sqlite and day else day)
-            for seq, role, tokens, vector, day in rows
-        ]
+    @asynccontextmanager
+    async def window(self, limit: int) -> AsyncIterator[HistoryWindow]:
+        """The newest `limit` messages with their derived columns (see `HistoryWindow`). The process
+        keeps the window between turns and reads only newer messages, in one query that also reads
+        the session's history epoch; a changed epoch (a rewind, an edit, by any process) means a full
+        read. While the caller holds it, no other request can change it."""
+        lo = max(1, self.latest_seq - limit + 1)
+        key = (self._database_key(), self.session_id)
+        entry = history_cache.take(key)
+        if entry is not None and not _extendable(entry.window, lo, self.latest_seq):
+            entry = None
+        after = entry.window.last_seq if entry is not None and len(entry.window) else lo - 1
+        epoch, rows = await self._window_rows(after)
+        if entry is not None and entry.epoch != epoch:
+            entry = None
+            epoch, rows = await self._window_rows(lo - 1)
+        if entry is None:
+            entry = CachedWindow(epoch, HistoryWindow(DIMENSIONS))
+        _append(entry.window, rows)
+        entry.window.drop_before(lo)
+        try:
+            yield entry.window
+        finally:
+            history_cache.put(key, entry)
 
-    async def search(self, terms: Sequence[str], limit: int) -> list[int]:
-        """Numbers of the messages matching any of the (analyzed) terms, best first."""
+    def _database_key(self) -> str:
+        return str(self.session.get_bind().engine.url)
+
+    async def _window_rows(self, after_seq: int) -> tuple[Hashable, list[Any]]:
+        """The session's history epoch and its messages with `after_seq < seq <= latest_seq` (one query:
+        the session row outer-joined to the new messages, so the epoch comes back with none)."""
+        self.queries += 1
+        connection = await self.session.connection()
+        rows = (
+            await connection.execute(
+                select(
+                    ChatSession.history_epoch,
+                    ChatSession.created_at,
+                    *_window_columns(connection.dialect.name == "sqlite"),
+                )
+                .select_from(ChatSession)
+                .outerjoin(
+                    Message,
+                    and_(
+                        Message.session_id == ChatSession.id,
+                        Message.seq > after_seq,
+                        Message.seq <= self.latest_seq,
+                    ),
+                )
+                .where(ChatSession.id == self.session_id)
+                .order_by(Message.seq)
+            )
+        ).all()
+        if not rows:
+            return None, []
+        # the session's creation time too: a session id reused after a reset starts again at epoch 0
+        return (int(rows[0][0]), str(rows[0][1])), [r[2:] for r in rows if r[2] is not None]
+
+    async def search(self, terms: Sequence[str], limit: int, before_seq: int | None = None) -> list[int]:
+        """Numbers of the messages (older than `before_seq`, if given) matching any of the (analyzed)
+        terms, best first, from the database's full-text index: how relevance reaches the messages
+        older than its window in a long session."""
         terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
-        if not terms or limit <= 0:
+        end = self.latest_seq + 1 if before_seq is None else min(before_seq, self.latest_seq + 1)
+        if not terms or limit <= 0 or end <= 1:
             return []
         self.queries += 1
         if self.session.get_bind().dialect.name == "sqlite":
@@ -128,20 +207,20 @@ class DbHistory:
             query = (
                 select(Message.seq)
                 .join(fts, literal_column("messages.rowid") == fts.c.rid)
-                .where(Message.session_id == self.session_id, Message.seq <= self.latest_seq)
+                .where(Message.session_id == self.session_id, Message.seq < end)
                 .order_by(fts.c.score, Message.seq.desc())
                 .limit(limit)
             )
         else:
-            return await self._search_postgres(terms, limit)
+            return await self._search_postgres(terms, limit, end)
         connection = await self.session.connection()
         return [int(seq) for seq in (await connection.execute(query)).scalars()]
 
-    async def _search_postgres(self, terms: list[str], limit: int) -> list[int]:
+    async def _search_postgres(self, terms: list[str], limit: int, end: int) -> list[int]:
         """The GIN index finds the matches; they are ranked by BM25 in Python with the session's own
         statistics (one aggregate query), because `ts_rank` has no inverse document frequency."""
         connection = await self.session.connection()
-        in_session = (Message.session_id == self.session_id, Message.seq <= self.latest_seq)
+        in_session = (Message.session_id == self.session_id, Message.seq < end)
         vector: Any = literal_column("messages.search_vector")
         tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
         matches = (

@@ -47,8 +47,11 @@ async def test_existing_messages_are_backfilled_and_searchable(empty_db_url: str
         await upgrade_async(empty_db_url)
         async with database.sessions() as s:
             history = DbHistory(s, chat, 1)
-            outline = await history.outline(5, "cl100k_base")
-            assert outline[0].tokens == counter_for("offline").count("The approval processes are slow.")
+            async with history.window(5) as window:
+                assert window.messages[0].token_counts == {
+                    "cl100k_base": counter_for("offline").count("The approval processes are slow."),
+                    "o200k_base": counter_for("gpt-4o").count("The approval processes are slow."),
+                }
             assert await history.search(["process"], 5) == [1]
         await downgrade_async(empty_db_url, "0006")
         await upgrade_async(empty_db_url)

@@ -53,13 +53,19 @@ async def test_search_is_stemmed_and_stays_in_the_session(db: Database) -> None:
         assert await history.search(analyze("Why are processes so slow?"), 10) == [2]
         assert await history.search(["nothing"], 10) == []
         assert await history.search([], 10) == []
-        outline = await history.outline(10, "cl100k_base")
-        assert [r.seq for r in outline] == [1, 2, 3, 4] and all(r.tokens and r.embedding for r in outline)
+        async with history.window(10) as window:
+            assert [m.seq for m in window.messages] == [1, 2, 3, 4]
+            assert window.costs(COUNTER) == [
+                COUNTER.count_message(m.role, m.content) for m in window.messages
+            ]
+            assert window.vectors() is not None and all(window.with_vectors())
+            assert window.search(analyze("Why are processes so slow?"), 10) == [1]  # positions
         count, tokens = await history.totals(3, "cl100k_base")
         assert count == 3 and tokens == sum(COUNTER.count(t) for t in texts[:3])
         assert (await history.fetch([4, 2]))[0].content == texts[1]
         other_history = DbHistory(s, other, 4)
         assert await other_history.search(["process"], 10) == [2]
+        assert await history.search(["process"], 10, before_seq=2) == []
 
 
 async def test_relevance_and_token_budget_read_stored_values(db: Database, settings: Settings) -> None:
@@ -94,3 +100,15 @@ async def test_another_users_session_has_no_candidates(db: Database) -> None:
     async with db.sessions() as s:
         assert await DbHistory(s, uuid.uuid4(), 1).search(["merger"], 10) == []
         assert await DbHistory(s, mine, 1).search(["merger"], 10) == [1]
+
+
+async def test_only_messages_that_called_tools_say_so(db: Database) -> None:
+    user, sid = await _session(db, ["Look it up, please."])
+    call = [{"id": "c1", "name": "search_knowledge", "args": {"query": "pricing"}}]
+    async with db.transaction() as s:
+        await chat.append_message(s, user, sid, chat.NewMessage("assistant", "", tool_calls=call))
+    async with db.sessions() as s:
+        history = DbHistory(s, sid, 2)
+        assert [m.has_tool_calls for m in await history.fetch([1, 2])] == [False, True]
+        async with history.window(10) as window:
+            assert [m.has_tool_calls for m in window.messages] == [False, True]

@@ -28,6 +28,9 @@ class ChatSession(UUIDPrimaryKey, Timestamps, Base):
     active_agent: Mapped[str | None] = mapped_column(String(64))
     scoping_strategy: Mapped[str | None] = mapped_column(String(64))
     message_count: Mapped[int] = mapped_column(default=0)
+    history_epoch: Mapped[int] = mapped_column(default=0, server_default="0")
+    """Bumped by database triggers when a stored message is deleted or changed (migration 0010he):
+    a process's cached copy of this session's history is stale when its epoch differs."""
     knowledge_focus: Mapped[str | None] = mapped_column(String(80))
     """The focus (`kind:id`, or `-` for none) the knowledge packet was loaded for."""
     knowledge_packet: Mapped[str | None] = mapped_column(Text)

@@ -1,43 +1,40 @@
-"""Searchable history: what relevance asks the database for instead of reading every message.
+"""Searchable history: what relevance asks a history source for instead of reading it message by message.
 
-`DbHistory` answers these with stored columns and the full-text index. Any other `HistorySource`
-(tests, a developer's own) is wrapped by `InMemorySearch`, which reads the window once and answers
-the same questions in Python, so every source gets the same relevance ranking.
+`DbHistory` answers with a `HistoryWindow` it keeps between turns (only newer messages are read; see
+`backend/memory/history_cache.py`). Any other `HistorySource` (tests, a developer's own) is wrapped by
+`InMemorySearch`, which reads the window once and embeds it, so every source gets the same ranking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, runtime_checkable
 
 from backend.memory.scoping.base import HistoryMessage, HistorySource
-from backend.text import analyze, bm25_scores
-
-
-@dataclass(frozen=True)
-class OutlineRow:
-    """A message without its text: enough to group units, cost them and rank them densely."""
-
-    seq: int
-    role: str
-    tokens: int | None
-    """Stored content tokens in the requested encoding (None: not stored, count the text)."""
-    embedding: bytes | None
-    created_at: datetime | None = None
+from backend.memory.scoping.window import HistoryWindow, window_of
+from backend.text import analyze
 
 
 @runtime_checkable
 class SearchableHistory(Protocol):
-    """The three questions relevance asks (each one query)."""
+    """A history that can hand relevance its recent window with the columns ranking needs."""
 
-    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
-        """The newest `limit` messages without text, oldest first, with stored counts in `encoding`."""
+    latest_seq: int
+
+    def window(self, limit: int) -> Any:
+        """`async with history.window(limit) as w`: the newest `limit` messages as a `HistoryWindow`,
+        not changed by anyone else while held."""
         ...
 
-    async def search(self, terms: Sequence[str], limit: int) -> list[int]:
-        """Seqs of messages matching any analyzed term, best first."""
+
+@runtime_checkable
+class SessionArchive(Protocol):
+    """Full-text search over a whole stored session: how relevance reaches messages older than its
+    window in a session longer than the scan limit (one search and one read, only then)."""
+
+    async def search(self, terms: Sequence[str], limit: int, before_seq: int | None = None) -> list[int]:
+        """Seqs of messages older than `before_seq` matching any analyzed term, best first."""
         ...
 
     async def fetch(self, seqs: Sequence[int]) -> list[HistoryMessage]:
@@ -46,54 +43,25 @@ class SearchableHistory(Protocol):
 
 
 class InMemorySearch:
-    """Searchable history over one read of a plain `HistorySource` (BM25 and embeddings in Python)."""
+    """Searchable history over one read of a plain `HistorySource` (terms and embeddings computed here)."""
 
     def __init__(self, source: HistorySource) -> None:
         self.source = source
-        self._messages: list[HistoryMessage] | None = None
-        self._docs: list[list[str]] = []
-        self._limit = 0
+        self.latest_seq = source.latest_seq
 
-    async def _load(self, limit: int) -> list[HistoryMessage]:
-        if self._messages is None or limit > self._limit:
-            self._messages = await self.source.recent(limit)
-            self._docs = [analyze(m.content) for m in self._messages]
-            self._limit = limit
-        return self._messages
-
-    async def outline(self, limit: int, encoding: str) -> list[OutlineRow]:
-        messages = await self._load(limit)
-        vectors = await _embed([m.content for m in messages])
-        return [
-            OutlineRow(
-                m.seq,
-                m.role,
-                m.token_counts.get(encoding) if m.token_counts else None,
-                vectors[i] if vectors else None,
-                m.created_at,
-            )
-            for i, m in enumerate(messages)
-        ]
-
-    async def search(self, terms: Sequence[str], limit: int) -> list[int]:
-        messages = self._messages or []
-        scores = bm25_scores(list(dict.fromkeys(terms)), self._docs)
-        order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], -i))
-        return [messages[i].seq for i in order[:limit]]
-
-    async def fetch(self, seqs: Sequence[int]) -> list[HistoryMessage]:
-        wanted = set(seqs)
-        return [m for m in self._messages or [] if m.seq in wanted]
+    @asynccontextmanager
+    async def window(self, limit: int) -> AsyncIterator[HistoryWindow]:
+        messages = await self.source.recent(limit)
+        yield window_of(messages, [" ".join(analyze(m.content)) for m in messages], await _embed(messages))
 
 
-async def _embed(texts: list[str]) -> list[bytes] | None:
-    from backend.memory.embeddings import get_embedder, to_bytes
+async def _embed(messages: list[Any]) -> Any:
+    from backend.memory.embeddings import EMBED_CHARS, get_embedder
 
     embedder = await get_embedder()
-    if embedder is None or not texts:
+    if embedder is None or not messages:
         return None
-    matrix = await embedder.embed_async(texts)
-    return [to_bytes(row) for row in matrix]
+    return await embedder.embed_async([m.content[:EMBED_CHARS] for m in messages])
 
 
 def searchable(source: HistorySource) -> SearchableHistory:

