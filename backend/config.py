@@ -143,7 +143,7 @@ class Settings(BaseSettings):
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
 
-    history_cache_messages: int = Field(default=50_000, ge=0)
+    history_cache_messages: int = Field(default=20_000, ge=0)
     """How many messages of recent sessions one process keeps between turns for `relevance` (a turn
     then reads only the new ones; the least recently used sessions go first; 0 keeps none)."""
 

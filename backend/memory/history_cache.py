@@ -20,7 +20,7 @@ from cachetools import LRUCache
 
 from backend.memory.scoping.window import HistoryWindow
 
-DEFAULT_MAX_MESSAGES = 50_000
+DEFAULT_MAX_MESSAGES = 20_000
 
 
 class CachedWindow:

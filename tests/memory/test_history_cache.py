@@ -145,7 +145,7 @@ async def test_the_cache_is_bounded_and_off_means_every_read_is_whole(db: Databa
         await _append(db, user, sid, ["line 8"])
         assert (await _window(db, sid))[0][-1] == "line 8"
     finally:
-        history_cache.configure(50_000)
+        history_cache.configure(20_000)
 
 
 def _ctx(s: Any, sid: uuid.UUID, latest: int, settings: Settings, query: str) -> ScopingContext:
