@@ -129,21 +129,31 @@ class DbHistory:
     async def window(self, limit: int) -> AsyncIterator[HistoryWindow]:
         """The newest `limit` messages with their derived columns (see `HistoryWindow`). The process
         keeps the window between turns and reads only newer messages, in one query that also reads
-        the session's history epoch; a changed epoch (a rewind, an edit, by any process) means a full
-        read. While the caller holds it, no other request can change it."""
+        the session's history epoch and re-reads the newest held message; a changed epoch (a rewind,
+        an edit, by any process) or another row in that place (a held row that was never committed,
+        a replace no trigger saw) means a full read. While the caller holds it, no other request
+        can change it."""
         lo = max(1, self.latest_seq - limit + 1)
         key = (self._database_key(), self.session_id)
         entry = history_cache.take(key)
         if entry is not None and not _extendable(entry.window, lo, self.latest_seq):
             entry = None
-        after = entry.window.last_seq if entry is not None and len(entry.window) else lo - 1
-        epoch, rows = await self._window_rows(after)
-        if entry is not None and entry.epoch != epoch:
-            entry = None
-            epoch, rows = await self._window_rows(lo - 1)
+        rows: list[Any] = []
+        if entry is not None:  # re-read the newest held message too: it must still be the same row
+            held = entry.last_id is not None
+            stamp, rows = await self._window_rows(entry.window.last_seq - 1 if held else lo - 1)
+            if held:
+                same = stamp == entry.epoch and rows and rows[0][0] == entry.last_id
+                rows = rows[1:] if same else []
+                entry = entry if same else None
+            elif stamp != entry.epoch:
+                entry = None
         if entry is None:
-            entry = CachedWindow(epoch, HistoryWindow(DIMENSIONS))
-        _append(entry.window, rows)
+            stamp, rows = await self._window_rows(lo - 1)
+            entry = CachedWindow(stamp, HistoryWindow(DIMENSIONS))
+        _append(entry.window, [row[1:] for row in rows])
+        if rows:
+            entry.last_id = rows[-1][0]
         entry.window.drop_before(lo)
         try:
             yield entry.window
@@ -154,8 +164,9 @@ class DbHistory:
         return str(self.session.get_bind().engine.url)
 
     async def _window_rows(self, after_seq: int) -> tuple[Hashable, list[Any]]:
-        """The session's history epoch and its messages with `after_seq < seq <= latest_seq` (one query:
-        the session row outer-joined to the new messages, so the epoch comes back with none)."""
+        """The session's stamp (history epoch, creation time) and its messages with `after_seq < seq <=
+        latest_seq` as (id, *window columns) (one query: the session row outer-joined to the new
+        messages, so the stamp comes back with none)."""
         self.queries += 1
         connection = await self.session.connection()
         rows = (
@@ -163,6 +174,7 @@ class DbHistory:
                 select(
                     ChatSession.history_epoch,
                     ChatSession.created_at,
+                    Message.id,
                     *_window_columns(connection.dialect.name == "sqlite"),
                 )
                 .select_from(ChatSession)

@@ -26,11 +26,13 @@ DEFAULT_MAX_MESSAGES = 20_000
 class CachedWindow:
     """A session's window and the stamp it was read at (history epoch and session creation time)."""
 
-    __slots__ = ("epoch", "window")
+    __slots__ = ("epoch", "last_id", "window")
 
     def __init__(self, epoch: Hashable, window: HistoryWindow) -> None:
         self.epoch = epoch
         self.window = window
+        self.last_id: Hashable | None = None
+        """The id of the window's newest message: the next read checks that row is still there."""
 
 
 class HistoryCache:

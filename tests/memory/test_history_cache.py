@@ -188,3 +188,33 @@ async def test_relevance_reaches_past_the_scan_window_through_the_full_text_inde
         )
     assert "Our dog Biscuit is a greyhound." in [m["content"] for m in result.messages]
     assert any("full-text matches considered" in item.reason for item in result.excluded)
+
+
+async def test_a_held_row_that_was_never_committed_is_not_served(db: Database) -> None:
+    user, sid = await _session(db, ["First question?", "First answer."])
+    await _window(db, sid)
+    async with db.sessions() as s:  # append, read the window in the same transaction, roll back
+        await chat.append_message(s, user, sid, chat.NewMessage("user", "A draft never sent."))
+        async with DbHistory(s, sid, 3).window(100) as window:
+            assert window.messages[-1].content == "A draft never sent."
+        await s.rollback()
+    await _append(db, user, sid, ["The real second question?"])
+    assert (await _window(db, sid))[0] == ["First question?", "First answer.", "The real second question?"]
+
+
+async def test_an_archived_match_comes_with_its_tool_results(db: Database, settings: Settings) -> None:
+    settings = settings.model_copy(update={"history_scan_limit": 10})
+    user, sid = await _session(db, ["Which breed is Biscuit?", "Looking up Biscuit in the registry."])
+    async with db.transaction() as s:
+        await chat.append_message(s, user, sid, chat.NewMessage("tool", "registry: Biscuit, greyhound"))
+    await _append(db, user, sid, [f"Weekend plan number {i} is hiking." for i in range(12)])
+    async with db.sessions() as s:
+        latest = (
+            await s.execute(select(ChatSession.message_count).where(ChatSession.id == sid))
+        ).scalar_one()
+        ctx = _ctx(s, sid, latest, settings, "What did the registry say about Biscuit?")
+        ctx.options["recent_window"] = -1  # a bad option is treated as 0, not a crash
+        result = await get_strategy("relevance").select(ctx)
+    shown = [m["content"] for m in result.messages]
+    assert "Looking up Biscuit in the registry." in shown
+    assert shown[shown.index("Looking up Biscuit in the registry.") + 1] == "registry: Biscuit, greyhound"

@@ -42,6 +42,8 @@ CANDIDATES = 100
 """Lexical and dense candidates taken from each ranking."""
 ARCHIVE_CANDIDATES = 20
 """Messages older than the window (long sessions) taken from the database's full-text search."""
+ARCHIVE_TOOL_RESULTS = 3
+"""Tool results read after an archived match to keep its unit whole (a longer run is left out)."""
 EXPANSION_HITS = 3
 EXPANSION_WEIGHT = 0.5
 NEIGHBOUR_HITS = 5
@@ -137,16 +139,36 @@ async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, s
 
 async def _archive(
     ctx: ScopingContext, src: object, window: HistoryWindow
-) -> tuple[list[HistoryMessage], list[float]]:
-    """Messages older than the window that the database's full-text index matches, with their fused
-    score (lexical rank only); tool calls and results are left out (their units are not whole)."""
+) -> tuple[list[list[HistoryMessage]], list[float]]:
+    """Units older than the window whose message the database's full-text index matches, with
+    their fused score (lexical rank only). A unit is whole — the message and the tool results after
+    it — or left out (a matching tool result alone, or a call whose results run past what was read)."""
     terms = analyze(ctx.query) if ctx.query else []
     if not isinstance(src, SessionArchive) or not terms or window.first_seq <= 1:
         return [], []
     seqs = await src.search(terms, ARCHIVE_CANDIDATES, before_seq=window.first_seq)
-    rank = {seq: r for r, seq in enumerate(seqs)}
-    found = [m for m in await src.fetch(seqs) if m.role != "tool" and not m.has_tool_calls] if seqs else []
-    return found, [1.0 / (RRF_K + rank[m.seq] + 1) for m in found]
+    if not seqs:
+        return [], []
+    near = {s + k for s in seqs for k in range(ARCHIVE_TOOL_RESULTS + 1) if s + k < window.first_seq}
+    by_seq = {m.seq: m for m in await src.fetch(sorted(near))}
+    units: list[list[HistoryMessage]] = []
+    scores: list[float] = []
+    taken: set[int] = set()
+    for rank, seq in sorted(enumerate(seqs), key=lambda pair: pair[1]):
+        first = by_seq.get(seq)
+        if first is None or first.role == "tool" or seq in taken:
+            continue
+        unit, nxt = [first], seq + 1
+        while nxt in by_seq and by_seq[nxt].role == "tool":
+            unit.append(by_seq[nxt])
+            nxt += 1
+        runs_on = window.is_tool[0] if nxt == window.first_seq else nxt - seq > ARCHIVE_TOOL_RESULTS
+        if nxt not in by_seq and runs_on:
+            continue  # its results run on into the window or past what was read: not whole
+        taken.update(m.seq for m in unit)
+        units.append(unit)
+        scores.append(1.0 / (RRF_K + rank + 1))
+    return units, scores
 
 
 @register_strategy
@@ -166,19 +188,20 @@ class RelevanceStrategy:
         units = Units(messages, [i for i in range(orphans, len(messages)) if not window.is_tool[i]])
         prefix = list(accumulate(window.costs(ctx.counter), initial=0))
         unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
-        recent_n = int(ctx.options.get("recent_window", ctx.settings.relevance_recent_window))
+        recent_n = max(0, int(ctx.options.get("recent_window", ctx.settings.relevance_recent_window)))
         split = max(0, len(units) - recent_n)
         scores = await rank_units(ctx, window, units, split)
         far, far_scores = await _archive(ctx, src, window)
-        if far:  # older messages go first, as single-message units
-            k = len(far)
+        if far:  # older units go first, in order
+            flat = [m for unit in far for m in unit]
+            bounds = list(accumulate((len(unit) for unit in far), initial=0))
             units = Units(
-                [*far, *messages],
-                [*range(k), *(s + k for s in units.starts)],
-                [*range(1, k + 1), *(e + k for e in units.ends)],
+                [*flat, *messages],
+                [*bounds[:-1], *(s + len(flat) for s in units.starts)],
+                [*bounds[1:], *(e + len(flat) for e in units.ends)],
             )
-            unit_costs = [message_tokens(m, ctx.counter) for m in far] + unit_costs
-            scores, split = far_scores + scores, split + k
+            unit_costs = [sum(message_tokens(m, ctx.counter) for m in unit) for unit in far] + unit_costs
+            scores, split = far_scores + scores, split + len(far)
         packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(messages))
         for i in range(len(units) - 1, split - 1, -1):  # the recent window, newest first, contiguous
             if not packer.try_add(i):
@@ -208,7 +231,8 @@ class RelevanceStrategy:
         result.excluded = (
             older_than_window(
                 messages[0].seq if messages else window_end,
-                "beyond the scan limit" + (" (full-text matches considered)" if far else ""),
+                "beyond the scan limit"
+                + (" (full-text matches considered; those kept are listed as included)" if far else ""),
             )
             + [
                 ReceiptItem("message", f"seq {m.seq}", None, "tool result whose call is outside the window")

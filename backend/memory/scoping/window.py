@@ -120,6 +120,8 @@ class HistoryWindow:
             return
         self._length_total -= sum(self._lengths[:n])
         self._offset += n
+        if self._positions is not None:
+            self._positions = {seq: at for seq, at in self._positions.items() if at >= self._offset}
         del self.messages[:n], self.is_tool[:n], self._terms[:n], self._lengths[:n], self._has_vector[:n]
         self._start += n
         for costs in self._costs.values():
