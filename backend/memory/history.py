@@ -174,7 +174,7 @@ class DbHistory:
                 select(
                     ChatSession.history_epoch,
                     ChatSession.created_at,
-                    Message.id,
+                    type_coerce(Message.id, String),  # only compared: no UUID objects
                     *_window_columns(connection.dialect.name == "sqlite"),
                 )
                 .select_from(ChatSession)
