@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-BM25_K1 = 1.2
+BM25_K1 = 1.5
+"""Okapi constants as in `backend.text.bm25_scores` (the lexical baseline, the archive on PostgreSQL)."""
 BM25_B = 0.75
 
 
