@@ -1,9 +1,10 @@
 """Reading a session's messages for scoping: each call is exactly one query.
 
-Besides plain reads, `DbHistory` answers the searchable-history questions relevance asks (see
-`backend/memory/scoping/candidates.py`): an outline of the session without message text (stored
-token counts and embeddings), a full-text search over the stored search terms (FTS5 on SQLite, the
-`search_vector` tsvector on PostgreSQL), and the text of chosen messages only.
+Besides plain reads, `DbHistory` answers what relevance asks (see
+`backend/memory/scoping/candidates.py`): the session's recent window, kept by the process between
+turns so a turn reads only new messages (`window`, coherent across processes through the session's
+history epoch), and a full-text search over the stored search terms of the messages older than it
+(FTS5 on SQLite, the `search_vector` tsvector on PostgreSQL).
 """
 
 from __future__ import annotations
