@@ -51,6 +51,9 @@ def scoping_command(
         str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
+    ] = "auto",
 ) -> None:
     """Evaluate scoping strategies (and the lexical baseline) on a dataset: recall, tokens, time."""
     from backend.config import get_settings
@@ -64,7 +67,7 @@ def scoping_command(
         raise typer.Exit(2) from None
     names = [n.strip() for n in strategies.split(",") if n.strip()]
     try:
-        results = run_scoping(dataset, names, chosen, get_settings(), database_url)
+        results = run_scoping(dataset, names, chosen, get_settings(), database_url, fmt)
     except OrreryError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(1) from None

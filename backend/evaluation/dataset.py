@@ -16,16 +16,23 @@ Turn ids are `D<session>:<n>` like the public benchmarks' `dia_id`; `role` is `u
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from datetime import date
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from backend.errors import ValidationError as OrreryValidationError
 
-CATEGORIES = ("single_hop", "multi_hop", "temporal", "knowledge_update", "adversarial")
+CATEGORIES = ("single_hop", "multi_hop", "temporal", "open_domain", "knowledge_update", "adversarial")
+"""Known categories in report order; `adversarial` questions have no answer in the conversation and
+are reported apart from the headline recall."""
+UNANSWERABLE = frozenset({"adversarial"})
+FORMATS = ("auto", "orrery", "locomo")
+DEFAULT_TIME = time(18)
+"""When a session gives only its date, its turns are timed from 18:00 UTC."""
 
 
 class Turn(BaseModel):
@@ -42,7 +49,18 @@ class Session(BaseModel):
 
     id: int
     date: date
+    time: dt.time | None = None
     turns: list[Turn]
+
+    def started(self) -> datetime:
+        """When the session began (UTC): its date and time, or its date at 18:00."""
+        from datetime import UTC
+
+        return datetime.combine(self.date, self.time or DEFAULT_TIME, tzinfo=UTC)
+
+    def turn_time(self, index: int) -> datetime:
+        """The stored time of the session's `index`-th turn: one second apart."""
+        return self.started() + timedelta(seconds=index + 1)
 
 
 class Question(BaseModel):
@@ -85,10 +103,16 @@ class Dataset(BaseModel):
     name: str = "dataset"
     seed: int | None = None
     conversations: list[Conversation] = Field(min_length=1)
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """What reading a foreign format had to leave out (evidence ids naming no turn, questions left
+    without evidence)."""
 
 
-def load_dataset(path: Path) -> Dataset:
-    """Read and validate a dataset file; a bad file is a clear `ValidationError`."""
+def load_dataset(path: Path, fmt: str = "auto") -> Dataset:
+    """Read and validate a dataset file, Orrery's own format or LoCoMo's (`fmt`, detected on
+    "auto"); a bad file is a clear `ValidationError`."""
+    if fmt not in FORMATS:
+        raise OrreryValidationError(f"unknown dataset format {fmt!r}; known: {', '.join(FORMATS)}")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -96,13 +120,23 @@ def load_dataset(path: Path) -> Dataset:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OrreryValidationError(f"dataset file {str(path)!r} is not readable JSON: {exc}") from None
     try:
-        return Dataset.model_validate(raw)
+        return _parse(raw, fmt, path.stem)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise OrreryValidationError(
             f"dataset file {str(path)!r} is invalid at {where}: {first['msg']}"
         ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise OrreryValidationError(f"dataset file {str(path)!r} is invalid: {exc!r}") from None
+
+
+def _parse(raw: Any, fmt: str, name: str) -> Dataset:
+    from backend.evaluation.locomo import is_locomo, parse_locomo
+
+    if fmt == "locomo" or (fmt == "auto" and is_locomo(raw)):
+        return parse_locomo(raw, name)
+    return Dataset.model_validate(raw)
 
 
 def save_dataset(dataset: Dataset, path: Path) -> None:

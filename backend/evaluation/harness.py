@@ -1,11 +1,15 @@
 """`orrery eval scoping`: run scoping strategies on a dataset and measure what they put in context.
 
 Every conversation is written to a real database through the normal message path (so stored token
-counts and full-text indexes are what production has), then each question is put to each strategy
-at each budget. The question is the only query: a strategy never sees answers or evidence.
+counts, embeddings and full-text indexes are what production has), each turn at its real time. Then
+each question is put to each strategy at each budget as production puts a turn: stored as the
+newest user message (a day after the last session), which is the strategy's query; the question's
+transaction is rolled back afterwards, so questions never see each other. A strategy never sees
+answers or evidence.
 
-Per strategy x budget: mean evidence recall (evidence turns present verbatim), the share of questions
-with all their evidence, recall per category, the share of evidence whose key facts survive anywhere
+Per strategy x budget: mean evidence recall (evidence turns present verbatim) over the answerable
+questions, the same for the unanswerable (adversarial) ones apart, the share of questions with all
+their evidence, recall per category, the share of evidence whose key facts survive anywhere
 in the context (verbatim or in a summary), tokens (mean/max, never over the budget) and time per
 selection (median/p95 wall, median CPU).
 """
@@ -25,14 +29,15 @@ from sqlalchemy import delete
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import SessionSummary
-from backend.evaluation.baseline import LexicalBaseline
-from backend.evaluation.dataset import Conversation, Dataset, Question
+from backend.evaluation.baseline import LexicalBaseline, PlainBM25
+from backend.evaluation.dataset import UNANSWERABLE, Conversation, Dataset, Question
 from backend.memory.history import DbHistory
 from backend.memory.scoping import MessageScopingStrategy, ScopedMessage, ScopingContext, get_strategy
 from backend.memory.summaries import ExtractiveSummarizer, SummaryStore
 from backend.tokens import TokenCounter, counter_for
 
 BASELINE = "lexical_baseline"
+BASELINES = (BASELINE, "plain_bm25")
 DEFAULT_STRATEGIES = ("last_n", "token_budget", "summary", "relevance")
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 
@@ -54,11 +59,14 @@ class Row:
     def as_dict(self) -> dict[str, Any]:
         """The `--json` shape."""
         walls = sorted(self.wall)
+        answerable = [r for c, v in self.categories.items() if c not in UNANSWERABLE for r in v]
+        unanswerable = [r for c, v in self.categories.items() if c in UNANSWERABLE for r in v]
         return {
             "strategy": self.strategy,
             "budget": self.budget,
-            "recall": _mean(self.recalls),
-            "all_evidence": _mean([1.0 if r >= 1.0 else 0.0 for r in self.recalls]),
+            "recall": _mean(answerable),
+            "recall_unanswerable": _mean(unanswerable),
+            "all_evidence": _mean([1.0 if r >= 1.0 else 0.0 for r in answerable]),
             "by_category": {c: _mean(v) for c, v in sorted(self.categories.items())},
             "facts_kept": _mean(self.facts),
             "tokens_mean": round(statistics.fmean(self.tokens), 1) if self.tokens else 0.0,
@@ -80,9 +88,10 @@ def _ms(seconds: float) -> float:
 
 
 def resolve_strategies(names: list[str]) -> list[MessageScopingStrategy]:
-    """Strategies by registry name (plugins included), plus the lexical baseline always."""
-    chosen: list[MessageScopingStrategy] = [get_strategy(n) for n in names if n != BASELINE]
-    return [*chosen, LexicalBaseline()]
+    """Strategies by registry name (plugins included), plus the two frozen baselines always: the
+    project's stemmed `lexical_baseline` and the benchmark's `plain_bm25` yardstick."""
+    chosen: list[MessageScopingStrategy] = [get_strategy(n) for n in names if n not in BASELINES]
+    return [*chosen, LexicalBaseline(), PlainBM25()]
 
 
 @dataclass
@@ -95,6 +104,8 @@ class LoadedConversation:
     latest_seq: int
     texts: dict[str, str]
     facts: dict[str, list[str]]
+    asked_at: datetime | None = None
+    """When questions are asked: a day after the last session began."""
 
 
 async def load_conversation(db: Database, conversation: Conversation) -> LoadedConversation:
@@ -106,12 +117,12 @@ async def load_conversation(db: Database, conversation: Conversation) -> LoadedC
         user = await create_user(s, f"eval-{conversation.id}-{uuid.uuid4().hex[:8]}@example.org", "Eval")
         chat = await create_session(s, user.id, title=f"eval {conversation.id}")
         seq = 0
-        for session, turn in conversation.turns():
-            seq += 1
-            at = datetime(session.date.year, session.date.month, session.date.day, 18, tzinfo=UTC)
-            await append_message(
-                s, user.id, chat.id, NewMessage(turn.role, turn.text, created_at=at + timedelta(seconds=seq))
-            )
+        for session in conversation.sessions:
+            for i, turn in enumerate(session.turns):
+                seq += 1
+                at = session.turn_time(i)
+                await append_message(s, user.id, chat.id, NewMessage(turn.role, turn.text, created_at=at))
+    last = conversation.sessions[-1].started() if conversation.sessions else datetime.now(UTC)
     return LoadedConversation(
         conversation,
         user.id,
@@ -119,6 +130,7 @@ async def load_conversation(db: Database, conversation: Conversation) -> LoadedC
         seq,
         {t.id: t.text for _, t in conversation.turns()},
         {t.id: t.facts for _, t in conversation.turns()},
+        last + timedelta(days=1),
     )
 
 
@@ -136,6 +148,10 @@ def score_question(
     return sum(hits) / len(hits), sum(kept) / len(kept)
 
 
+class _Discard(Exception):
+    """Rolls a question's transaction back once its selection is taken."""
+
+
 async def timed_select(
     db: Database,
     strategy: MessageScopingStrategy,
@@ -144,22 +160,41 @@ async def timed_select(
     budget: int,
     counter: TokenCounter,
     settings: Settings,
+    *,
+    ask: bool = True,
 ) -> tuple[list[ScopedMessage], float, float]:
-    async with db.transaction() as s:
-        ctx = ScopingContext(
-            agent="coach",
-            session_id=loaded.session_id,
-            history=DbHistory(s, loaded.session_id, loaded.latest_seq),
-            query=query,
-            budget=budget,
-            counter=counter,
-            settings=settings,
-            summaries=SummaryStore(s),
-            summarizer=ExtractiveSummarizer(counter),
-        )
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = await strategy.select(ctx)
-        return result.messages, time.perf_counter() - wall, time.process_time() - cpu
+    """One selection as a turn makes it: the question stored as the newest user message, then its
+    transaction rolled back so nothing stays (`ask=False`: only passed as the query, and whatever
+    the strategy stores is kept). Time is the strategy's alone."""
+    from backend.repo.chat import NewMessage, append_message
+
+    taken: list[tuple[list[ScopedMessage], float, float]] = []
+    try:
+        async with db.transaction() as s:
+            latest = loaded.latest_seq
+            if ask:
+                new = NewMessage("user", query, created_at=loaded.asked_at)
+                await append_message(s, loaded.user_id, loaded.session_id, new)
+                latest += 1
+            ctx = ScopingContext(
+                agent="coach",
+                session_id=loaded.session_id,
+                history=DbHistory(s, loaded.session_id, latest),
+                query=query,
+                budget=budget,
+                counter=counter,
+                settings=settings,
+                summaries=SummaryStore(s),
+                summarizer=ExtractiveSummarizer(counter),
+            )
+            wall, cpu = time.perf_counter(), time.process_time()
+            result = await strategy.select(ctx)
+            taken.append((result.messages, time.perf_counter() - wall, time.process_time() - cpu))
+            if ask:
+                raise _Discard
+    except _Discard:
+        pass
+    return taken[0]
 
 
 async def evaluate(
@@ -181,6 +216,9 @@ async def evaluate(
                     await s.execute(
                         delete(SessionSummary).where(SessionSummary.session_id == conv.session_id)
                     )
+                # a strategy that keeps state between turns (a running summary) builds it once here,
+                # as the turns before the questions would have
+                await timed_select(db, strategy, conv, "", budget, counter, settings, ask=False)
                 for question in conv.conversation.qa:
                     messages, wall, cpu = await timed_select(
                         db, strategy, conv, question.question, budget, counter, settings

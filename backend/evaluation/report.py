@@ -17,6 +17,7 @@ SHORT = {
     "single_hop": "single",
     "multi_hop": "multi",
     "temporal": "date",
+    "open_domain": "open",
     "knowledge_update": "update",
     "adversarial": "never",
 }
@@ -34,10 +35,15 @@ def parse_budgets(text: str) -> list[int]:
 
 
 def run_scoping(
-    path: Path, strategies: list[str], budgets: list[int], settings: Settings, database_url: str | None = None
+    path: Path,
+    strategies: list[str],
+    budgets: list[int],
+    settings: Settings,
+    database_url: str | None = None,
+    fmt: str = "auto",
 ) -> list[dict[str, Any]]:
     """Evaluate on `database_url`, or on a fresh SQLite file that is deleted afterwards."""
-    dataset = load_dataset(path)
+    dataset = load_dataset(path, fmt)
     chosen = resolve_strategies(strategies)
     with tempfile.TemporaryDirectory() as tmp:
         url = database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
@@ -61,15 +67,24 @@ async def _evaluate(
         await db.dispose()
 
 
+def categories_of(results: list[dict[str, Any]]) -> list[str]:
+    """The categories the results have, known ones in report order, then any others."""
+    seen = {c for r in results for c in r["by_category"]}
+    return [c for c in CATEGORIES if c in seen] + sorted(seen - set(CATEGORIES))
+
+
 def results_table(results: list[dict[str, Any]]) -> Table:
-    """One line per strategy x budget."""
+    """One line per strategy x budget; `recall` is over answerable questions, `unans.` the
+    adversarial ones (no answer in the conversation) apart."""
+    cats = categories_of(results)
     table = Table(title="Scoping evaluation: evidence recall by strategy and conversation budget")
     for header in (
         "strategy",
         "budget",
         "recall",
+        "unans.",
         "all ev.",
-        *(SHORT[c] for c in CATEGORIES),
+        *(SHORT.get(c, c) for c in cats),
         "facts kept",
         "tokens mean/max",
         "ms p50/p95",
@@ -81,8 +96,9 @@ def results_table(results: list[dict[str, Any]]) -> Table:
             r["strategy"],
             str(r["budget"]),
             f"{r['recall']:.1%}",
+            f"{r['recall_unanswerable']:.1%}",
             f"{r['all_evidence']:.1%}",
-            *(f"{r['by_category'].get(c, 0.0):.0%}" for c in CATEGORIES),
+            *(f"{r['by_category'].get(c, 0.0):.0%}" for c in cats),
             f"{r['facts_kept']:.1%}",
             f"{r['tokens_mean']:.0f}/{r['tokens_max']}",
             f"{r['ms_median']:.1f}/{r['ms_p95']:.1f}",
@@ -93,12 +109,14 @@ def results_table(results: list[dict[str, Any]]) -> Table:
 
 def markdown_table(results: list[dict[str, Any]]) -> str:
     """The same table as Markdown (for the README and the benchmark)."""
+    cats = categories_of(results)
     head = [
         "strategy",
         "budget",
         "recall",
+        "unanswerable",
         "all evidence",
-        *(SHORT[c] for c in CATEGORIES),
+        *(SHORT.get(c, c) for c in cats),
         "facts kept",
         "tokens mean/max",
         "ms p50/p95",
@@ -110,8 +128,9 @@ def markdown_table(results: list[dict[str, Any]]) -> str:
             r["strategy"],
             str(r["budget"]),
             f"{r['recall']:.1%}",
+            f"{r['recall_unanswerable']:.1%}",
             f"{r['all_evidence']:.1%}",
-            *(f"{r['by_category'].get(c, 0.0):.0%}" for c in CATEGORIES),
+            *(f"{r['by_category'].get(c, 0.0):.0%}" for c in cats),
             f"{r['facts_kept']:.1%}",
             f"{r['tokens_mean']:.0f}/{r['tokens_max']}",
             f"{r['ms_median']:.1f}/{r['ms_p95']:.1f}",
