@@ -122,7 +122,8 @@ class Settings(BaseSettings):
 
     scoping_strategy: str | None = None
     """Message-scoping strategy for every agent unless the session or `agent_strategies` names one;
-    unset: each agent's own default (`last_n` for the built-ins)."""
+    unset: each agent's own default (`relevance` for the built-ins: their last N messages plus the
+    older ones most related to the current message)."""
 
     agent_strategies: dict[str, str] = Field(default_factory=dict)
     """Per-agent strategy names, as JSON: `{"planner": "relevance"}`; a session's choice wins."""
@@ -130,8 +131,9 @@ class Settings(BaseSettings):
     summary_keep_recent: int = Field(default=6, ge=1)
     """`summary` strategy: how many newest messages stay verbatim beside the running summary."""
 
-    relevance_recent_window: int = Field(default=4, ge=0)
-    """`relevance` strategy: newest messages always kept before older ones are scored."""
+    relevance_recent_window: int | None = Field(default=None, ge=0)
+    """`relevance` strategy: how many newest messages stay verbatim before older ones are recalled
+    (unset: each agent's own `max_messages`, as `last_n` keeps)."""
 
     linked_cache_ttl_seconds: float = Field(default=60.0, ge=0)
     """How long linked-entity context stays cached per entity (0 disables); graph writes in any

@@ -37,7 +37,9 @@ class AgentDefinition:
     description: str
     route_words: tuple[str, ...]
     max_messages: int
-    strategy: str = "last_n"
+    strategy: str = "relevance"
+    """Message scoping: the last `max_messages` verbatim plus recalled older messages (see
+    `backend/memory/scoping/relevance.py`); `last_n` stays selectable by name."""
     write_tools: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     extra_tools: tuple[str, ...] = ()

@@ -156,7 +156,7 @@ async def timed_select(
     db: Database,
     strategy: MessageScopingStrategy,
     loaded: LoadedConversation,
-    query: str,
+    query: str | None,
     budget: int,
     counter: TokenCounter,
     settings: Settings,
@@ -172,7 +172,7 @@ async def timed_select(
     try:
         async with db.transaction() as s:
             latest = loaded.latest_seq
-            if ask:
+            if ask and query:
                 new = NewMessage("user", query, created_at=loaded.asked_at)
                 await append_message(s, loaded.user_id, loaded.session_id, new)
                 latest += 1
@@ -218,7 +218,7 @@ async def evaluate(
                     )
                 # a strategy that keeps state between turns (a running summary) builds it once here,
                 # as the turns before the questions would have
-                await timed_select(db, strategy, conv, "", budget, counter, settings, ask=False)
+                await timed_select(db, strategy, conv, None, budget, counter, settings, ask=False)
                 for question in conv.conversation.qa:
                     messages, wall, cpu = await timed_select(
                         db, strategy, conv, question.question, budget, counter, settings

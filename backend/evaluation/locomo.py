@@ -12,7 +12,7 @@ it lies and never copied.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from backend.evaluation.dataset import Conversation, Dataset, Question, Session, Turn
@@ -71,7 +71,8 @@ def _conversation(sample: dict[str, Any], index: int, skipped: dict[str, int]) -
 
 
 def _session(conv: dict[str, Any], k: int) -> Session:
-    started = datetime.strptime(str(conv[f"session_{k}_date_time"]).strip(), DATE_FORMAT)
+    raw_start = str(conv[f"session_{k}_date_time"]).strip()
+    started = datetime.strptime(raw_start, DATE_FORMAT).replace(tzinfo=UTC)
     turns = []
     for raw in conv[f"session_{k}"]:
         text = f"{raw['speaker']}: {raw.get('text', '')}".rstrip()

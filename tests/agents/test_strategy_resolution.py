@@ -37,7 +37,7 @@ def test_precedence_explicit_session_agent_setting_global_setting_agent_default(
     assert resolve_strategy(planner, everything).name == "summary"
     assert resolve_strategy(get_agent("coach"), everything).name == "relevance"  # the global setting
     plain = resolve_strategy(planner, _settings())
-    assert (plain.name, plain.source) == ("last_n", "agent default")
+    assert (plain.name, plain.source) == ("relevance", "agent default")
     assert plain.options == {"max_messages": 10}
     with pytest.raises(ValidationError, match="unknown scoping strategy"):
         resolve_strategy(planner, _settings(scoping_strategy="nope"))
@@ -101,7 +101,9 @@ async def test_context_endpoint_honours_per_agent_setting(db_url: str) -> None:
 @pytest.fixture
 def coach_keeps_only_questions(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
     coach = dataclasses.replace(
-        definitions.AGENTS["coach"], options={"filter": lambda m: m.content.endswith("?")}
+        definitions.AGENTS["coach"],
+        strategy="last_n",  # the filter is a `last_n` option
+        options={"filter": lambda m: m.content.endswith("?")},
     )
     monkeypatch.setitem(definitions.AGENTS, "coach", coach)
     yield None

@@ -131,6 +131,7 @@ async def test_harness_never_over_budget_and_scores_evidence(db: Database, setti
         "relevance",
         "test_spy",
         "lexical_baseline",
+        "plain_bm25",
     }
     for row in by.values():
         assert row["tokens_max"] <= row["budget"] and row["over_budget"] == 0
@@ -143,7 +144,8 @@ async def test_harness_never_over_budget_and_scores_evidence(db: Database, setti
 
 async def test_strategy_sees_only_the_question(db: Database, settings: Settings) -> None:
     await evaluate(db, tiny_dataset(), settings, resolve_strategies(["test_spy"]), [100])
-    assert SEEN_QUERIES == ["What breed is Biscuit?", "When was the dog adopted?"]
+    # one warm-up selection without a query (the turns before the questions), then each question
+    assert SEEN_QUERIES == [None, "What breed is Biscuit?", "When was the dog adopted?"]
     assert not any("SECRET" in (q or "") or "D2:1" in (q or "") for q in SEEN_QUERIES)
 
 
@@ -161,11 +163,14 @@ def test_cli_make_dataset_and_scoping(tmp_path: Path) -> None:
         ("token_budget", 400),
         ("lexical_baseline", 50),
         ("lexical_baseline", 400),
+        ("plain_bm25", 50),
+        ("plain_bm25", 400),
     ]
     keys = {
         "strategy",
         "budget",
         "recall",
+        "recall_unanswerable",
         "all_evidence",
         "by_category",
         "tokens_mean",

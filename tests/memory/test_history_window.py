@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from backend.memory.embeddings import DIMENSIONS
 from backend.memory.scoping.base import HistoryMessage
 from backend.memory.scoping.window import HistoryWindow, window_of
 from backend.text import analyze
@@ -20,9 +21,9 @@ def _message(seq: int) -> HistoryMessage:
 
 
 def _vectors(messages: list[HistoryMessage]) -> np.ndarray:
-    rows = np.zeros((len(messages), 256), dtype=np.float32)
+    rows = np.zeros((len(messages), DIMENSIONS), dtype=np.float32)
     for i, m in enumerate(messages):
-        rows[i, m.seq % 256] = 1.0
+        rows[i, m.seq % DIMENSIONS] = 1.0
     return rows
 
 
@@ -33,7 +34,7 @@ def _add(window: HistoryWindow, messages: list[HistoryMessage]) -> None:
 
 
 def test_a_sliding_window_equals_a_fresh_one() -> None:
-    sliding = HistoryWindow(256)
+    sliding = HistoryWindow(DIMENSIONS)
     sliding.costs(COUNTER)  # costs already asked for are kept up to date as messages arrive
     for start in range(1, 400, 9):
         _add(sliding, [_message(seq) for seq in range(start, start + 9)])

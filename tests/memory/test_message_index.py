@@ -11,6 +11,7 @@ from sqlalchemy import select
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Message
+from backend.memory.embeddings import DIMENSIONS
 from backend.memory.history import DbHistory
 from backend.memory.scoping import ScopingContext, get_strategy
 from backend.repo import chat
@@ -41,7 +42,7 @@ async def test_message_stores_counts_terms_and_embedding_once(db: Database) -> N
         "o200k_base": counter_for("gpt-4o").count(m.content),
     }
     assert m.search_terms == " ".join(analyze(m.content)) and "process" in m.search_terms.split()
-    assert m.embedding is not None and len(m.embedding) == 512
+    assert m.embedding is not None and len(m.embedding) == 2 * DIMENSIONS
 
 
 async def test_search_is_stemmed_and_stays_in_the_session(db: Database) -> None:
@@ -88,7 +89,7 @@ async def test_relevance_and_token_budget_read_stored_values(db: Database, setti
 
         picked = await get_strategy("relevance").select(ctx(120))
         assert picked.messages[0]["content"] == texts[0]
-        assert picked.included[0].reason == "relevant" and picked.included[0].key == "seq 1"
+        assert picked.included[0].reason.startswith("recalled") and picked.included[0].key == "seq 1"
         newest = await get_strategy("token_budget").select(ctx(60))
         left_out = newest.excluded[0]
         assert left_out.key.startswith("seq 1-") and "older messages, ~" in left_out.reason

@@ -66,7 +66,7 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
         assert r.tokens <= r.budget
     budgets = {r.name: r.budget for r in sections}
     assert budgets["related"] == 500 and budgets["knowledge"] == 600  # each its own, in the receipt
-    assert wc.receipt.strategy == "last_n" and wc.receipt.encoding == "cl100k_base"
+    assert wc.receipt.strategy == "relevance" and wc.receipt.encoding == "cl100k_base"
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "loaded"
     parts = sum(r.tokens for r in sections)
     assert abs(wc.receipt.total_tokens - parts) <= len(sections)  # BPE merges at the joints
@@ -126,7 +126,7 @@ async def test_strategy_choice_explicit_then_session_then_agent_then_default(db:
         assert (await run(s1)).receipt.strategy == "token_budget"
         assert (await run(s2)).receipt.strategy == "relevance"
         plain = Settings(_env_file=None)  # type: ignore[call-arg]
-        assert (await run(s2, settings=plain)).receipt.strategy == "last_n"
+        assert (await run(s2, settings=plain)).receipt.strategy == "relevance"
         with pytest.raises(ValidationError, match="unknown scoping strategy"):
             await run(s2, scoping="nope")
         with pytest.raises(ValidationError, match="unknown agent"):

@@ -1,27 +1,30 @@
-"""`relevance`: the recent window, plus the older messages most related to the current user message.
+"""`relevance`: the agent's last N messages verbatim, plus the older messages most related to the
+current user message — every built-in agent's default.
 
-Hybrid ranking, fused by reciprocal rank (no hand-tuned score weights):
+The recent window is the agent's N (`max_messages`), counted as `last_n` counts it (whole units,
+newest first), so switching from `last_n` loses nothing recent. What fell outside it is ranked by
+one score, fused at score level (no rank fusion, no hand-set per-signal weights):
 1. lexical: BM25 over each message's stored search terms (the shared analyzer's stems, written once
    with the message), with this session's own statistics, from the window's inverted index;
 2. dense: cosine similarity of stored message embeddings to the query's (a local model shipped in
-   its wheel, see `backend/memory/embeddings.py`; lexical only when it is absent);
-3. expansion for multi-hop questions: names and numbers from the best lexical hits are searched
-   again (pseudo-relevance feedback), at half weight;
-4. neighbours: the units next to the strongest hits (a question and its answer sit side by side)
-   inherit most of their score.
-Units (a message and its tool results) are kept or dropped whole; chosen units go in best-first
-while the budget lasts, then everything is put back in chronological order. Costs come from the
-counts stored with each message. The window (see `backend/memory/scoping/window.py`) is kept by the
-process between turns, so a turn reads only its new messages and ranks over arrays.
+   its wheel, see `backend/memory/embeddings.py`; lexical only for messages without one);
+each standardised over the session's older messages (z-scores) and summed, so each signal counts by
+how unusual a message is under it, whatever its scale;
+3. neighbours: a unit next to a strong one scores at most one standard deviation below it (a reply
+   sits beside what it answers, and questions often name only one side of it).
+Units scoring above the session's average are recalled best-first while the budget lasts; units
+(a message and its tool results) are kept or dropped whole, then everything is put back in
+chronological order with dated markers. Costs come from the counts stored with each message. The
+window (see `backend/memory/scoping/window.py`) is kept by the process between turns, so a turn
+reads only its new messages and ranks over arrays.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
-from typing import ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 from backend.memory.scoping.base import (
     HistoryMessage,
@@ -34,22 +37,26 @@ from backend.memory.scoping.base import (
 )
 from backend.memory.scoping.candidates import SessionArchive, searchable
 from backend.memory.scoping.dated import DatedPacker, date_receipt, session_day
+from backend.memory.scoping.last_n import max_messages_for
 from backend.memory.scoping.window import HistoryWindow
 from backend.text import analyze
 
-RRF_K = 60
-CANDIDATES = 100
-"""Lexical and dense candidates taken from each ranking."""
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 ARCHIVE_CANDIDATES = 20
 """Messages older than the window (long sessions) taken from the database's full-text search."""
 ARCHIVE_TOOL_RESULTS = 3
 """Tool results read after an archived match to keep its unit whole (a longer run is left out)."""
-EXPANSION_HITS = 3
-EXPANSION_WEIGHT = 0.5
-NEIGHBOUR_HITS = 5
-NEIGHBOUR_SHARE = 0.9
-_SALIENT = re.compile(r"(?<=[a-z,;:] )[A-Z][\w'-]+|\d[\d:.,]*")
-"""Capitalised words inside a sentence (names, places, titles) and numbers."""
+ARCHIVE_SCORE = 1.0
+"""An archived full-text match ranks as a unit one standard deviation above average, in its order."""
+RECENT_SHARE = 0.5
+"""The recent window takes at most half the conversation budget (the newest unit always, if it fits),
+so long replies never leave recall without room."""
+RECALLED = "recalled: relevant to the current message"
+NEIGHBOUR_STEP = 1.0
+"""How far (in standard deviations) a unit's neighbour may score below it."""
 
 
 class Units(Sequence[Sequence[HistoryMessage]]):
@@ -82,59 +89,88 @@ class Units(Sequence[Sequence[HistoryMessage]]):
         return bisect_right(self.starts, row) - 1
 
 
-def _rrf(ranking: Sequence[int], weight: float, into: dict[int, float]) -> None:
-    for rank, row in enumerate(ranking):
-        into[row] = into.get(row, 0.0) + weight / (RRF_K + rank + 1)
+def _standardized(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """z-scores (all zeros when the values do not vary)."""
+    spread = float(values.std())
+    return (values - values.mean()) / spread if spread > 0 else values * 0.0
 
 
-async def _dense_ranking(query: str, window: HistoryWindow, start: int, end: int) -> list[int]:
-    """Rows in `[start, end)` by cosine similarity to the query, best first (those with a vector)."""
+async def _dense(query: str, window: HistoryWindow, start: int, end: int) -> npt.NDArray[np.float64] | None:
+    """Standardised cosine similarity of rows `[start, end)` to the query; 0 for rows without a
+    vector; None when no row has one or no embedder is installed."""
     from backend.memory.embeddings import get_embedder
 
     vectors = window.vectors()
-    embedder = await get_embedder() if vectors is not None and query and end > start else None
+    embedder = await get_embedder() if vectors is not None and end > start else None
     if embedder is None or vectors is None:
-        return []
+        return None
     import numpy as np
 
     # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
-    sims = np.einsum("ij,j->i", vectors[start:end], embedder.embed([query])[0])
-    sims[~np.asarray(window.with_vectors()[start:end], dtype=bool)] = -np.inf
-    k = min(CANDIDATES, len(sims))
-    top = np.argpartition(-sims, k - 1)[:k]
-    top = top[np.argsort(-sims[top], kind="stable")]
-    return [start + int(i) for i in top if np.isfinite(sims[i])]
+    sims = np.einsum("ij,j->i", vectors[start:end], _query_vector(query, window, embedder)).astype(np.float64)
+    has = np.asarray(window.with_vectors()[start:end], dtype=bool)
+    out = np.zeros(end - start)
+    if has.any():
+        out[has] = _standardized(sims[has])
+    return out
 
 
-def _expansion(window: HistoryWindow, hits: Sequence[int], query_terms: set[str], end: int) -> list[int]:
-    if not hits:
-        return []
-    texts = " ".join(window.messages[i].content for i in hits[:EXPANSION_HITS])
-    extra = [t for t in analyze(" ".join(_SALIENT.findall(texts))) if t not in query_terms]
-    return window.search(extra, CANDIDATES, before=end) if extra else []
+def _query_vector(query: str, window: HistoryWindow, embedder: Any) -> Any:
+    """The query's embedding: the stored one of the newest message when it is the query (a turn's
+    user message was embedded when it was written), else computed now."""
+    vectors, last = window.vectors(), len(window) - 1
+    newest = window.messages[last] if last >= 0 else None
+    if newest is not None and vectors is not None and window.with_vectors()[last] and newest.content == query:
+        return vectors[last]
+    return embedder.embed([query])[0]
 
 
 async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, split: int) -> list[float]:
-    """Fused relevance of each of the first `split` units to the query (0 when nothing points at it)."""
+    """Fused relevance of each of the first `split` units to the query, in standard deviations
+    above the session's average (0 everywhere when nothing points anywhere)."""
     if not split or not ctx.query:
         return [0.0] * split
+    import numpy as np
+
     start, end = units.starts[0], units.ends[split - 1]
-    terms = analyze(ctx.query)
-    lexical = [i for i in window.search(terms, CANDIDATES, before=end) if i >= start]
-    fused: dict[int, float] = {}
-    _rrf(lexical, 1.0, fused)
-    _rrf(await _dense_ranking(ctx.query, window, start, end), 1.0, fused)
-    _rrf([i for i in _expansion(window, lexical, set(terms), end) if i >= start], EXPANSION_WEIGHT, fused)
-    scores = [0.0] * split
-    for row, score in fused.items():
-        unit = units.of_row(row)
-        scores[unit] = max(scores[unit], score)
-    strongest = sorted((i for i in range(split) if scores[i] > 0), key=lambda i: -scores[i])[:NEIGHBOUR_HITS]
-    for i in strongest:
-        for j in (i - 1, i + 1):
-            if 0 <= j < split:
-                scores[j] = max(scores[j], NEIGHBOUR_SHARE * scores[i])
-    return scores
+    lexical = np.zeros(end - start)
+    for row, score in window.scores(analyze(ctx.query), before=end).items():
+        if row >= start:
+            lexical[row - start] = score
+    fused = _standardized(lexical)
+    dense = await _dense(ctx.query, window, start, end)
+    if dense is not None:
+        fused += dense
+    per_unit = np.maximum.reduceat(fused, np.asarray(units.starts[:split]) - start)
+    near = per_unit.copy()
+    near[1:] = np.maximum(near[1:], per_unit[:-1] - NEIGHBOUR_STEP)
+    near[:-1] = np.maximum(near[:-1], per_unit[1:] - NEIGHBOUR_STEP)
+    return [float(x) for x in near]
+
+
+def recent_messages(ctx: ScopingContext) -> int:
+    """N, the newest messages kept verbatim: an explicit `recent_window` option, else
+    `ORRERY_RELEVANCE_RECENT_WINDOW`, else the agent's `max_messages` (as `last_n` reads it)."""
+    explicit: Any = ctx.options.get("recent_window", ctx.settings.relevance_recent_window)
+    if explicit is not None:
+        try:
+            return max(0, int(explicit))
+        except (TypeError, ValueError):
+            return 0
+    return max_messages_for(ctx.agent, ctx.options.get("max_messages"))
+
+
+def recent_split(units: Units, n: int) -> int:
+    """Index of the first unit of the recent window: the newest whole units holding at most `n`
+    messages (as `last_n` counts them)."""
+    split, count = len(units), 0
+    while split > 0:
+        size = units.ends[split - 1] - units.starts[split - 1]
+        if count + size > n:
+            break
+        count += size
+        split -= 1
+    return split
 
 
 async def _archive(
@@ -167,7 +203,7 @@ async def _archive(
             continue  # its results run on into the window or past what was read: not whole
         taken.update(m.seq for m in unit)
         units.append(unit)
-        scores.append(1.0 / (RRF_K + rank + 1))
+        scores.append(ARCHIVE_SCORE - rank / (10 * ARCHIVE_CANDIDATES))
     return units, scores
 
 
@@ -188,8 +224,8 @@ class RelevanceStrategy:
         units = Units(messages, [i for i in range(orphans, len(messages)) if not window.is_tool[i]])
         prefix = list(accumulate(window.costs(ctx.counter), initial=0))
         unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
-        recent_n = max(0, int(ctx.options.get("recent_window", ctx.settings.relevance_recent_window)))
-        split = max(0, len(units) - recent_n)
+        recent_n = recent_messages(ctx)
+        split = recent_split(units, recent_n)
         scores = await rank_units(ctx, window, units, split)
         far, far_scores = await _archive(ctx, src, window)
         if far:  # older units go first, in order
@@ -203,14 +239,15 @@ class RelevanceStrategy:
             unit_costs = [sum(message_tokens(m, ctx.counter) for m in unit) for unit in far] + unit_costs
             scores, split = far_scores + scores, split + len(far)
         packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(messages))
+        recent_budget = max(ctx.budget * RECENT_SHARE, unit_costs[-1] if unit_costs else 0)
         for i in range(len(units) - 1, split - 1, -1):  # the recent window, newest first, contiguous
-            if not packer.try_add(i):
+            if packer.used + unit_costs[i] > recent_budget or not packer.try_add(i):
                 break
         over: list[ReceiptItem] = []
         for i in sorted((i for i in range(split) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
             if not packer.try_add(i):
                 key = units.key(i)
-                over.append(ReceiptItem("message", key, unit_costs[i], "relevant but over budget", scores[i]))
+                over.append(ReceiptItem("message", key, unit_costs[i], RECALLED + ", over budget", scores[i]))
         result = ScopingResult(packer.messages({i: units[i] for i in packer.chosen}), strategy=self.name)
         kept = set(packer.chosen)
         result.included = [
@@ -218,7 +255,7 @@ class RelevanceStrategy:
                 "message",
                 units.key(i),
                 unit_costs[i],
-                "relevant" if i < split else "recent window",
+                RECALLED if i < split else f"recent: among the last {recent_n} messages",
                 scores[i] if i < split else None,
             )
             for i in packer.chosen
@@ -245,7 +282,7 @@ class RelevanceStrategy:
             ]
             + over
             + (
-                [ReceiptItem("messages", f"{unrelated} older units", None, "no match with the message")]
+                [ReceiptItem("messages", f"{unrelated} older units", None, "not above average relevance")]
                 if unrelated
                 else []
             )

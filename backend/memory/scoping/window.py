@@ -165,10 +165,17 @@ class HistoryWindow:
     def search(self, terms: Iterable[str], limit: int, before: int | None = None) -> list[int]:
         """Positions of the messages (below `before`) matching any term, best first: BM25 over this
         window's stored search terms, with this session's own statistics."""
+        if limit <= 0:
+            return []
+        scores = self.scores(terms, before)
+        return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
+
+    def scores(self, terms: Iterable[str], before: int | None = None) -> dict[int, float]:
+        """BM25 of every message (below `before`) matching any term, by position."""
         end = len(self.messages) if before is None else before
         n = len(self.messages)
-        if not n or limit <= 0:
-            return []
+        if not n:
+            return {}
         average = self._length_total / n or 1.0
         scores: dict[int, float] = {}
         for term in dict.fromkeys(terms):
@@ -184,7 +191,7 @@ class HistoryWindow:
                 if i < end:
                     norm = BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[i] / average)
                     scores[i] = scores.get(i, 0.0) + idf * count * (BM25_K1 + 1) / (count + norm)
-        return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
+        return scores
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
