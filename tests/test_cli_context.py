@@ -130,7 +130,7 @@ def test_terminal_chat_context_agent_and_markdown(
     assert "Legal review of pricing terms" in output and "**Legal review" not in output  # rendered
     assert output.count("excluded (why)") == 2 and "conversation" in output and "budgets x" in output
     after_agent = output.split("answers from the next turn on")[1]
-    assert "motivator · strategy last_n (agent default)" in after_agent
+    assert "motivator · strategy relevance (agent default)" in after_agent
     assert pydantic_ai.BANNER_ENABLED is False  # the chat owns the terminal
 
 

@@ -226,7 +226,7 @@ class RelevanceStrategy:
         unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
         recent_n = recent_messages(ctx)
         split = recent_split(units, recent_n)
-        scores = await rank_units(ctx, window, units, split)
+        scores = await rank_units(ctx, window, units, len(units))
         far, far_scores = await _archive(ctx, src, window)
         if far:  # older units go first, in order
             flat = [m for unit in far for m in unit]
@@ -240,14 +240,16 @@ class RelevanceStrategy:
             scores, split = far_scores + scores, split + len(far)
         packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(messages))
         recent_budget = max(ctx.budget * RECENT_SHARE, unit_costs[-1] if unit_costs else 0)
-        for i in range(len(units) - 1, split - 1, -1):  # the recent window, newest first, contiguous
-            if packer.used + unit_costs[i] > recent_budget or not packer.try_add(i):
-                break
+        cut = len(units)
+        while cut > split and packer.used + unit_costs[cut - 1] <= recent_budget and packer.try_add(cut - 1):
+            cut -= 1  # the recent window, newest first, contiguous, within its share
         over: list[ReceiptItem] = []
-        for i in sorted((i for i in range(split) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
-            if not packer.try_add(i):
+        for i in sorted((i for i in range(cut) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
+            if i not in packer.chosen and not packer.try_add(i) and i < split:
                 key = units.key(i)
                 over.append(ReceiptItem("message", key, unit_costs[i], RECALLED + ", over budget", scores[i]))
+        while cut > split and (cut - 1 in packer.chosen or packer.try_add(cut - 1)):
+            cut -= 1  # what is left of the budget goes on to the rest of the recent window
         result = ScopingResult(packer.messages({i: units[i] for i in packer.chosen}), strategy=self.name)
         kept = set(packer.chosen)
         result.included = [
@@ -255,8 +257,8 @@ class RelevanceStrategy:
                 "message",
                 units.key(i),
                 unit_costs[i],
-                RECALLED if i < split else f"recent: among the last {recent_n} messages",
-                scores[i] if i < split else None,
+                RECALLED if i < cut else f"recent: among the last {recent_n} messages",
+                scores[i] if i < cut else None,
             )
             for i in packer.chosen
         ]
