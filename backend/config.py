@@ -135,6 +135,23 @@ class Settings(BaseSettings):
     """`relevance` strategy: how many newest messages stay verbatim before older ones are recalled
     (unset: each agent's own `max_messages`, as `last_n` keeps)."""
 
+    embedding_model: str = "local"
+    """Embeddings for `relevance`: `local` (the bundled all-MiniLM-L6-v2, offline, computed as a
+    message is written) or a litellm embedding model id (`openai/text-embedding-3-small`), whose
+    vectors a background job computes; `orrery embeddings reembed` backfills after a switch."""
+
+    embedding_api_base: str | None = None
+    """Base URL of a remote embedding model's OpenAI-compatible API (unset: litellm's provider default)."""
+
+    embedding_api_key: str | None = None
+    """Key for the remote embedding model (unset: litellm reads the provider's own, e.g. `OPENAI_API_KEY`)."""
+
+    embedding_query_timeout_seconds: float = Field(default=2.0, gt=0)
+    """How long a turn waits for a remote model to embed its query before ranking lexically."""
+
+    embedding_batch_timeout_seconds: float = Field(default=30.0, gt=0)
+    """How long the background job or `orrery embeddings reembed` waits for one batch of vectors."""
+
     linked_cache_ttl_seconds: float = Field(default=60.0, ge=0)
     """How long linked-entity context stays cached per entity (0 disables); graph writes in any
     process invalidate it (version stamps checked on read)."""

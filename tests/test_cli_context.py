@@ -144,3 +144,87 @@ async def test_ctrl_c_at_the_prompt_returns_at_once() -> None:
     reader = next(t for t in threading.enumerate() if t.name == "orrery-input")
     assert reader.daemon  # never holds up the exit
     release.set()
+
+
+def _conversation(demo: dict[str, Any]) -> str:
+    """A planner session holding tests.support.conversation's 16 messages."""
+    import uuid
+
+    from backend.db.engine import Database
+    from tests.support.conversation import write_conversation
+
+    code, output = invoke(
+        "sessions", "create", "--user", demo["user_id"], "--project", demo["project_id"], "--agent", "planner"
+    )
+    sid = output.strip().split()[-1]
+
+    async def write() -> None:
+        db = Database.from_settings(get_settings())
+        try:
+            await write_conversation(db, uuid.UUID(demo["user_id"]), sid)
+        finally:
+            await db.dispose()
+
+    asyncio.run(write())
+    return sid
+
+
+def _stored(sid: str) -> Any:
+    from backend.db.engine import Database
+    from tests.support.conversation import stored
+
+    async def read() -> Any:
+        db = Database.from_settings(get_settings())
+        try:
+            return await stored(db, sid)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(read())
+
+
+def test_context_show_compares_strategies_and_past_turns(
+    demo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.conversation import TOPICS
+
+    monkeypatch.setenv("COLUMNS", "200")  # reasons on one line each
+
+    sid = _conversation(demo)
+    code, output = invoke("context", "show", "--session", sid, "--compare", "last_n,token_budget,summary")
+    assert code == 0, output
+    # the reasons wrap inside their cells in a narrow terminal: check the words of each part
+    assert "only by some (" in output and "kept by all (" in output and "older than" in output
+    assert "totals" in output and "summary extended with" in output
+    code, output = invoke(
+        "context", "show", "--session", sid, "--compare", "last_n,relevance", "--at", "15", "--json"
+    )
+    comparison = json.loads(output)
+    assert code == 0 and comparison["latest_seq"] == 15 and comparison["query"] == TOPICS[-1]
+    first = next(u for u in comparison["units"] if u["key"] == "seq 1")
+    assert (
+        first["kept_by"] == ["relevance"]
+        and first["verdicts"]["last_n"]["reason"] == "older than the last 10"
+    )
+    code, output = invoke(
+        "context", "show", "--session", sid, "--strategy", "summary", "--at", "11", "--json"
+    )
+    context = json.loads(output)
+    assert code == 0 and context["receipt"]["strategy"] == "summary"
+    assert context["messages"][-1] == {"role": "user", "content": TOPICS[5]}
+    assert _stored(sid) == (16, [])  # neither preview kept the summary it built
+
+
+def test_context_show_refuses_bad_strategies_and_turns(demo: dict[str, Any]) -> None:
+    sid = _conversation(demo)
+    for args, words in (
+        (("--compare", "last_n,nope"), "unknown scoping strategy 'nope'; known: "),
+        (("--compare", "relevance"), "compare needs 2 to 6 strategy names"),
+        (("--strategy", "nope"), "known: "),
+        (("--at", "4"), "`at` must be the seq of a user message"),
+        (("--compare", "last_n,relevance", "--strategy", "last_n"), "drop --strategy"),
+    ):
+        code, output = invoke("context", "show", "--session", sid, *args)
+        assert code == 1 and words in output, (args, output)
+    code, output = invoke("context", "show", "--session", sid, "--at", "0")
+    assert code == 2

@@ -49,6 +49,8 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
 from backend.deps import HandoffRequest, TurnDeps
+from backend.memory.embedding_models import embedding_model
+from backend.memory.embedding_store import EMBED_JOB, run_embed_job
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.ops import observe
@@ -85,8 +87,12 @@ class Orchestrator:
         self.locks = TurnLocks(settings)
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
-        self.jobs = JobWorker(db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job})
-        """Durable background work (pattern-analyst refreshes); the app starts its polling loop."""
+        self.embedding = embedding_model(settings)
+        self.jobs = JobWorker(
+            db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job, EMBED_JOB: self._embed_job}
+        )
+        """Durable background work (pattern-analyst refreshes, a remote model's embeddings); the app
+        starts its polling loop."""
 
     async def turn(
         self,
@@ -127,7 +133,10 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         async with self.locks.hold(sid):
-            pending = await store_user_message(self.db, user_id, sid, message, client_key, fingerprint)
+            pending = await store_user_message(
+                self.db, user_id, sid, message, client_key, fingerprint, self.embedding
+            )
+            self._embeddings_queued()
             if pending.replay is not None:
                 observe.turn_replayed(pending.replay.agent_id)
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
@@ -221,6 +230,7 @@ class Orchestrator:
             truncated,
             cost,
         )
+        self._embeddings_queued()
         observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
         await self._maybe_refresh_patterns(user_id, saved.seq, model)
         yield TurnEvent("done", done_data(saved, handoff=handoff.to))
@@ -247,6 +257,14 @@ class Orchestrator:
             self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
         )
         await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
+
+    def _embeddings_queued(self) -> None:
+        """A remote model's vectors are computed by the job worker: have it look now."""
+        if self.embedding.remote:
+            self.jobs.wake()
+
+    async def _embed_job(self, payload: dict[str, Any]) -> None:
+        await run_embed_job(self.db, self.embedding, payload)
 
     async def drain(self) -> None:
         """Let turns in flight finish, then run the background jobs that are due now, here (tests,
@@ -340,6 +358,7 @@ class Orchestrator:
                     status="truncated" if truncated else "complete",
                     cost_usd=cost,
                 ),
+                embedding=self.embedding,
             )
             await count_tokens(
                 s, self.settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0)

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.engine import Database
 from backend.db.models import Message
 from backend.errors import ConflictError, ValidationError
+from backend.memory.embedding_models import LOCAL, EmbeddingModel
 from backend.repo import chat
 
 log = logging.getLogger("orrery.turns")
@@ -49,8 +50,10 @@ async def store_user_message(
     message: str | None,
     client_key: str | None,
     fingerprint: str | None,
+    embedding: EmbeddingModel = LOCAL,
 ) -> PendingTurn:
-    """Store the user message (or find the one to retry, or the reply to replay)."""
+    """Store the user message (or find the one to retry, or the reply to replay); a remote
+    `embedding` model gets a job queued with it, never a call here."""
     async with db.transaction() as s:
         record = await chat.get_session(s, user_id, sid)
         if record.focus_kind and record.project_id and record.focus_id:
@@ -82,6 +85,7 @@ async def store_user_message(
             user_id,
             sid,
             chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint),
+            embedding=embedding,
         )
         return PendingTurn(text, saved.id)
 

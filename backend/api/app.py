@@ -32,6 +32,7 @@ from backend.config import Settings, get_settings
 from backend.db.engine import Database
 from backend.db.migrations import current_revision, ensure_current
 from backend.graph.cache import configure_linked_cache
+from backend.memory.embedding_models import embedding_model
 from backend.memory.embeddings import start_embedder_warmup
 from backend.memory.history_cache import configure_history_cache
 from backend.ops.wiring import install_operations, operations_running
@@ -55,7 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # a real model's provider loads before the first request is accepted, in a worker thread:
             # an import racing with requests would still stall them (it holds the GIL)
             await preload_provider(settings.model, settings)
-            app.state.embedder = start_embedder_warmup()  # loaded before the first message is stored
+            if not embedding_model(settings).remote:  # loaded before the first message is stored
+                app.state.embedder = start_embedder_warmup()
             async with operations_running(app, orchestrator):
                 try:
                     yield

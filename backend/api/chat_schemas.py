@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -83,3 +83,50 @@ class WorkingContextOut(BaseModel):
     system_prompt: str
     messages: list[ScopedMessageOut]
     receipt: dict[str, Any]
+
+
+class VerdictOut(BaseModel):
+    """One strategy's decision on one unit."""
+
+    kept: bool
+    reason: str
+    score: float | None
+
+
+class UnitComparisonOut(BaseModel):
+    """One receipt line (usually a message unit, `seq 3` or `seq 3-4`) across the strategies."""
+
+    kind: str
+    key: str
+    tokens: int | None
+    agreement: Literal["all", "some", "none"]
+    """Kept by all the compared strategies, by some (`kept_by`) or by none."""
+    kept_by: list[str]
+    verdicts: dict[str, VerdictOut]
+
+
+class StrategyTotalsOut(BaseModel):
+    """What one strategy selected, in sum."""
+
+    name: str
+    ran_as: str
+    messages: int
+    tokens: int
+    budget: int
+    kept: int
+    dropped: int
+    notes: list[str]
+
+
+class ComparisonOut(BaseModel):
+    """Scoping strategies side by side on one turn (`?compare=`); nothing was stored."""
+
+    session_id: uuid.UUID
+    agent: str
+    at: int | None
+    latest_seq: int
+    query: str | None
+    strategies: list[str]
+    totals: list[StrategyTotalsOut]
+    units: list[UnitComparisonOut]
+    notes: list[str]

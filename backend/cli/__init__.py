@@ -15,6 +15,7 @@ from backend.cli import (
     db,
     demo,
     docs,
+    embeddings,
     eval,
     jobs,
     kb,
@@ -39,6 +40,7 @@ app.add_typer(demo.demo_app, name="demo")
 app.add_typer(users.users_app, name="users")
 app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
+app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")
 for module in (server, linked, chat, usage, plugins):
     app.registered_commands.extend(module.app.registered_commands)

@@ -29,33 +29,30 @@ def context_show(
     agent: Annotated[
         str | None, typer.Option(help="Agent (default: the session's active agent, else coach).")
     ] = None,
-    strategy: Annotated[str | None, typer.Option(help="Override the scoping strategy.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Preview with this scoping strategy.")] = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(help="Compare scoping strategies, comma-separated (e.g. last_n,relevance)."),
+    ] = None,
+    at: Annotated[
+        int | None, typer.Option(min=1, help="The view the turn answering this user message (seq) had.")
+    ] = None,
     base_prompt: Annotated[
         str | None, typer.Option(help="Override the base prompt (default: the agent's own, as in a turn).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Emit {system_prompt, messages, receipt}.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Emit {system_prompt, messages, receipt} (or the comparison).")
+    ] = False,
 ) -> None:
-    """Assemble the working context for a session's current turn and show it with its receipt."""
-    from backend.db.models import ChatSession
-    from backend.errors import NotFoundError
-    from backend.memory.working_context import assemble_working_context
-
-    async def body(db: Any) -> Any:
-        async with db.transaction() as session:
-            record = await session.get(ChatSession, uuid_or_404(session_id))
-            if record is None:
-                raise NotFoundError("session", session_id)
-            return await assemble_working_context(
-                session,
-                agent=agent or record.active_agent or "coach",
-                base_prompt=base_prompt,
-                session_id=record.id,
-                user_id=record.user_id,
-                settings=get_settings(),
-                scoping=strategy,
-            )
-
-    context = run(lambda s: with_db(s, body))
+    """Assemble the working context for a session's next turn (or the turn at `--at`) and show it
+    with its receipt; `--compare` lines several strategies up instead. Nothing is stored."""
+    if compare is not None and (strategy is not None or base_prompt is not None):
+        err.print("[bold red]error:[/] --compare runs each strategy itself: drop --strategy/--base-prompt")
+        raise typer.Exit(1)
+    if compare is not None:
+        _show_comparison(session_id, agent, compare, at, as_json)
+        return
+    context = run(lambda s: with_db(s, _previewing(session_id, agent, strategy, at, base_prompt)))
     if as_json:
         print(
             json.dumps(
@@ -69,6 +66,64 @@ def context_show(
         )
         return
     _print_context(context)
+
+
+def _previewing(
+    session_id: str, agent: str | None, strategy: str | None, at: int | None, base_prompt: str | None
+) -> Any:
+    """The body that assembles one preview (as the session's owner: the CLI has database access)."""
+    from backend.memory.compare import preview_context
+
+    async def body(db: Any) -> Any:
+        async with db.transaction() as session:
+            owner = await _owner(session, session_id)
+            return await preview_context(
+                session,
+                user_id=owner,
+                session_id=session_id,
+                settings=get_settings(),
+                agent=agent,
+                scoping=strategy,
+                at=at,
+                base_prompt=base_prompt,
+            )
+
+    return body
+
+
+def _show_comparison(session_id: str, agent: str | None, names: str, at: int | None, as_json: bool) -> None:
+    from backend.cli.compare_view import print_comparison
+    from backend.memory.compare import compare_strategies
+
+    async def body(db: Any) -> Any:
+        async with db.transaction() as session:
+            owner = await _owner(session, session_id)
+            return await compare_strategies(
+                session,
+                user_id=owner,
+                session_id=session_id,
+                names=names,
+                settings=get_settings(),
+                agent=agent,
+                at=at,
+            )
+
+    comparison = run(lambda s: with_db(s, body))
+    if as_json:
+        print(json.dumps(comparison.as_dict(), default=str))
+        return
+    print_comparison(comparison)
+
+
+async def _owner(session: Any, session_id: str) -> Any:
+    """The user owning the session, or a `NotFoundError`."""
+    from backend.db.models import ChatSession
+    from backend.errors import NotFoundError
+
+    record = await session.get(ChatSession, uuid_or_404(session_id))
+    if record is None:
+        raise NotFoundError("session", session_id)
+    return record.user_id
 
 
 @context_app.command("build")

@@ -88,19 +88,24 @@ def sessions_say(
     """Append a message to a session (handy for trying scoping strategies)."""
     from backend.db.models import ChatSession
     from backend.errors import NotFoundError
+    from backend.memory.embedding_models import embedding_model
     from backend.repo import chat
 
-    async def body(db: Any) -> int:
+    async def body(db: Any, settings: Any) -> int:
         async with db.transaction() as session:
             record = await session.get(ChatSession, uuid_or_404(session_id))
             if record is None:
                 raise NotFoundError("session", session_id)
             message = await chat.append_message(
-                session, record.user_id, record.id, chat.NewMessage(role, text, agent_id=agent)
+                session,
+                record.user_id,
+                record.id,
+                chat.NewMessage(role, text, agent_id=agent),
+                embedding=embedding_model(settings),  # a remote model's vector: a queued job
             )
             return message.seq
 
-    out.print(f"message {run(lambda s: with_db(s, body))} appended")
+    out.print(f"message {run(lambda s: with_db(s, lambda db: body(db, s)))} appended")
 
 
 @sessions_app.command("list")

@@ -5,8 +5,9 @@ Nothing is downloaded at run time: the weights and tokenizer are read from the i
 Loading takes ~0.5 s, so it happens once per process, lazily, in a worker thread (`get_embedder`).
 Without the package, relevance is lexical only.
 
-Vectors are L2-normalised float32; they are stored per message as float16 bytes (`to_bytes`).
-A stored vector of another size (another model's) is read as none, never mixed in.
+Vectors are L2-normalised float32; they are stored per message as float16 bytes (`to_bytes`), with
+the model's name and size. This is the default model; `backend/memory/embedding_models.py` picks a
+remote one instead (`ORRERY_EMBEDDING_MODEL`), and only vectors of the configured model are ranked.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from backend.memory.minilm import DIMENSIONS as DIMENSIONS
-from backend.memory.minilm import NAME as MODEL_NAME
-from backend.memory.minilm import MiniLM, weights_dir
+from backend.memory.minilm import NAME, MiniLM, weights_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
+MODEL_NAME = NAME
+"""The name stored with this model's vectors (`messages.embedding_model`)."""
 
 
 class LocalEmbedder:
@@ -87,13 +89,13 @@ def to_bytes(vector: npt.NDArray[np.float32]) -> bytes:
     return vector.astype(np.float16).tobytes()
 
 
-def from_bytes(blobs: Sequence[bytes]) -> npt.NDArray[np.float32]:
-    """Stored vectors back as one float32 matrix (rows in order)."""
+def from_bytes(blobs: Sequence[bytes], dimensions: int = DIMENSIONS) -> npt.NDArray[np.float32]:
+    """Stored vectors (all of `dimensions`) back as one float32 matrix (rows in order)."""
     import numpy as np
 
     if not blobs:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), DIMENSIONS).astype(np.float32)
+        return np.zeros((0, dimensions), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dimensions).astype(np.float32)
 
 
 def start_embedder_warmup() -> asyncio.Task[LocalEmbedder | None]:

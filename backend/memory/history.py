@@ -3,8 +3,9 @@
 Besides plain reads, `DbHistory` answers what relevance asks (see
 `backend/memory/scoping/candidates.py`): the session's recent window, kept by the process between
 turns so a turn reads only new messages (`window`, coherent across processes through the session's
-history epoch), and a full-text search over the stored search terms of the messages older than it
-(FTS5 on SQLite, the `search_vector` tsvector on PostgreSQL).
+history epoch, holding only the configured embedding model's vectors), and a full-text search over
+the stored search terms of the messages older than it (FTS5 on SQLite, the `search_vector` tsvector
+on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from sqlalchemy import Float, Integer, String, and_, cast, func, literal_column,
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Message
+from backend.memory.embedding_models import EmbeddingModel
 from backend.memory.embeddings import DIMENSIONS, from_bytes
 from backend.memory.history_cache import CachedWindow, history_cache
 from backend.memory.message_index import STORED_ENCODINGS
 from backend.memory.scoping.base import HistoryMessage
+from backend.memory.scoping.dense import DenseTurn
 from backend.memory.scoping.window import HistoryWindow
 from backend.text import bm25_scores
-
-_ZERO = bytes(DIMENSIONS * 2)
 
 _COLUMNS = (
     Message.seq,
@@ -73,24 +74,39 @@ def _window_columns(sqlite: bool) -> tuple[Any, ...]:
         *(Message.token_counts[name].as_integer() for name in STORED_ENCODINGS),
         Message.search_terms,
         Message.embedding,
+        Message.embedding_model,
+        Message.embedding_dim,
     )
 
 
 def _append(window: HistoryWindow, rows: Sequence[Any]) -> None:
-    """Add read rows (`_window_columns`) to a window, embeddings decoded in one go."""
+    """Add read rows (`_window_columns`) to a window, embeddings decoded in one go: only vectors of
+    the window's model and size (read from the row) are taken; any other reads as none."""
     if not rows:
         return
     messages, terms, blobs = [], [], []
-    for seq, role, content, agent_id, created, calls, *stored, search_terms, blob in rows:
+    dimensions = _dimensions(window, rows)
+    for seq, role, content, agent_id, created, calls, *stored, search_terms, blob, model, dim in rows:
         if isinstance(created, str):
             created = datetime.fromisoformat(created).replace(tzinfo=UTC)
         counts = dict(zip(STORED_ENCODINGS, stored, strict=True)) if None not in stored else None
         messages.append(HistoryMessage(seq, role, content, agent_id, created, bool(calls), counts))
         terms.append(search_terms)
-        blobs.append(blob if blob is not None and len(blob) == DIMENSIONS * 2 else None)
+        usable = blob is not None and model == window.model and dim == dimensions == len(blob) // 2
+        blobs.append(blob if usable else None)
     has = [blob is not None for blob in blobs]
-    vectors = from_bytes([blob or _ZERO for blob in blobs]) if any(has) else None
+    zero = bytes(window.dimensions * 2)
+    vectors = from_bytes([blob or zero for blob in blobs], window.dimensions) if any(has) else None
     window.extend(messages, terms, vectors, has)
+
+
+def _dimensions(window: HistoryWindow, rows: Sequence[Any]) -> int | None:
+    """The vector size new rows must have: the window's once it holds vectors, else that of the
+    first row with a vector of its model (None when no row has a usable one)."""
+    first = next((r[-1] for r in rows if r[-3] is not None and r[-2] == window.model and r[-1]), None)
+    if first is None or not window.use_dimensions(first):
+        return window.dimensions if first is not None else None
+    return int(first)
 
 
 def _matches(tsquery: str) -> Any:
@@ -102,11 +118,24 @@ def _matches(tsquery: str) -> Any:
 class DbHistory:
     """A `HistorySource` (and searchable history) over `messages` of one (already authorized) session."""
 
-    def __init__(self, session: AsyncSession, session_id: uuid.UUID, latest_seq: int) -> None:
+    def __init__(
+        self,
+        session: AsyncSession,
+        session_id: uuid.UUID,
+        latest_seq: int,
+        embedding: EmbeddingModel | None = None,
+    ) -> None:
+        """`embedding`: the configured model (default: the local one); only its vectors are ranked."""
         self.session = session
         self.session_id = session_id
         self.latest_seq = latest_seq
         self.queries = 0
+        self.dense = DenseTurn() if embedding is None else DenseTurn(embedding)
+
+    @property
+    def notes(self) -> list[str]:
+        """What this turn's ranking could not do (embeddings missing or late), for the receipt."""
+        return self.dense.notes
 
     async def recent(self, limit: int) -> list[HistoryMessage]:
         """The newest `limit` messages, oldest first."""
@@ -135,7 +164,7 @@ class DbHistory:
         a replace no trigger saw) means a full read. While the caller holds it, no other request
         can change it."""
         lo = max(1, self.latest_seq - limit + 1)
-        key = (self._database_key(), self.session_id)
+        key = (self._database_key(), self.session_id, self.dense.model.name)
         entry = history_cache.take(key)
         if entry is not None and not _extendable(entry.window, lo, self.latest_seq):
             entry = None
@@ -151,14 +180,16 @@ class DbHistory:
                 entry = None
         if entry is None:
             stamp, rows = await self._window_rows(lo - 1)
-            entry = CachedWindow(stamp, HistoryWindow(DIMENSIONS))
+            entry = CachedWindow(stamp, HistoryWindow(DIMENSIONS, self.dense.model.name))
         _append(entry.window, [row[1:] for row in rows])
         if rows:
             entry.last_id = rows[-1][0]
         entry.window.drop_before(lo)
+        entry.window.dense = self.dense
         try:
             yield entry.window
         finally:
+            entry.window.dense = None
             history_cache.put(key, entry)
 
     def _database_key(self) -> str:

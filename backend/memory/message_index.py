@@ -22,9 +22,9 @@ def index_fields(content: str) -> tuple[dict[str, int], str]:
 
 
 def index_columns(contents: list[str]) -> list[dict[str, Any]]:
-    """The stored scoping columns for messages written in bulk (imports, benchmarks), embeddings
-    included when the local embedder is installed; the normal write path is `append_message`."""
-    from backend.memory.embeddings import EMBED_CHARS, load_embedder, to_bytes
+    """The stored scoping columns for messages written in bulk (imports, benchmarks), local
+    embeddings included when the embedder is installed; the normal write path is `append_message`."""
+    from backend.memory.embeddings import DIMENSIONS, EMBED_CHARS, MODEL_NAME, load_embedder, to_bytes
 
     embedder = load_embedder()
     vectors = embedder.embed([c[:EMBED_CHARS] for c in contents]) if embedder and contents else None
@@ -32,5 +32,14 @@ def index_columns(contents: list[str]) -> list[dict[str, Any]]:
     for i, content in enumerate(contents):
         counts, terms = index_fields(content)
         vector = to_bytes(vectors[i]) if vectors is not None and content.strip() else None
-        out.append({"token_counts": counts, "search_terms": terms, "embedding": vector})
+        model, dim = (MODEL_NAME, DIMENSIONS) if vector is not None else (None, None)
+        out.append(
+            {
+                "token_counts": counts,
+                "search_terms": terms,
+                "embedding": vector,
+                "embedding_model": model,
+                "embedding_dim": dim,
+            }
+        )
     return out

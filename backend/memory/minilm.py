@@ -119,7 +119,7 @@ def _single_threaded_blas() -> None:
     """One BLAS thread for the process. A message is one small batch: a threaded BLAS spins its
     idle threads around each product and costs ~20x the CPU (measured 374 ms vs 19 ms a message on
     2 busy cores), and a server runs its concurrency on requests, not inside one product."""
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     threadpool_limits(limits=1, user_api="blas")
 

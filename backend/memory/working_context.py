@@ -31,12 +31,12 @@ from backend.config import Settings
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
-from backend.memory.history import DbHistory
 from backend.memory.injection import InjectionItem, injection_items, render
 from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
-from backend.memory.scoping import ReceiptItem, ScopedMessage, ScopingContext, get_strategy
+from backend.memory.scoping import ReceiptItem, ScopedMessage, get_strategy
 from backend.memory.sections import SECTION_JOINT, ContextSection, frame_tokens, items_cost
-from backend.memory.summaries import Summarizer, SummaryStore, default_summarizer
+from backend.memory.summaries import Summarizer
+from backend.memory.turn_view import turn_view
 from backend.repo.chat import get_session
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
 
@@ -107,11 +107,13 @@ async def assemble_working_context(
     now: datetime | None = None,
     expertise_dir: Path = EXPERTISE_DIR,
     auto_knowledge: bool = True,
+    through_seq: int | None = None,
 ) -> WorkingContext:
     """Build the agent's working context for the session's current turn.
 
     `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
     strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
+    `through_seq` (a user message's seq) rebuilds the view that past turn had instead.
     """
     definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
@@ -127,10 +129,8 @@ async def assemble_working_context(
     )
     counter = counter_for(settings.model)
     budgets = Budgets.from_settings(settings)
-    history = DbHistory(session, chat.id, chat.message_count)
-    if query is None:
-        latest = await history.recent(1)
-        query = latest[0].content if latest and latest[0].role == "user" else None
+    view = await turn_view(session, chat, settings, through_seq=through_seq, query=query)
+    query = view.query
 
     base_text, base_receipt = _fit_paragraphs("system", base_prompt, budgets.system, counter)
     profile_text, profile_receipt = _fit_profile(injection_items(memory), budgets.profile, counter)
@@ -147,18 +147,7 @@ async def assemble_working_context(
     name = choice.name
     strategy = get_strategy(name)
     scoped = await strategy.select(
-        ScopingContext(
-            agent=agent,
-            session_id=chat.id,
-            history=history,
-            query=query,
-            budget=budgets.conversation,
-            counter=counter,
-            settings=settings,
-            options={**choice.options, **(scoping_options or {})},
-            summaries=SummaryStore(session),
-            summarizer=summarizer or default_summarizer(settings, counter),
-        )
+        view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
     )
     conversation = SectionReceipt(
         "conversation",
@@ -179,7 +168,7 @@ async def assemble_working_context(
         strategy=scoped.strategy or name,
         strategy_source=choice.source,
         sections=receipts,
-        notes=scoped.notes,
+        notes=[*scoped.notes, *view.notes()],
         total_tokens=counter.count(system_prompt) + conversation.tokens,
         knowledge=(
             {

@@ -1,7 +1,8 @@
 """Chat sessions, their ordered messages and agent transitions.
 
 Message numbers come from an atomic `UPDATE ... RETURNING` on the session row, so two writers can
-never take the same `seq`.
+never take the same `seq`. A message's embedding is computed as it is written by the local model; a
+remote model's is queued as a background job instead (never in a turn's write path).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
-from backend.memory.embeddings import get_embedder, message_vector
+from backend.memory.embedding_models import LOCAL, EmbeddingModel
+from backend.memory.embeddings import DIMENSIONS, MODEL_NAME, get_embedder, message_vector
 from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
@@ -124,16 +126,22 @@ async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uui
 
 
 async def append_message(
-    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, new: NewMessage
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID | str,
+    new: NewMessage,
+    *,
+    embedding: EmbeddingModel = LOCAL,
 ) -> Message:
-    """Append a message with the next `seq`; the counter and the row commit together."""
+    """Append a message with the next `seq`; the counter and the row commit together (with the job
+    that embeds it, when `embedding` is a remote model)."""
     if new.role not in MESSAGE_ROLES:
         raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
     _check_agent(new.agent_id)
     sid = as_uuid(session_id, "session")
     # computed once, before the row lock is taken: what scoping reads back on every later turn
     token_counts, terms = index_fields(new.content)
-    embedder = await get_embedder()
+    embedder = None if embedding.remote else await get_embedder()
     vector = message_vector(embedder, new.content) if embedder else None
     seq = (
         await session.execute(
@@ -164,9 +172,15 @@ async def append_message(
         token_counts=token_counts,
         search_terms=terms,
         embedding=vector,
+        embedding_model=MODEL_NAME if vector else None,
+        embedding_dim=DIMENSIONS if vector else None,
     )
     session.add(message)
     await session.flush()
+    if embedding.remote and new.content.strip():
+        from backend.memory.embedding_store import queue_embedding
+
+        await queue_embedding(session, message.id, embedding)
     return message
 
 

@@ -13,7 +13,7 @@ from backend.api.deps import SettingsDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
 from backend.db.models import ChatSession
-from backend.errors import NotFoundError
+from backend.errors import NotFoundError, ValidationError
 from backend.graph.linked import load_linked_entities_context
 from backend.memory.scoping import strategy_names
 from backend.repo import chat, identity
@@ -189,5 +189,56 @@ async def inspector(
         linked=linked,
         packet=record.knowledge_packet,
         codes=views.packet_codes(record.knowledge_packet),
+        strategies=strategy_names(),
         views=views,
     )
+
+
+@router.get("/s/{session_id}/preview")
+async def preview(
+    request: Request,
+    session_id: str,
+    web: WebUser,
+    session: WebTx,
+    settings: SettingsDep,
+    scoping: Annotated[str, Query(max_length=64)] = "",
+    compare: Annotated[list[str] | None, Query()] = None,
+    at: Annotated[str, Query(max_length=12)] = "",
+) -> Response:
+    """The inspector's "preview with…": one strategy's view of the next turn (or of the turn at
+    `at`), or several side by side. The chat's own Scoping setting is untouched; nothing is stored."""
+    from backend.memory.compare import GROUPS, compare_strategies, preview_context
+
+    turn = _seq(at)
+    names = [n for n in dict.fromkeys([scoping, *(compare or [])]) if n]
+    if len(names) > 1:
+        found = await compare_strategies(
+            session, user_id=web.user.id, session_id=session_id, names=names, settings=settings, at=turn
+        )
+        return render(request, "_preview.html", comparison=found, groups=GROUPS)
+    wc = await preview_context(
+        session,
+        user_id=web.user.id,
+        session_id=session_id,
+        settings=settings,
+        scoping=scoping or None,
+        at=turn,
+    )
+    return render(
+        request,
+        "_preview.html",
+        comparison=None,
+        context=wc,
+        view=views.receipt_view(wc.receipt.as_dict()),
+        at=turn,
+    )
+
+
+def _seq(value: str) -> int | None:
+    """A message number from a form field (empty: none)."""
+    value = value.strip()
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= MAX_INT:
+        raise ValidationError(f"at={value!r}: give the seq of a user message, or leave it empty")
+    return int(value)

@@ -16,6 +16,8 @@ def _document() -> dict[str, Any]:
 def _typed(schema: dict[str, Any] | None) -> bool:
     if not schema:
         return False
+    if "anyOf" in schema:  # one of several typed bodies (e.g. a context, or a comparison)
+        return all(_typed(option) for option in schema["anyOf"])
     return "$ref" in schema or (schema.get("type") == "array" and "$ref" in schema.get("items", {}))
 
 

@@ -35,7 +35,12 @@ def locomo() -> list[dict[str, Any]]:
         {"question": "What breed is Biscuit?", "answer": "beagle", "evidence": ["D1:1"], "category": 4},
         {"question": "What did Biscuit learn?", "answer": "sit", "evidence": ["D:2:1; D1:1"], "category": 1},
         {"question": "When did Ben start pottery?", "answer": 2023, "evidence": ["D7:7"], "category": 2},
-        {"question": "What is Ada's pottery?", "adversarial_answer": "none", "evidence": ["D2:2"], "category": 5},
+        {
+            "question": "What is Ada's pottery?",
+            "adversarial_answer": "none",
+            "evidence": ["D2:2"],
+            "category": 5,
+        },
     ]
     return [{"sample_id": "conv-x", "conversation": conversation, "qa": qa}]
 

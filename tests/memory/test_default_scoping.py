@@ -86,7 +86,9 @@ async def test_long_replies_leave_recall_room() -> None:
     long = "The checklist item is described at length here. " * 30
     msgs: list[tuple[str, str]] = [("user", NEEDLE)] + [("assistant", long)] * 12
     history = ListHistory([*msgs, ("user", "Who owns the legal review?")])
-    result = await get_strategy("relevance").select(_ctx(history, "coach", 1200, "Who owns the legal review?"))
+    result = await get_strategy("relevance").select(
+        _ctx(history, "coach", 1200, "Who owns the legal review?")
+    )
     assert NEEDLE in [m["content"] for m in result.messages]
     assert any(i.reason == "over the conversation budget" for i in result.excluded)
 

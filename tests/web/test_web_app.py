@@ -290,3 +290,40 @@ async def test_the_composer_works_without_javascript(client: httpx.AsyncClient, 
     page = (await client.get(f"/s/{sid}")).text
     assert "How does overage billing work?" in page and 'class="msg msg-assistant"' in page
     assert (await client.post(f"/s/{sid}/say", data={"content": "no token"})).status_code == 403
+
+
+async def test_inspector_previews_and_compares_strategies_without_storing(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    from tests.support.conversation import TOPICS, stored, write_conversation
+
+    sid = await _session(client, demo, await _csrf(client, "/"))
+    await write_conversation(db, demo.user_id, sid)
+    inspector = (await client.get(f"/s/{sid}/inspector")).text
+    assert "Preview with…" in inspector and 'name="scoping"' in inspector and 'name="compare"' in inspector
+    assert f'hx-get="/s/{sid}/preview"' in inspector and "does not change the chat's Scoping" in inspector
+    htmx = {"HX-Request": "true"}
+    compared = await client.get(
+        f"/s/{sid}/preview",
+        params={"scoping": "last_n", "compare": ["token_budget", "summary"]},
+        headers=htmx,
+    )
+    assert compared.status_code == 200, compared.text
+    assert "Only by some (" in compared.text and "Kept by all (" in compared.text
+    assert '<td class="dropped"><span class="mark">✗</span> older than the last 10</td>' in compared.text
+    assert "summary: seq 1-10" in compared.text and "nothing saved" in compared.text
+    past = await client.get(f"/s/{sid}/preview", params={"scoping": "token_budget", "at": "5"}, headers=htmx)
+    assert past.status_code == 200 and "Turn at seq 5" in past.text
+    assert f"<pre>{TOPICS[2]}</pre>" in past.text and TOPICS[3] not in past.text
+    for text in (inspector, compared.text, past.text):
+        assert not re.search(r"\sstyle=", text), "CSP: classes only"
+    for params in ({"scoping": "nope"}, {"scoping": "last_n", "at": "x"}, {"scoping": "last_n", "at": "4"}):
+        refused = await client.get(f"/s/{sid}/preview", params=params, headers=htmx)
+        assert refused.status_code == 400 and "<html" not in refused.text, params
+    assert await stored(db, sid) == (16, [])
+    async with db.transaction() as s:
+        assert (await chat.get_session(s, demo.user_id, sid)).scoping_strategy is None
+        eve = await make_user(s, "Eve")
+        theirs = await chat.create_session(s, eve.id, title="Eve's")
+    foreign = await client.get(f"/s/{theirs.id}/preview", params={"scoping": "last_n"}, headers=htmx)
+    assert foreign.status_code == 404

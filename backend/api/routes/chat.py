@@ -14,7 +14,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from backend.agents.orchestrator import TurnEvent
-from backend.api.chat_schemas import SessionOut, SessionWithMessages, TurnOut, WorkingContextOut
+from backend.api.chat_schemas import (
+    ComparisonOut,
+    SessionOut,
+    SessionWithMessages,
+    TurnOut,
+    WorkingContextOut,
+)
 from backend.api.deps import CurrentUser, SessionDep, SettingsDep
 from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut, error_body
 from backend.api.limits import MAX_INT, Text
@@ -228,23 +234,51 @@ def _is_uuid(value: str) -> bool:
 
 @router.get(
     "/{session_id}/context",
-    response_model=WorkingContextOut,
-    summary="The working context the model would see next",
+    response_model=WorkingContextOut | ComparisonOut,
+    summary="The working context the model would see next (or a preview, or a comparison)",
 )
 async def next_context(
-    session_id: str, user: CurrentUser, session: SessionDep, settings: SettingsDep
+    session_id: str,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    scoping: Annotated[
+        str | None, Query(max_length=64, description="Preview with this scoping strategy.")
+    ] = None,
+    compare: Annotated[
+        str | None,
+        Query(max_length=400, description="Compare scoping strategies, comma-separated: `last_n,relevance`."),
+    ] = None,
+    at: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_INT, description="The view the turn answering this user message (seq) had."),
+    ] = None,
 ) -> dict[str, Any]:
-    """System prompt, scoped messages and the receipt, assembled exactly as for the next turn."""
+    """System prompt, scoped messages and the receipt, assembled exactly as for the next turn.
+    `scoping` previews another strategy and `at` a past turn's view; `compare` returns the
+    strategies side by side instead. Previews and comparisons store nothing."""
     from backend.agents.definitions import get_agent
+    from backend.memory.compare import compare_strategies, preview_context
     from backend.memory.working_context import assemble_working_context
 
-    record = await chat.get_session(session, user.id, session_id)
-    agent = get_agent(record.active_agent or "coach")
-    wc = await assemble_working_context(
-        session,
-        agent=agent.id,
-        session_id=record.id,
-        user_id=user.id,
-        settings=settings,
-    )
+    if compare is not None:
+        if scoping is not None:
+            raise ValidationError("pass `scoping` or `compare`, not both")
+        found = await compare_strategies(
+            session, user_id=user.id, session_id=session_id, names=compare, settings=settings, at=at
+        )
+        return found.as_dict()
+    if scoping is not None or at is not None:
+        wc = await preview_context(
+            session, user_id=user.id, session_id=session_id, settings=settings, scoping=scoping, at=at
+        )
+    else:
+        record = await chat.get_session(session, user.id, session_id)
+        wc = await assemble_working_context(
+            session,
+            agent=get_agent(record.active_agent or "coach").id,
+            session_id=record.id,
+            user_id=user.id,
+            settings=settings,
+        )
     return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}

@@ -75,7 +75,12 @@ class Message(UUIDPrimaryKey, Base):
     search_terms: Mapped[str | None] = mapped_column(Text)
     """The shared analyzer's stems of the content; indexed by FTS5 / a tsvector (migration 0004cq)."""
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
-    """The local embedder's float16 vector, when it is installed (hybrid relevance)."""
+    """The message's float16 vector for hybrid relevance, from `embedding_model` (migration 0011em)."""
+    embedding_model: Mapped[str | None] = mapped_column(String(200))
+    """Which model made `embedding` (`all-MiniLM-L6-v2` or a litellm id); vectors of another model
+    than the configured one are never ranked."""
+    embedding_dim: Mapped[int | None]
+    """The vector's size, read from the row (a remote model's is whatever it answers)."""
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),

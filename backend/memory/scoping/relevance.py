@@ -10,8 +10,8 @@ one score, fused at score level (no rank fusion, no hand-set per-signal weights)
    its wheel, see `backend/memory/embeddings.py`; lexical only for messages without one);
 each standardised over the session's older messages (z-scores) and summed, so each signal counts by
 how unusual a message is under it, whatever its scale;
-3. neighbours: a unit next to a strong one scores at most one standard deviation below it (a reply
-   sits beside what it answers, and questions often name only one side of it).
+3. neighbours: a unit within two turns of a strong one scores at most two standard deviations per
+   turn below it (a question names the topic, the reply or the one after it holds the detail).
 Units scoring above the session's average are recalled best-first while the budget lasts; units
 (a message and its tool results) are kept or dropped whole, then everything is put back in
 chronological order with dated markers. Costs come from the counts stored with each message. The
@@ -55,8 +55,11 @@ RECENT_SHARE = 0.5
 """The recent window takes at most half the conversation budget (the newest unit always, if it fits),
 so long replies never leave recall without room."""
 RECALLED = "recalled: relevant to the current message"
-NEIGHBOUR_STEP = 1.0
-"""How far (in standard deviations) a unit's neighbour may score below it."""
+NEIGHBOUR_STEP = 2.0
+"""How far (in standard deviations) a unit may score below a strong one, per turn between them."""
+NEIGHBOUR_HOPS = 2
+"""How many turns away a strong unit lifts its neighbours: an answer often comes a turn or two after
+the message that names its topic (a question, then a reply, then the detail)."""
 
 
 class Units(Sequence[Sequence[HistoryMessage]]):
@@ -97,17 +100,19 @@ def _standardized(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 async def _dense(query: str, window: HistoryWindow, start: int, end: int) -> npt.NDArray[np.float64] | None:
     """Standardised cosine similarity of rows `[start, end)` to the query; 0 for rows without a
-    vector; None when no row has one or no embedder is installed."""
-    from backend.memory.embeddings import get_embedder
+    vector of the configured model (the receipt's notes count them); None when no row has one or the
+    query has no vector of that model in time (lexical only, noted: see `scoping/dense.py`)."""
+    from backend.memory.scoping.dense import note_missing
 
+    note_missing(window, query, start, end)
     vectors = window.vectors()
-    embedder = await get_embedder() if vectors is not None and end > start else None
-    if embedder is None or vectors is None:
+    query_vector = await _query_vector(query, window) if vectors is not None and end > start else None
+    if vectors is None or query_vector is None:
         return None
     import numpy as np
 
     # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
-    sims = np.einsum("ij,j->i", vectors[start:end], _query_vector(query, window, embedder)).astype(np.float64)
+    sims = np.einsum("ij,j->i", vectors[start:end], query_vector).astype(np.float64)
     has = np.asarray(window.with_vectors()[start:end], dtype=bool)
     out = np.zeros(end - start)
     if has.any():
@@ -115,14 +120,17 @@ async def _dense(query: str, window: HistoryWindow, start: int, end: int) -> npt
     return out
 
 
-def _query_vector(query: str, window: HistoryWindow, embedder: Any) -> Any:
+async def _query_vector(query: str, window: HistoryWindow) -> Any:
     """The query's embedding: the stored one of the newest message when it is the query (a turn's
-    user message was embedded when it was written), else computed now."""
+    user message has one once embedded), else computed now by the window's model (None when that
+    model cannot answer in time)."""
+    from backend.memory.scoping.dense import embed_query
+
     vectors, last = window.vectors(), len(window) - 1
     newest = window.messages[last] if last >= 0 else None
     if newest is not None and vectors is not None and window.with_vectors()[last] and newest.content == query:
         return vectors[last]
-    return embedder.embed([query])[0]
+    return await embed_query(window, query)
 
 
 async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, split: int) -> list[float]:
@@ -143,8 +151,9 @@ async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, s
         fused += dense
     per_unit = np.maximum.reduceat(fused, np.asarray(units.starts[:split]) - start)
     near = per_unit.copy()
-    near[1:] = np.maximum(near[1:], per_unit[:-1] - NEIGHBOUR_STEP)
-    near[:-1] = np.maximum(near[:-1], per_unit[1:] - NEIGHBOUR_STEP)
+    for hop in range(1, NEIGHBOUR_HOPS + 1):  # a unit within a few turns of a strong one follows it
+        near[hop:] = np.maximum(near[hop:], per_unit[:-hop] - NEIGHBOUR_STEP * hop)
+        near[:-hop] = np.maximum(near[:-hop], per_unit[hop:] - NEIGHBOUR_STEP * hop)
     return [float(x) for x in near]
 
 

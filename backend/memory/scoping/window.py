@@ -30,8 +30,15 @@ BM25_B = 0.75
 class HistoryWindow:
     """Messages with consecutive `seq`s, oldest first, and their per-message columns."""
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, model: str | None = None) -> None:
         import numpy as np
+
+        from backend.memory.embeddings import MODEL_NAME
+
+        self.model = model or MODEL_NAME
+        """The embedding model whose vectors this window holds (never two models')."""
+        self.dense: Any = None
+        """While a turn holds the window: its `DenseTurn` (the model's settings, the receipt's notes)."""
 
         self.messages: list[HistoryMessage] = []
         self.is_tool: list[bool] = []
@@ -152,6 +159,22 @@ class HistoryWindow:
         if costs is None:
             costs = self._costs[counter.encoding_name] = [message_tokens(m, counter) for m in self.messages]
         return costs
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._buffer.shape[1])
+
+    def use_dimensions(self, dimensions: int) -> bool:
+        """Whether vectors of this size fit: yes when they are the window's size, or when it holds no
+        vector yet (its matrix is then made that size, as a remote model's is known only from rows)."""
+        if dimensions == self.dimensions:
+            return True
+        if any(self._has_vector) or dimensions <= 0:
+            return False
+        import numpy as np
+
+        self._buffer = np.zeros((len(self._buffer), dimensions), dtype=np.float32)
+        return True
 
     def vectors(self) -> npt.NDArray[np.float32] | None:
         """The embedding matrix (one row per message, zeros where none is stored), or None when no
