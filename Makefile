@@ -55,8 +55,8 @@ format: install ## Apply ruff's formatting and safe fixes
 typecheck: install ## mypy --strict over backend/ and tools/
 	$(BIN)/mypy
 
-pytest: install ## Run the test suite on both dialects
-	$(BIN)/pytest
+pytest: install ## Run the test suite on both dialects, on two processes (one file stays on one)
+	$(BIN)/pytest -n 2 --dist loadfile
 
 bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run

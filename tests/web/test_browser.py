@@ -193,10 +193,10 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     _shot(page, "chat-and-inspector", full=False)
 
     page.get_by_label("Agent", exact=True).select_option("coach")
-    page.get_by_label("Scoping").select_option("relevance")
+    page.get_by_label("Scoping", exact=True).select_option("relevance")
     page.get_by_role("button", name="Apply").click()
     expect(page.get_by_label("Agent", exact=True)).to_have_value("coach")
-    expect(page.get_by_label("Scoping")).to_have_value("relevance")
+    expect(page.get_by_label("Scoping", exact=True)).to_have_value("relevance")
     expect(page.locator(".handoff").last).to_contain_text("coach")
     expect(page.locator("#inspector")).to_have_attribute("open", "")  # open from the start
     expect(page.locator(".turn[open] .totals")).to_contain_text("relevance")
