@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
+SEEN_TEXTS = 20_000
+"""Texts whose vector `embed_once` keeps (1.5 KB each: ~30 MB at most)."""
+
+
+def _zeros() -> npt.NDArray[np.float32]:
+    import numpy as np
+
+    return np.zeros(DIMENSIONS, dtype=np.float32)
+
+
 MODEL_NAME = NAME
 """The name stored with this model's vectors (`messages.embedding_model`)."""
 
@@ -39,7 +49,10 @@ class LocalEmbedder:
     name = MODEL_NAME
 
     def __init__(self, model: MiniLM) -> None:
+        from cachetools import LRUCache
+
         self._model = model
+        self._seen: LRUCache[str, npt.NDArray[np.float32]] = LRUCache(maxsize=SEEN_TEXTS)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One normalised row per text (shape `(len(texts), DIMENSIONS)`)."""
@@ -48,6 +61,20 @@ class LocalEmbedder:
     async def embed_async(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """`embed` in a worker thread (the event loop never waits on the CPU work)."""
         return await asyncio.to_thread(self.embed, texts)
+
+    def embed_once(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """`embed`, each distinct text computed once per process: a history read from a plain
+        source (no stored vectors) is embedded again on every turn, and only its new texts cost."""
+        import numpy as np
+
+        with _lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if missing:
+            rows = self.embed(missing)
+            with _lock:
+                self._seen.update(zip(missing, rows, strict=True))
+        with _lock:
+            return np.stack([self._seen.get(t, _zeros()) for t in texts]) if texts else self.embed([])
 
 
 @lru_cache(maxsize=1)

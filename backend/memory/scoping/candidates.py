@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, runtime_checkable
@@ -61,7 +62,8 @@ async def _embed(messages: list[Any]) -> Any:
     embedder = await get_embedder()
     if embedder is None or not messages:
         return None
-    return await embedder.embed_async([m.content[:EMBED_CHARS] for m in messages])
+    texts = [m.content[:EMBED_CHARS] for m in messages]
+    return await asyncio.to_thread(embedder.embed_once, texts)
 
 
 def searchable(source: HistorySource) -> SearchableHistory:
