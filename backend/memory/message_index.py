@@ -27,7 +27,7 @@ def index_columns(contents: list[str]) -> list[dict[str, Any]]:
     from backend.memory.embeddings import DIMENSIONS, EMBED_CHARS, MODEL_NAME, load_embedder, to_bytes
 
     embedder = load_embedder()
-    vectors = embedder.embed([c[:EMBED_CHARS] for c in contents]) if embedder and contents else None
+    vectors = embedder.embed_once([c[:EMBED_CHARS] for c in contents]) if embedder and contents else None
     out: list[dict[str, Any]] = []
     for i, content in enumerate(contents):
         counts, terms = index_fields(content)
