@@ -136,3 +136,21 @@ async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
 
     async with serving(create_app(settings), demo.api_key) as client:
         yield client
+
+
+LONG_FILES = (
+    "test_cli_entrypoint.py",
+    "test_cli_embeddings.py",
+    "test_load.py",
+    "test_schema_fuzz.py",
+    "test_package.py",
+    "test_multiprocess.py",
+    "test_mcp.py",
+)
+"""Files that run long (subprocesses, servers, fuzzing): collected first, so that `make test`'s two
+processes (one file each at a time) start them early instead of ending on them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long files first; the rest keeps its order."""
+    items.sort(key=lambda item: item.path.name not in LONG_FILES)

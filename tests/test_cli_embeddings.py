@@ -1,5 +1,5 @@
 """`orrery embeddings status|reembed` through the installed console script (a subprocess, as a user
-runs it), on each dialect, against a fake OpenAI-compatible embeddings server on loopback."""
+runs it), against a fake OpenAI-compatible embeddings server on loopback."""
 
 from __future__ import annotations
 
@@ -56,6 +56,9 @@ def _json(env: dict[str, str], cwd: Path, *args: str) -> Any:
     return json.loads(output[output.index("{") :])
 
 
+# one dialect here: each step is a process start; both dialects' queries run in-process in
+# tests/memory/test_remote_embeddings.py
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_status_and_reembed_through_the_entry_point(
     db: Database, db_url: str, server: tuple[FakeEmbeddings, str], tmp_path: Path
 ) -> None:
