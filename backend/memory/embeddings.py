@@ -106,14 +106,9 @@ EMBED_CHARS = 4000
 
 def message_vector(embedder: LocalEmbedder, content: str) -> bytes | None:
     """The stored embedding of one message (~5-15 ms of CPU, inline: a thread hop would cost more).
-    The same text is embedded once per process: a client's retry, a regenerated turn and an
-    evaluation asking one question of every strategy reuse it."""
-    return _vector_of(embedder, content[:EMBED_CHARS]) if content.strip() else None
-
-
-@lru_cache(maxsize=512)
-def _vector_of(embedder: LocalEmbedder, text: str) -> bytes:
-    return to_bytes(embedder.embed([text])[0])
+    Through `embed_once`: a client's retry, a regenerated turn and an evaluation asking one question
+    of every strategy reuse it."""
+    return to_bytes(embedder.embed_once([content[:EMBED_CHARS]])[0]) if content.strip() else None
 
 
 def to_bytes(vector: npt.NDArray[np.float32]) -> bytes:

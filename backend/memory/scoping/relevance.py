@@ -133,14 +133,14 @@ async def _query_vector(query: str, window: HistoryWindow) -> Any:
     return await embed_query(window, query)
 
 
-async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, split: int) -> list[float]:
-    """Fused relevance of each of the first `split` units to the query, in standard deviations
-    above the session's average (0 everywhere when nothing points anywhere)."""
-    if not split or not ctx.query:
-        return [0.0] * split
+async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units) -> list[float]:
+    """Fused relevance of each unit to the query, in standard deviations above the session's
+    average (0 everywhere when nothing points anywhere)."""
+    if not len(units) or not ctx.query:
+        return [0.0] * len(units)
     import numpy as np
 
-    start, end = units.starts[0], units.ends[split - 1]
+    start, end = units.starts[0], units.ends[-1]
     lexical = np.zeros(end - start)
     for row, score in window.scores(analyze(ctx.query), before=end).items():
         if row >= start:
@@ -149,7 +149,7 @@ async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units, s
     dense = await _dense(ctx.query, window, start, end)
     if dense is not None:
         fused += dense
-    per_unit = np.maximum.reduceat(fused, np.asarray(units.starts[:split]) - start)
+    per_unit = np.maximum.reduceat(fused, np.asarray(units.starts) - start)
     near = per_unit.copy()
     for hop in range(1, NEIGHBOUR_HOPS + 1):  # a unit within a few turns of a strong one follows it
         near[hop:] = np.maximum(near[hop:], per_unit[:-hop] - NEIGHBOUR_STEP * hop)
@@ -235,7 +235,7 @@ class RelevanceStrategy:
         unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
         recent_n = recent_messages(ctx)
         split = recent_split(units, recent_n)
-        scores = await rank_units(ctx, window, units, len(units))
+        scores = await rank_units(ctx, window, units)
         far, far_scores = await _archive(ctx, src, window)
         if far:  # older units go first, in order
             flat = [m for unit in far for m in unit]
