@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from backend.config import Settings
 from backend.memory.scoping import ScopingContext, get_strategy
 from backend.memory.scoping.base import HistoryMessage
-from backend.tokens import counter_for
-from tests.support.history import ListHistory
+from tests.support.history import COUNTER, ListHistory, scoping_context
 
-SETTINGS = Settings(_env_file=None)  # type: ignore[call-arg]
-COUNTER = counter_for("offline")
 DAY1 = datetime(2025, 3, 14, 9, tzinfo=UTC)
 
 
@@ -31,15 +26,7 @@ class DatedHistory(ListHistory):
 
 
 def ctx(history: ListHistory, budget: int, query: str | None = None) -> ScopingContext:
-    return ScopingContext(
-        agent="coach",
-        session_id=uuid.uuid4(),
-        history=history,
-        query=query,
-        budget=budget,
-        counter=COUNTER,
-        settings=SETTINGS,
-    )
+    return scoping_context(history, budget=budget, query=query)
 
 
 def cost(messages: list[Any]) -> int:

@@ -3,35 +3,21 @@ keeps them, plus recalled older units — never over budget, units whole, receip
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
 
 from backend.agents.definitions import AGENTS
 from backend.agents.strategy import resolve_strategy
-from backend.config import Settings
 from backend.memory.scoping import ScopingContext, get_strategy
-from backend.tokens import counter_for
-from tests.support.history import ListHistory, conversation
+from tests.support.history import COUNTER, SETTINGS, ListHistory, conversation, scoping_context
 
-SETTINGS = Settings(_env_file=None)  # type: ignore[call-arg]
-COUNTER = counter_for("offline")
 NEEDLE = "The legal review of the overage refund wording is owned by Priya."
 
 
 def _ctx(history: ListHistory, agent: str, budget: int, query: str | None) -> ScopingContext:
-    choice = resolve_strategy(AGENTS[agent], SETTINGS)
-    return ScopingContext(
-        agent=agent,
-        session_id=uuid.uuid4(),
-        history=history,
-        query=query,
-        budget=budget,
-        counter=COUNTER,
-        settings=SETTINGS,
-        options=dict(choice.options),
-    )
+    options = dict(resolve_strategy(AGENTS[agent], SETTINGS).options)
+    return scoping_context(history, agent=agent, budget=budget, query=query, options=options)
 
 
 def _history(extra: list[tuple[str, str]] | None = None) -> ListHistory:

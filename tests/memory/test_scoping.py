@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 import pytest
 
-from backend.config import Settings
 from backend.errors import ValidationError
 from backend.memory.scoping import (
     ScopingContext,
@@ -17,11 +16,7 @@ from backend.memory.scoping import (
 )
 from backend.memory.scoping.base import _REGISTRY, to_scoped
 from backend.memory.scoping.last_n import DEFAULT_MAX_MESSAGES
-from backend.tokens import counter_for
-from tests.support.history import ListHistory, conversation
-
-SETTINGS = Settings(_env_file=None)  # type: ignore[call-arg]
-COUNTER = counter_for("offline")
+from tests.support.history import COUNTER, ListHistory, conversation, scoping_context
 
 
 def ctx(
@@ -32,18 +27,7 @@ def ctx(
     query: str | None = None,
     **options: Any,
 ) -> ScopingContext:
-    import uuid
-
-    return ScopingContext(
-        agent=agent,
-        session_id=uuid.uuid4(),
-        history=history,
-        query=query,
-        budget=budget,
-        counter=COUNTER,
-        settings=SETTINGS,
-        options=options,
-    )
+    return scoping_context(history, agent=agent, budget=budget, query=query, options=options)
 
 
 def cost(messages: list[dict[str, str]]) -> int:

@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from typing import Any
 
-from backend.memory.scoping.base import HistoryMessage
+from backend.config import Settings
+from backend.memory.scoping.base import HistoryMessage, ScopingContext
+from backend.tokens import counter_for
+
+SETTINGS = Settings(_env_file=None)  # type: ignore[call-arg]
+COUNTER = counter_for("offline")
+
+
+def scoping_context(
+    history: ListHistory,
+    *,
+    agent: str = "coach",
+    budget: int = 2500,
+    query: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> ScopingContext:
+    """What a strategy is handed on one turn over `history` (default settings, the offline counter)."""
+    return ScopingContext(
+        agent=agent,
+        session_id=uuid.uuid4(),
+        history=history,
+        query=query,
+        budget=budget,
+        counter=COUNTER,
+        settings=SETTINGS,
+        options=options or {},
+    )
 
 
 class ListHistory:
