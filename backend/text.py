@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -38,9 +39,10 @@ def inline_data(text: str, *, keep_lines: bool = False) -> str:
     fences (backticks), tags (`<>`), emphasis, links, tables and quoted values cannot form or be
     closed. The result is one line; with `keep_lines`, lines are kept (code snippets), each escaped
     the same way, so no line can start a heading or a tag. Text from the database reads as data,
-    never as structure or instructions.
+    never as structure or instructions. Compatibility forms are folded first (NFKC), so a fullwidth
+    `＃` or `＜` is escaped like the ASCII character a model would read it as.
     """
-    visible = _INVISIBLE.sub("", text)
+    visible = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     if keep_lines:
         return "\n".join(_escape(line.rstrip()) for line in visible.splitlines())
     return _escape(" ".join(visible.split()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,6 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
 from backend.db.failures import as_unavailable
 from backend.errors import (
@@ -104,11 +106,28 @@ async def _validation(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("invalid", "the request is not valid", details), status_code=422)
 
 
-async def _http(_request: Request, exc: Exception) -> JSONResponse:
+async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = "too_large" if exc.status_code == 413 else "http_error"
-    # keep the exception's headers: a 405 carries `Allow`
-    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
+    return JSONResponse(
+        error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers or None
+    )
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method the API serves at this path: Starlette's 405 names only the first matching
+    route's, and `/v1/sessions/{id}` is served by several routes (GET, PATCH, DELETE). The table is
+    built once per app from its OpenAPI paths."""
+    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(request.app.state, "allow_table", None)
+    if table is None:
+        paths = request.app.openapi().get("paths", {})
+        table = [(compile_path(path)[0], {m.upper() for m in ops}) for path, ops in paths.items()]
+        request.app.state.allow_table = table
+    methods = {m for regex, ops in table if regex.match(request.url.path) for m in ops}
+    return ", ".join(sorted(methods))
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
-from backend.db.models import ApiKey, Project, ProjectMember, User, UserProfile
+from backend.db.models import ApiKey, Project, ProjectMember, User, UserProfile, WebToken
 from backend.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
 from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.security import generate_key, hash_key, is_well_formed
@@ -100,13 +100,30 @@ async def issue_api_key(
 
 
 async def revoke_api_keys(session: AsyncSession, user_id: uuid.UUID, name: str) -> int:
-    """Revoke every active key of the user with this name; returns how many."""
+    """Revoke every active key of the user with this name; returns how many.
+
+    Browser sessions end with them: those signed in with a revoked key stop resolving through the
+    key, and those opened from a one-time login link (tied to no key) are revoked here, so taking a
+    user's key away never leaves a browser signed in."""
+    now = utcnow()
     result = await session.execute(
         update(ApiKey)
         .where(ApiKey.user_id == user_id, ApiKey.name == name, ApiKey.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
+        .values(revoked_at=now)
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    revoked = int(getattr(result, "rowcount", 0) or 0)
+    if revoked:
+        await session.execute(
+            update(WebToken)
+            .where(
+                WebToken.user_id == user_id,
+                WebToken.kind == "session",
+                WebToken.api_key_id.is_(None),
+                WebToken.revoked_at.is_(None),
+            )
+            .values(revoked_at=now)
+        )
+    return revoked
 
 
 KEY_USE_RESOLUTION = timedelta(minutes=1)

@@ -47,7 +47,8 @@ class SessionListItem:
 
 
 def _page(limit: int, offset: int) -> tuple[int, int]:
-    if limit < 1 or limit > MAX_PAGE:
+    """A page of at most MAX_PAGE rows, plus the one more a caller reads to know whether more follow."""
+    if limit < 1 or limit > MAX_PAGE + 1:
         raise ValidationError(f"limit must be between 1 and {MAX_PAGE}")
     if offset < 0:
         raise ValidationError("offset must not be negative")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from backend.agents.definitions import AGENTS
@@ -118,7 +118,13 @@ async def earlier_messages(
 
 
 @router.get("/s/{session_id}/m/{seq}")
-async def one_message(request: Request, session_id: str, seq: int, web: WebUser, session: WebTx) -> Response:
+async def one_message(
+    request: Request,
+    session_id: str,
+    seq: Annotated[int, Path(ge=0, le=MAX_INT)],
+    web: WebUser,
+    session: WebTx,
+) -> Response:
     """One stored message, rendered (replaces the streamed draft when a turn is done)."""
     record = await chat.get_session(session, web.user.id, session_id)
     messages, _ = await repo.messages_page(session, web.user.id, record.id, before_seq=seq + 1, limit=1)

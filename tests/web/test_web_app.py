@@ -99,6 +99,28 @@ async def test_revoking_the_api_key_ends_the_browser_session(
     assert (await client.get("/")).headers["location"] == "/login"
 
 
+async def test_revoking_the_api_key_also_ends_sessions_from_a_login_link(
+    app: Any, demo: Any, db: Database, settings: Settings
+) -> None:
+    async with db.transaction() as s:
+        token = await web_tokens.issue_login_link_token(s, demo.user_id, settings.secret_key)
+    async with _client(app) as browser:
+        assert (await browser.get(f"/login/link?token={token}")).status_code == 303
+        assert (await browser.get("/")).status_code in (200, 303)
+        assert (await browser.get("/")).headers.get("location") != "/login"
+        async with db.transaction() as s:
+            await identity.revoke_api_keys(s, demo.user_id, "demo")
+        assert (await browser.get("/")).headers["location"] == "/login"
+
+
+async def test_a_huge_message_number_is_refused_not_a_server_error(
+    client: httpx.AsyncClient, demo: Any
+) -> None:
+    sid = await _session(client, demo, await _csrf(client, "/"))
+    for seq in ("99999999999999999999", "-1"):
+        assert (await client.get(f"/s/{sid}/m/{seq}")).status_code == 422
+
+
 async def test_writes_need_the_csrf_token_and_our_origin(
     client: httpx.AsyncClient, app: Any, demo: Any
 ) -> None:
