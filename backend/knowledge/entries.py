@@ -106,6 +106,10 @@ def _clean_paths(paths: list[str]) -> list[str]:
     return cleaned
 
 
+MAX_CORRECTION = 1_000
+"""Longest correction an entry records (after collapsing whitespace)."""
+
+
 async def update_entry(
     session: AsyncSession,
     user_id: uuid.UUID,
@@ -131,7 +135,11 @@ async def update_entry(
         data["code_paths"] = existing + new
         changes["added_code_paths"] = new
     if correction and correction.strip():
-        note = " ".join(correction.split())[:1000]
+        note = " ".join(correction.split())
+        if len(note) > MAX_CORRECTION:  # refused, never cut: a truncated correction can say the opposite
+            raise ValidationError(
+                f"a correction is at most {MAX_CORRECTION} characters ({len(note)} given): shorten it"
+            )
         data["corrections"] = [*data.get("corrections", []), {"text": note, "at": utcnow().isoformat()}]
         changes["correction"] = note
     entry.data = data

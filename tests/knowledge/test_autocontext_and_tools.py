@@ -129,6 +129,9 @@ async def test_knowledge_tools_read_and_write_with_provenance(db: Database, sett
     assert "backend/billing/invoice.py" in updated
     assert "not found" in await run("get_entry", {"code": "ZZ-404"})
     assert "relative file path" in await run("update_entry", {"code": "BR-012", "add_code_paths": ["/etc/x"]})
+    assert "at most 1000 characters" in await run(
+        "update_entry", {"code": "BR-012", "correction": "x" * 1001}
+    )
     async with db.sessions() as s:
         revisions = await entry_revisions(s, demo.user_id, demo.project_id, "BR-012")
     assert [r.session_id for r in revisions] == [session_.id]

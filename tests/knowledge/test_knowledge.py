@@ -239,5 +239,7 @@ async def test_update_entry_is_validated_and_scoped(db: Database, kb: dict[str, 
             await update_entry(s, kb["user"], kb["project"], "BR-012", add_code_paths=["../etc/passwd"])
         with pytest.raises(ValidationError, match="nothing to update"):
             await update_entry(s, kb["user"], kb["project"], "BR-012")
+        with pytest.raises(ValidationError, match="at most 1000 characters"):
+            await update_entry(s, kb["user"], kb["project"], "BR-012", correction="word " * 300)
         with pytest.raises(NotFoundError):
             await update_entry(s, kb["user"], kb["project"], "XX-999", correction="x")
