@@ -48,8 +48,28 @@ class _OrreryHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+LIBRARY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+"""Libraries that install their own console handlers: their records go through ours instead."""
+
+
+def _is_console(handler: logging.Handler) -> bool:
+    """A handler writing to the terminal (what `logging.basicConfig` or a library installs); test
+    runners' capture handlers write elsewhere and are kept."""
+    if isinstance(handler, _OrreryHandler):
+        return True
+    stream = getattr(handler, "stream", None)
+    return isinstance(handler, logging.StreamHandler) and stream in (sys.stderr, sys.stdout)
+
+
+def _is_stream(handler: logging.Handler) -> bool:
+    """Any stream handler but a file's (litellm's routes each record to stdout or stderr itself)."""
+    return isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+
+
 def configure_logging(settings: Settings) -> None:
-    """Send Orrery's and uvicorn's logs to stderr in the chosen format, with request ids."""
+    """One handler, on the root logger, writes every record once in the chosen format with its
+    request id: Orrery's, uvicorn's and third parties' (litellm's warnings, tracebacks) alike. A
+    console handler installed by a library or `basicConfig` is removed, so no line appears twice."""
     handler = _OrreryHandler()
     handler.addFilter(RequestIdFilter())
     if settings.log_format == "json":
@@ -58,15 +78,15 @@ def configure_logging(settings: Settings) -> None:
         )
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    root.handlers = [h for h in root.handlers if not _is_console(h)] + [handler]
     level = settings.log_level.upper()
-    for name in ("orrery", "uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("orrery", "uvicorn", "uvicorn.error", "uvicorn.access", *LIBRARY_LOGGERS):
         logger = logging.getLogger(name)
-        logger.handlers = [
-            h for h in logger.handlers if not isinstance(h, _OrreryHandler | logging.StreamHandler)
-        ]
-        logger.addHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = name == "orrery"  # pytest and embedding apps still see Orrery's records
+        logger.handlers = [h for h in logger.handlers if not _is_stream(h)]
+        logger.propagate = True
+        if not name.startswith("LiteLLM"):
+            logger.setLevel(level)
     logging.getLogger("uvicorn.access").disabled = True  # replaced by orrery.http lines with the request id
 
 

@@ -72,3 +72,35 @@ async def test_a_failed_turn_is_logged_in_full(
         and "RuntimeError: provider call failed" in text
     )
     assert record.agent == "coach" and record.session_id == str(session.id)  # type: ignore[attr-defined]
+
+
+async def test_every_record_is_written_once_as_json_whoever_configured_logging_first(
+    settings: Settings, demo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A library calling `logging.basicConfig` (or adding its own console handler, as litellm does)
+    must not make each line appear twice or in another format; tracebacks stay inside the JSON line."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    logging.basicConfig()  # what an imported library may do
+    logging.getLogger("LiteLLM").addHandler(logging.StreamHandler())
+    try:
+        app = create_app(settings.model_copy(update={"log_format": "json"}))
+        async with serving(app, demo.api_key) as api:
+            await api.get("/v1/me", headers={"X-Request-ID": "req-once"})
+        logging.getLogger("LiteLLM").warning("provider retry 1 of 2")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logging.getLogger("orrery.turns").exception("turn failed")
+        err = capsys.readouterr().err.splitlines()
+    finally:
+        root.handlers = before
+    assert all(line.startswith("{") for line in err if line.strip()), "\n".join(err)
+    lines = [json.loads(line) for line in err if line.strip()]
+    access = [
+        line for line in lines if line.get("request_id") == "req-once" and line["logger"] == "orrery.http"
+    ]
+    assert len(access) == 1
+    assert [line["logger"] for line in lines if line["message"] == "provider retry 1 of 2"] == ["LiteLLM"]
+    [failure] = [line for line in lines if line["message"] == "turn failed"]
+    assert "ValueError: boom" in failure["exc_info"]
