@@ -179,6 +179,10 @@ class Settings(BaseSettings):
     otel_service_name: str = Field(default="orrery", validation_alias=AliasChoices("OTEL_SERVICE_NAME"))
     """The `service.name` traces are reported under."""
 
+    trace_content: bool = False
+    """Export prompts, completions and tool arguments in traces. Off by default: the system prompt
+    holds the user's profile and the conversation, which a trace collector should not receive."""
+
     prometheus_multiproc_dir: str | None = Field(
         default=None, validation_alias=AliasChoices("PROMETHEUS_MULTIPROC_DIR")
     )

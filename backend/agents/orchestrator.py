@@ -57,6 +57,7 @@ from backend.ops import observe
 from backend.ops.cost import message_cost
 from backend.ops.jobs import JobWorker, enqueue
 from backend.ops.limits import count_tokens, reserve_turn
+from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
 from tools.handoff import handoff_tool
@@ -113,6 +114,7 @@ class Orchestrator:
             get_agent(agent)
         async with self.db.sessions() as s:
             record = await chat.get_session(s, user_id, session_id)
+        conversation_id.set(str(record.id))  # traces name the session: `gen_ai.conversation.id`
         await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
         fingerprint = request_fingerprint(message, agent) if client_key else None
         source = self._serialised(

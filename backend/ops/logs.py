@@ -11,12 +11,15 @@ import uuid
 from contextvars import ContextVar
 from typing import Any
 
+from opentelemetry import trace
 from pythonjsonlogger.json import JsonFormatter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.config import Settings
 
 request_id: ContextVar[str | None] = ContextVar("orrery_request_id", default=None)
+conversation_id: ContextVar[str | None] = ContextVar("orrery_conversation_id", default=None)
+"""The chat session a turn runs in (traces report it as `gen_ai.conversation.id`)."""
 SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s"
@@ -104,6 +107,9 @@ class RequestIdMiddleware:
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         rid = incoming if SANE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
         token = request_id.set(rid)
+        server_span = trace.get_current_span()  # tracing's server span starts before this middleware
+        if server_span.is_recording():
+            server_span.set_attribute("orrery.request_id", rid)
         started = time.perf_counter()
         status = {"code": 500}
 

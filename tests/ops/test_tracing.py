@@ -9,11 +9,18 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo
 
+from backend.agents.orchestrator import Orchestrator
 from backend.api.app import create_app
 from backend.config import Settings
-from backend.ops.tracing import setup_tracing
+from backend.db.engine import Database
+from backend.ops.tracing import setup_tracing, shutdown_tracing
+from backend.repo import chat
 from tests.ops.conftest import focused_session, sse_events
+from tests.support.models import streaming
 from tests.support.serving import serving
 
 
@@ -29,15 +36,25 @@ async def test_a_turn_is_one_trace_with_http_agent_model_tool_and_sql_spans(
     app = create_app(settings)
     assert setup_tracing(app, settings, exporter=exporter) is not None
     async with serving(app, demo.api_key) as api:
+        start_up = exporter.get_finished_spans()
         sid = await focused_session(api, demo)
         exporter.clear()
         response = await api.post(
-            f"/v1/sessions/{sid}/messages", json={"content": "What is this task blocked by?"}
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "What is this task blocked by?"},
+            headers={"X-Request-ID": "trace-req-1"},
         )
         kinds = [k for k, _ in sse_events(response.text)]
         assert kinds[-1] == "done" and "tool_call" in kinds
         spans = exporter.get_finished_spans()
     assert app.state.tracer_provider is None  # shutdown undid the process-wide instrumentation
+    assert not [s.name for s in start_up if s.parent is None]  # start-up SQL makes no traces of its own
+    assert not [s.name for s in spans if s.name.endswith(("http send", "http receive"))]  # not per chunk
+    assert not [s.name for s in spans if (s.attributes or {}).get("orrery.request_id") != "trace-req-1"]
+    [run] = [s for s in spans if s.name == "invoke_agent planner"]
+    assert (run.attributes or {}).get("gen_ai.conversation.id") == sid
+    values = [str(v) for s in spans for v in (s.attributes or {}).values()]
+    assert not [v for v in values if "blocked by" in v]  # no prompt or completion text by default
 
     traces = {s.context.trace_id for s in spans}
     assert len(traces) == 1, sorted({s.name for s in spans})
@@ -93,3 +110,37 @@ async def test_spans_reach_a_real_otlp_http_receiver(settings: Settings, demo: A
     paths = {path for path, _ in _Collector.received}
     names = [n for _, batch in _Collector.received for n in batch]
     assert paths == {"/v1/traces"} and "GET /v1/me" in names and any(n.startswith("SELECT") for n in names)
+
+
+async def test_content_is_traced_only_when_asked_and_a_failed_model_call_is_an_error(
+    settings: Settings, db: Database, demo: Any
+) -> None:
+    """`ORRERY_TRACE_CONTENT=true` puts the prompt in spans; a model call that fails ends with
+    error status, so a collector shows the failed turn as failed."""
+    exporter = InMemorySpanExporter()
+    traced = settings.model_copy(update={"trace_content": True})
+    app = create_app(traced)
+    setup_tracing(app, traced, exporter=exporter)
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("provider answered 500")
+
+    try:
+        async with db.transaction() as s:
+            session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
+        ok = Orchestrator(
+            db, traced, lambda name, s: streaming(lambda m, i: ModelResponse([TextPart("fine")]))
+        )
+        [e async for e in ok.turn(demo.user_id, session.id, "remember the blue invoice", model="scripted")]
+        failing = Orchestrator(db, traced, lambda name, s: streaming(broken))
+        events = [e async for e in failing.turn(demo.user_id, session.id, "and again", model="scripted")]
+        assert events[-1].type == "error"
+        spans = exporter.get_finished_spans()
+    finally:
+        shutdown_tracing(app)
+    values = [str(v) for s in spans for v in (s.attributes or {}).values()]
+    assert [v for v in values if "remember the blue invoice" in v]
+    failed_runs = [
+        s for s in spans if s.name.startswith("invoke_agent") and s.status.status_code == StatusCode.ERROR
+    ]
+    assert failed_runs and (failed_runs[0].attributes or {}).get("gen_ai.conversation.id") == str(session.id)
