@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import pydantic
 
+from backend import __version__
 from backend.config import Settings
 from backend.errors import AuthenticationError, OrreryError, ValidationError
 
@@ -139,11 +140,12 @@ def registry_tools(resolve: Resolver, settings: Settings) -> list[Any]:
 
 
 def build_server(resolve: Resolver, settings: Settings, **server_options: Any) -> Any:
-    """An MCP server exposing every registry tool; `resolve` gives the caller's `TurnDeps`."""
-    from mcp.server.mcpserver import MCPServer
+    """An MCP server exposing every registry tool, the caller's knowledge entries and story context
+    as resources and the agents as prompts; `resolve` gives the caller's `TurnDeps`."""
+    from backend.mcp_catalog import catalog_server
 
-    return MCPServer(
-        "orrery",
+    return catalog_server(
+        resolve,
         instructions=INSTRUCTIONS,
         tools=registry_tools(resolve, settings),
         log_level=_log_level(settings),
@@ -168,14 +170,34 @@ def build_stdio_server(resolve: Resolver, settings: Settings) -> Any:
 
     class ToolsWhenReady(MCPServer):
         def __init__(self) -> None:
-            super().__init__("orrery", instructions=INSTRUCTIONS, log_level=_log_level(settings))
+            super().__init__(
+                "orrery", version=__version__, instructions=INSTRUCTIONS, log_level=_log_level(settings)
+            )
             self._tools = asyncio.ensure_future(asyncio.to_thread(build_server, resolve, settings))
 
+        async def _ready(self) -> Any:
+            return await asyncio.shield(self._tools)
+
         async def list_tools(self) -> Any:
-            return await (await asyncio.shield(self._tools)).list_tools()
+            return await (await self._ready()).list_tools()
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            return await (await asyncio.shield(self._tools)).call_tool(name, arguments, context)
+            return await (await self._ready()).call_tool(name, arguments, context)
+
+        async def list_resources(self) -> Any:
+            return await (await self._ready()).list_resources()
+
+        async def list_resource_templates(self) -> Any:
+            return await (await self._ready()).list_resource_templates()
+
+        async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            return await (await self._ready()).read_resource(uri, context)
+
+        async def list_prompts(self) -> Any:
+            return await (await self._ready()).list_prompts()
+
+        async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
+            return await (await self._ready()).get_prompt(name, arguments, context)
 
     return ToolsWhenReady()
 

@@ -55,7 +55,7 @@ async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: st
         )
         assert foreign.is_error and "not found" in foreign.content[0].text
         story = await client.call_tool("get_context_for_story", {"story_id": "US-004"})
-        assert json.loads(story.content[0].text)["story"]["id"] == "US-004"
+        assert story.content[0].text.startswith("# Story US-004")  # text, snippets in fenced blocks
 
 
 async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
@@ -188,3 +188,41 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
     finally:
         server.should_exit = True
         await task
+
+
+async def test_mcp_serves_entries_and_stories_as_resources_and_agents_as_prompts(
+    db: Database, settings: Settings, db_url: str
+) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from backend import __version__
+
+    demo = await load_demo(db, settings.secret_key)
+    async with (
+        stdio_client(await _session(db_url, demo.api_key)) as streams,
+        ClientSession(*streams) as client,
+    ):
+        hello = await client.initialize()
+        assert hello.server_info.name == "orrery" and hello.server_info.version == __version__
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        assert "orrery://kb/BR-012" in listed and "Usage overage billing" in (
+            listed["orrery://kb/BR-012"].title or ""
+        )
+        entry = await client.read_resource("orrery://kb/BR-012")
+        assert "## BR-012: Usage overage billing" in entry.contents[0].text
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {"orrery://kb/{code}", "orrery://stories/{story_id}"}
+        story = await client.read_resource("orrery://stories/US-004")
+        assert "US-004" in story.contents[0].text
+        with pytest.raises(Exception, match="not found"):
+            await client.read_resource("orrery://kb/ZZ-404")
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert {"coach", "planner", "retro"} <= prompts
+        prompt = await client.get_prompt("planner", {"request": "plan the launch"})
+        assert prompt.messages[0].content.text.endswith("Request: plan the launch")
+        wrong = await client.call_tool(
+            "load_context_for_task", {"task_description": "billing", "max_hops": "far"}
+        )
+        assert wrong.is_error
+        assert wrong.content[0].text.startswith("invalid arguments for load_context_for_task: max_hops:")
