@@ -2,8 +2,10 @@
 tools the way a real model would for the README's suggested questions.
 
 - "What plan/goal does this belong to?" -> answered from the Linked Entities section in the prompt.
-- Relationship questions (linked, depends, blocks, ...) on a focused chat -> `get_linked_entities`,
-  then a direction-aware answer (what blocks this vs what this blocks; `offline_answers`).
+- Relationship and focus questions (linked, depends, blocks; "what's blocking this?", "how far along
+  is it?", "what's next?") on a focused chat -> `get_linked_entities`, then a direction- and
+  state-aware answer (blockers that are not done, progress as done of total, the next open item
+  that waits on nothing; `offline_answers`).
 - Knowledge questions ("How does overage billing work?") from a domain agent -> the best entry of the
   auto-loaded Context Packet, else `load_context_for_task`; then `get_entry` for that entry, and the
   answer quotes its description.
@@ -29,9 +31,16 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from backend.agents.offline_answers import answer_entry, answer_links, best_code, candidates, parse_links
+from backend.agents.offline_answers import (
+    answer_entry,
+    answer_links,
+    best_code,
+    candidates,
+    focus_question,
+    parse_links,
+)
 from backend.graph.linked_format import parse_abbreviated_line
-from backend.knowledge.message_intent import asks_for_knowledge
+from backend.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from backend.knowledge.search import query_codes
 
 NOTICE = (
@@ -61,6 +70,7 @@ DOMAIN_AGENTS = ("coach", "planner", "goal architect")
 _FOCUS = re.compile(
     r"You are focused on the (task|plan|goal|milestone|document|output) \*\*(.+?)\*\* \[([0-9a-f-]{36})\]"
 )
+_FOCUS_STATE = re.compile(r"^- \*\*State:\*\* (\S+)", re.M)
 _ASKS_GROUP = re.compile(r"\b(?:what|which)\s+(plan|plans|goal|goals|milestone|milestones)\b", re.I)
 
 
@@ -114,6 +124,13 @@ def _subject(instructions: str) -> str:
     return f"the {focus.group(1)} **{focus.group(2)}**" if focus else "this entity"
 
 
+def _focus_state(instructions: str) -> str | None:
+    """The focused entity's state, from the Current Focus section (the line after the focus)."""
+    focus = _FOCUS.search(instructions)
+    state = _FOCUS_STATE.search(instructions, focus.end()) if focus else None
+    return state.group(1) if state else None
+
+
 def _after_tools(
     user: str, returned: list[ToolReturnPart], instructions: str, tools: set[str]
 ) -> ModelResponse:
@@ -124,7 +141,8 @@ def _after_tools(
         instructions if "## Context Loaded" in instructions else None,
     )
     if last.tool_name == "get_linked_entities":
-        return _text(answer_links(user, _subject(instructions), parse_links(content)))
+        links = parse_links(content)
+        return _text(answer_links(user, _subject(instructions), links, _focus_state(instructions)))
     if last.tool_name == "get_entry":
         return _text(answer_entry(content, packet))
     if last.tool_name == "load_context_for_task":
@@ -150,7 +168,13 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart(answer)])
     focus = _FOCUS.search(instructions)
     words = set(re.findall(r"[a-z]+", user.lower()))
-    if focus and "get_linked_entities" in tools and (words & set(RELATION_WORDS) or _ASKS_GROUP.search(user)):
+    about_links = (
+        words & set(RELATION_WORDS)
+        or _ASKS_GROUP.search(user)
+        or asks_about_focus(user)
+        or (is_link_question(user) and focus_question(user))  # "How is this plan going?"
+    )
+    if focus and "get_linked_entities" in tools and about_links:
         return _call("get_linked_entities", {"entity_id": focus.group(3), "entity_kind": focus.group(1)})
     domain_agent = any(f"You are the **{name}**" in instructions for name in DOMAIN_AGENTS)
     if domain_agent and (asks_for_knowledge(user) or query_codes(user)):

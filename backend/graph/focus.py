@@ -13,7 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.models import ChatSession, Entity, Project
 from backend.graph.cache import linked_cache
 from backend.graph.linked import linked_context_for
-from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, FittedBlocks, abbreviated_within
+from backend.graph.linked_format import (
+    ABBREVIATED_MAX_TOKENS,
+    RECEIPT_PER_TYPE,
+    FittedBlocks,
+    abbreviated_within,
+)
 from backend.memory.sections import ContextSection
 from backend.repo.graph import get_entity
 from backend.text import inline_data
@@ -51,7 +56,8 @@ async def focus_sections(
     counter: TokenCounter,
 ) -> list[ContextSection]:
     """Sections for the chat's focus (empty without one); linked entities fit the related budget,
-    capped at ABBREVIATED_MAX_TOKENS whatever the window."""
+    capped at ABBREVIATED_MAX_TOKENS whatever the window, and every entity left out is named in
+    the section's `excluded` receipt lines (per-type cap or budget)."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":
@@ -82,13 +88,19 @@ async def focus_sections(
     variant = ("abbreviated", room, counter.encoding_name)  # the fitted section, computed once
     fitted: FittedBlocks | None = linked_cache.get(entity.id, variant, entity.graph_version)
     if fitted is None:
-        linked = await linked_context_for(session, entity, max_per_type=3)
+        linked = await linked_context_for(session, entity, max_per_type=RECEIPT_PER_TYPE)
         fitted = abbreviated_within(linked, room, counter, LINKED_TITLE)
         linked_cache.put(entity.id, variant, entity.graph_version, fitted)
-    if fitted.blocks:
+    if fitted.blocks or fitted.excluded:  # nothing fits: the receipt still lists every cut entity
         sections.append(
             ContextSection(
-                "related", LINKED_TITLE, fitted.blocks, separator="\n\n", tokens=fitted.tokens, budget=room
+                "related",
+                LINKED_TITLE,
+                fitted.blocks,
+                separator="\n\n",
+                tokens=fitted.tokens,
+                budget=room,
+                excluded=fitted.excluded,
             )
         )
     return sections

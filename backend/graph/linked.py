@@ -2,7 +2,9 @@
 
 One SQL statement unions outgoing edges, incoming edges and the project's context document (when
 not already linked), joins the entity on the far end, ranks each kind with a window function
-(active / in-progress first, then newest) and cuts at `max_per_type` while still counting all.
+(active / in-progress first, then newest) and cuts at `max_per_type` while still counting all (and
+how many of each kind are finished). Each row also counts the entity's own unfinished `depends_on`
+targets (a correlated count on the edge index), so "not blocked" is known one hop further.
 The cost does not grow with the number of edges beyond the rows returned.
 """
 
@@ -11,15 +13,17 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import String, Uuid, and_, case, cast, exists, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from backend.db.models import Edge, Entity
 from backend.errors import NotFoundError, ValidationError
 from backend.graph.cache import linked_cache
 from backend.graph.edges import both_directions, far_entity
+from backend.graph.relation_roles import DONE_STATES
 from backend.repo.graph import get_entity
 from backend.vocabulary import ENTITY_KINDS
 
@@ -53,6 +57,8 @@ class LinkedEntity:
     description: str | None = None
     due_at: datetime | None = None
     is_context_document: bool = False
+    open_dependencies: int = 0
+    """How many unfinished entities this one `depends_on` (0: nothing it waits for is open)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class EntityLinkedContext:
     linked: dict[str, list[LinkedEntity]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     truncated: bool = False
+    done: dict[str, int] = field(default_factory=dict)
+    """Finished entities per group (all of them, shown or not): progress without loading every row."""
 
     @property
     def total(self) -> int:
@@ -141,6 +149,7 @@ async def _load(
         other.due_at,
         other.created_at,
         other.is_context_document,
+        _open_dependencies(other),
     )
     visible = [other.is_scratch.is_(False)] + ([other.kind == filter_kind] if filter_kind else [])
     outgoing, incoming = both_directions([source.id], other, columns, visible)
@@ -171,6 +180,9 @@ async def _load(
         .over(partition_by=linked.c.kind, order_by=(rank, linked.c.created_at.desc(), linked.c.id))
         .label("rn"),
         func.count().over(partition_by=linked.c.kind).label("kind_total"),
+        func.sum(case((linked.c.state.in_(DONE_STATES), 1), else_=0))
+        .over(partition_by=linked.c.kind)
+        .label("kind_done"),
     ).subquery()
     query = select(ranked).order_by(ranked.c.kind, ranked.c.rn)
     if max_per_type is not None:
@@ -178,9 +190,11 @@ async def _load(
     rows = (await session.execute(query)).mappings().all()
     groups: dict[str, list[LinkedEntity]] = {name: [] for name in GROUPS.values()}
     counts = dict.fromkeys(GROUPS.values(), 0)
+    done = dict.fromkeys(GROUPS.values(), 0)
     for row in rows:
         group = GROUPS[row["kind"]]
         counts[group] = int(row["kind_total"])
+        done[group] = int(row["kind_done"] or 0)
         groups[group].append(
             LinkedEntity(
                 kind=row["kind"],
@@ -194,6 +208,7 @@ async def _load(
                 description=row["description"] if descriptions else None,
                 due_at=row["due_at"] if row["kind"] == "milestone" else None,
                 is_context_document=bool(row["is_context_document"]),
+                open_dependencies=int(row["open_deps"] or 0),
             )
         )
     return EntityLinkedContext(
@@ -203,4 +218,19 @@ async def _load(
         linked=groups,
         counts=counts,
         truncated=any(counts[g] > len(groups[g]) for g in groups),
+        done=done,
+    )
+
+
+def _open_dependencies(other: Any) -> Any:
+    """Correlated count of `other`'s outgoing `depends_on` edges to unfinished entities."""
+    edge, target = aliased(Edge), aliased(Entity)
+    return (
+        select(func.count())
+        .select_from(edge)
+        .join(target, target.id == edge.dst_id)
+        .where(edge.src_id == other.id, edge.rel == "depends_on", target.state.not_in(DONE_STATES))
+        .correlate(other)
+        .scalar_subquery()
+        .label("open_deps")
     )

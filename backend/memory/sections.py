@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from backend.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from backend.memory.scoping.base import ReceiptItem
 
 SECTION_JOINT = "\n\n"
 """What goes between sections of the system prompt."""
@@ -26,6 +30,8 @@ class ContextSection:
     """Each item's token count when the caller already counted it (nothing is counted twice)."""
     budget: int | None = None
     """A cap below the named budget (linked entities: at most ~500 tokens whatever the window)."""
+    excluded: Sequence[ReceiptItem] = ()
+    """What the producer already left out (with its reasons), listed in the receipt as excluded."""
 
 
 def frame_tokens(title: str, separator: str, counter: TokenCounter) -> int:

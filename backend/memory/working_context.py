@@ -303,6 +303,6 @@ def _fit_section(section: ContextSection, budget: int, counter: TokenCounter) ->
         budget=budget,
         tokens=counter.count(text) + counter.count(SECTION_JOINT) if text else 0,
         included=items(keep, "fits"),
-        excluded=items(drop, "over budget"),
+        excluded=[*items(drop, "over budget"), *section.excluded],
         title=section.title,
     )

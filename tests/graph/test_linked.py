@@ -104,7 +104,14 @@ async def test_abbreviated_golden(db: Database, w: dict[str, Any]) -> None:
     ctx = await _load(db, w, max_per_type=3)
     expected = f"""## Linked Entities
 
-This task's relationships (→ outgoing; ← incoming, e.g. ← depends_on: it waits for this task):
+### Entity Relationships
+
+How to use this task's links (→ it points there; ← points here):
+- → depends_on: it waits for these; blockers while not done
+- ← depends_on: these wait for it
+- → belongs_to_plan, → supports_goal, → targets_milestone: what it is part of or works toward
+- documents: references to consult, not work
+- outputs: its deliverables
 
 ### Plans (1 linked)
 
@@ -114,14 +121,14 @@ This task's relationships (→ outgoing; ← incoming, e.g. ← depends_on: it w
 
 - Reach GA [{w["goal"].hex}] active → supports_goal
 
-### Dependent Tasks (3 of 5 linked)
+### Dependent Tasks (3 of 5 linked, 1 done)
 
-- Dependency 3 [{w["t3"].hex}] in_progress ← depends_on
+- Dependency 3 [{w["t3"].hex}] in_progress ← depends_on; waits on 1 open
 - Dependency 1 [{w["t1"].hex}] active → depends_on
-- Dependency 4 [{w["t4"].hex}] blocked ← depends_on
-- ... and 2 more tasks
+- Dependency 4 [{w["t4"].hex}] blocked ← depends_on; waits on 1 open
+- … and 2 more (use get_linked_entities)
 
-### Milestones (1 linked)
+### Milestones (1 linked, 0 done)
 
 - GA launch [{w["ms"].hex}] active → targets_milestone
 
