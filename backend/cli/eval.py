@@ -78,3 +78,32 @@ def scoping_command(
 
         wide = Console(width=max(out.width, 180))  # a table this wide is read whole, never squeezed
         wide.print(results_table(results))
+
+
+@eval_app.command("knowledge")
+def knowledge_command(
+    database_url: Annotated[
+        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+    ] = None,
+    questions: Annotated[
+        Path | None, typer.Option(help="Another labelled set of the same shape (default: the frozen one).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Auto-context on the labelled set: precision/recall of loading, entry hit-rate, confidence."""
+    from backend.config import get_settings
+    from backend.errors import OrreryError
+    from backend.evaluation.knowledge import run_knowledge_eval
+    from backend.evaluation.knowledge_table import knowledge_table
+
+    try:
+        result = run_knowledge_eval(get_settings(), database_url, questions)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, indent=1))
+    else:
+        from rich.console import Console
+
+        Console(width=max(out.width, 150)).print(knowledge_table(result))

@@ -11,17 +11,24 @@ project (one query), or when the KB is empty and it asks how something works her
 - medium -> the packet is loaded; the assistant says what it found and asks whether to dig deeper.
 - low / none (but domain) -> the assistant says the KB does not cover this and offers to capture.
 
-The section is stored on the session and reused on later turns at no cost until the focus changes.
+The section is stored on the session and reused on later turns at no cost until the focus changes,
+with one exception: while the held packet is a low-confidence guess, each new message is searched
+once, and a direct hit on other entries replaces the guess (the receipt's reason says so). Small
+talk ("Hello! Let us get going.") decides nothing, so the next message still gets its decision;
+with no direct hit, a packet of partial matches is offered only for a knowledge question that
+touches a distinctive KB word (otherwise the turn is skipped).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Entity
+from backend.knowledge.evidence import is_small_talk
 from backend.knowledge.load_context import ContextLoad, load_context_for_task
 from backend.knowledge.message_intent import asks_for_knowledge, is_link_question
 from backend.knowledge.packet import NO_CONTEXT, format_context_packet
@@ -31,6 +38,9 @@ from backend.text import inline_data, search_terms
 from backend.tokens import TokenCounter
 
 TITLE = "Knowledge Context"
+LOW_MARK = "**Confidence:** Low"
+"""How a held packet says it was loaded on a low-confidence guess (see `format_context_packet`)."""
+PACKET_CODE = re.compile(r"^- \*\*([A-Z]{1,6}-\d{1,6}):\*\*", re.MULTILINE)
 RECEIPT_TOKENS = 200
 NON_DOMAIN_WORDS = frozenset(
     """css html flexbox grid tailwind sass scss margin padding font color colour pixel px layout responsive
@@ -62,6 +72,10 @@ class AutoContext:
     confidence: str | None = None
     receipt: str | None = None
     reason: str | None = None
+    codes: tuple[str, ...] = ()
+    """The entry codes of a packet loaded this turn (what `orrery eval knowledge` checks)."""
+    cut: tuple[tuple[str, str], ...] = ()
+    """(`kb:CODE name`, reason) of each entry found but left out of the packet."""
 
 
 def focus_key(chat: ChatSession) -> str:
@@ -112,17 +126,47 @@ async def auto_context(
     key = focus_key(chat)
     if chat.knowledge_focus == key:
         packet = chat.knowledge_packet or ""
+        if message and LOW_MARK in packet:
+            better = await _replace_guess(session, user_id, chat, message, counter, packet)
+            if better is not None:
+                return better
         return AutoContext("reused" if packet else "skipped", _section(packet), reason="already decided")
     if not message:
         return AutoContext("skipped", None, reason="no user message yet")
+    if is_small_talk(message):
+        return AutoContext("skipped", None, reason="small talk (decided on the next message)")
     if chat.focus_kind not in (None, "project") and is_link_question(message):
         # not stored: the next message still gets its decision
         return AutoContext("skipped", None, reason="a question about the focus entity's own links")
     decision = await _decide(session, user_id, chat, message, counter)
+    return await _store(session, chat, key, decision)
+
+
+async def _store(session: AsyncSession, chat: ChatSession, key: str, decision: AutoContext) -> AutoContext:
     chat.knowledge_focus = key
     chat.knowledge_packet = decision.section.items[0][1] if decision.section else ""
     await session.flush()
     return decision
+
+
+async def _replace_guess(
+    session: AsyncSession,
+    user_id: object,
+    chat: ChatSession,
+    message: str,
+    counter: TokenCounter,
+    packet: str,
+) -> AutoContext | None:
+    """While a low-confidence packet is held: one search; a direct hit on entries the packet does
+    not hold replaces it."""
+    load = await load_context_for_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
+    held = set(PACKET_CODE.findall(packet))
+    direct = [e.code for e in load.entries if e.evidence and e.code not in held]
+    if not direct:
+        return None
+    decision = _loaded(load, counter)
+    why = f"replaced a low-confidence packet: this message is a direct hit on {', '.join(direct[:5])}"
+    return await _store(session, chat, focus_key(chat), replace(decision, reason=why))
 
 
 async def _decide(
@@ -135,6 +179,9 @@ async def _decide(
     generic = is_generic(message)
     if generic and load.direct_hits == 0:
         return AutoContext("skipped", None, confidence=load.confidence, reason="not domain work")
+    if load.confidence == "low" and not (load.distinctive and asks_for_knowledge(message)):
+        reason = "only partial matches: no entry named, no distinctive word matched as a whole"
+        return AutoContext("skipped", None, confidence="low", reason=reason)
     empty_kb_question = load.kb_entries == 0 and asks_for_knowledge(message)
     if (
         load.confidence == "none"
@@ -142,10 +189,24 @@ async def _decide(
         and not await _names_an_entity(session, chat, terms)
     ):
         return AutoContext("skipped", None, confidence="none", reason="no KB terms or entities mentioned")
+    return _loaded(load, counter)
+
+
+def _loaded(load: ContextLoad, counter: TokenCounter) -> AutoContext:
     receipt = receipt_line(load, counter) if load.entries else None
     body = format_context_packet(load) if load.confidence != "none" else NO_CONTEXT
     text = f"{body}\n\n{INSTRUCTIONS[load.confidence].format(receipt=receipt or '')}"
-    return AutoContext("loaded", _section(text), confidence=load.confidence, receipt=receipt)
+    direct = [e.code for e in load.entries if e.evidence]
+    reason = f"direct hits: {', '.join(direct[:5])}" if direct else f"{load.confidence} confidence"
+    return AutoContext(
+        "loaded",
+        _section(text),
+        confidence=load.confidence,
+        receipt=receipt,
+        reason=reason,
+        codes=tuple(e.code for e in load.entries),
+        cut=tuple((f"kb:{x.code} {x.name}", x.reason) for x in load.excluded),
+    )
 
 
 def _section(text: str) -> ContextSection | None:

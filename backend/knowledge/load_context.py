@@ -1,23 +1,23 @@
 """load_context_for_task: search the KB, walk entry relations, rank, and say how confident we are.
 
-1. Search; a hit is *direct* when it names an entry's code or covers at least half of the query's
-   content, each query word weighed by its rarity in the project's KB (idf; a word no entry holds
-   weighs most), or at least three query words covering a quarter of it (long task descriptions):
-   one shared word of "What about the seat thing?" is not a direct hit. 2. Breadth-first over
-   `kb_relations` (both directions) up to `max_hops` from the top 3 hits, one query per hop.
-   3. Deduplicate by entry (lowest hop wins). 4. Rank by hop, then collection priority
+1. Search (full text finds candidates by prefix); each hit is judged on checkable evidence
+   (`evidence`: its code or name in the task, or whole-word stemmed matches of distinctive words
+   covering the task's content) and is *direct* or not. 2. Breadth-first over `kb_relations`
+   (both directions) up to `max_hops` from the top 3 hits, direct or not (seed 000); each hop label
+   is the distance from a starting hit, so none exceeds `max_hops`. 3. Deduplicate by entry
+   (lowest hop wins). 4. Rank by hop, direct before partial, then collection priority
    (business-rules > glossary > decisions > features > standards > principles > tensions >
-   strategy > tracking-events), then search rank; cap at `max_results`.
+   strategy > tracking-events), then search rank; cap at `max_results`: what is cut is listed in
+   `excluded` with its reason.
 
-Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but related entries
-(partial matches count as related, at hop 1), `none` when nothing was found.
+Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but partial matches or
+related entries, `none` when nothing was found.
 """
 
 from __future__ import annotations
 
-import math
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from sqlalchemy import or_, select
@@ -25,15 +25,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import KbCollection, KbEntry, KbRelation
 from backend.errors import ValidationError
-from backend.knowledge.search import SearchHit, search_entries, term_document_counts
+from backend.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge
+from backend.knowledge.search import SearchHit, query_codes, search_entries, term_document_counts
 from backend.text import preview
 
 Confidence = Literal["high", "medium", "low", "none"]
 SEEDS = 3
-DIRECT_COVERAGE = 0.5
-LONG_MATCH_TERMS = 3
-LONG_MATCH_COVERAGE = 0.25
 PREVIEW_CHARS = 150
+Placed = dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]]
+"""entry id -> (hop, relation to its parent or `partial_match`/None for a search hit, parent id)"""
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,21 @@ class ContextEntry:
     code_paths: list[str]
     hop: int
     relation_type: str | None
-    """How it relates to the entry it was reached from (`partial_match` for weak search hits)."""
+    """How it relates to the entry it was reached from (`partial_match` for a search hit that is
+    not direct; None for a direct hit)."""
     parent_code: str | None
+    evidence: str | None = None
+    """Why a direct hit is direct: `code`, `name`, `coverage` or `long task`."""
+
+
+@dataclass(frozen=True)
+class ExcludedEntry:
+    """An entry found but left out of the packet, and why."""
+
+    code: str
+    name: str
+    hop: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -64,31 +77,15 @@ class ContextLoad:
     direct_hits: int
     kb_entries: int | None = None
     """How many entries the project's KB holds (None when the query had no words to weigh)."""
+    distinctive: bool = False
+    """Whether some hit holds a distinctive word of the task as a whole word (a low-confidence
+    packet is worth offering only then)."""
+    excluded: list[ExcludedEntry] = field(default_factory=list)
+    """Entries found but cut by `max_results`, with the reason."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (what `orrery kb load-context --json` prints)."""
         return asdict(self)
-
-
-def term_weights(entries: int, document_counts: dict[str, int]) -> dict[str, float]:
-    """BM25's idf per query term over the project's KB: rare words weigh most, and a word no entry
-    contains weighs most of all (the KB does not know what it asks about)."""
-    return {t: math.log(1 + (entries - n + 0.5) / (n + 0.5)) for t, n in document_counts.items()}
-
-
-def coverage(hit: SearchHit, weights: dict[str, float]) -> float:
-    """The share of the query's idf weight the hit contains (0 to 1)."""
-    total = sum(weights.values())
-    return sum(weights.get(t, 0.0) for t in hit.matched) / total if total else 0.0
-
-
-def is_direct(hit: SearchHit, weights: dict[str, float]) -> bool:
-    """A code match; or a hit covering half of the query's weighted content; or, for a long task
-    description, at least three of its words covering a quarter of it."""
-    if hit.exact_code:
-        return True
-    share = coverage(hit, weights)
-    return share >= DIRECT_COVERAGE or (len(hit.matched) >= LONG_MATCH_TERMS and share >= LONG_MATCH_COVERAGE)
 
 
 @dataclass(frozen=True)
@@ -128,51 +125,59 @@ async def load_context_for_task(
     if not 0 <= max_hops <= 5:
         raise ValidationError("max_hops must be between 0 and 5")
     found = await search_entries(session, user_id, project_id, task_description, limit=max(20, max_results))
-    words = [t for t in found.terms if "-" not in t]
+    codes = query_codes(task_description)
+    if not codes and not content_terms(task_description):  # greetings, thanks: nothing to be about
+        return ContextLoad([], "none", " ".join(found.terms), 0, 0)
+    terms = correct_terms(content_terms(task_description), found.hits)
     size, counts = (
-        await term_document_counts(session, found.project_id, words)
-        if words and found.project_id
+        await term_document_counts(session, found.project_id, terms)
+        if terms and found.project_id
         else (0, {})
     )
-    weights = term_weights(size, counts)
-    direct = [h for h in found.hits if is_direct(h, weights)]
-    weak = [h for h in found.hits if not is_direct(h, weights)]
-    order = {h.entry_id: i for i, h in enumerate(found.hits)}
-    # entry id -> (hop, relation, parent id)
-    placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]] = {
-        h.entry_id: (0, None, None) for h in direct
-    }
-    if not direct:
-        placed.update({h.entry_id: (1, "partial_match", None) for h in weak[:SEEDS]})
-    seeds = [h.entry_id for h in (direct or weak)[:SEEDS]]
-    await _walk(session, seeds, placed, max_hops, base_hop=0 if direct else 1)
+    weights = Weights.of(size, counts)
+    judged = {h.entry_id: judge(h, terms, codes, weights) for h in found.hits}
+    direct = [h for h in found.hits if judged[h.entry_id].reason]
+    seeds = found.hits[:SEEDS]
+    placed: Placed = {h.entry_id: (0, None, None) for h in direct}
+    placed.update({h.entry_id: (0, "partial_match", None) for h in seeds if h.entry_id not in placed})
+    await _walk(session, [h.entry_id for h in seeds], placed, max_hops)
     entries = await _ranking_rows(session, placed)
+    order = {h.entry_id: i for i, h in enumerate(found.hits)}
     rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
-    entries.sort(key=lambda e: (placed[e.id][0], e.priority, rank.get(e.id, 0), e.code))
-    codes = {row.id: row.code for row in entries}
+    entries.sort(
+        key=lambda e: (placed[e.id][0], placed[e.id][1] is not None, e.priority, rank.get(e.id, 0), e.code)
+    )
+    ids = {row.id: row.code for row in entries}
     top = [row.id for row in entries[:max_results]]
     details = await _details(session, top, {h.entry_id: h for h in found.hits})
-    result = [_context_entry(details[eid], placed[eid], codes) for eid in top]
+    result = [_context_entry(details[eid], placed[eid], ids, judged.get(eid)) for eid in top]
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
         search_terms=" ".join(found.terms),
         total_found=len(entries),
         direct_hits=len(direct),
-        kb_entries=size if words else None,
+        kb_entries=size if terms else None,
+        distinctive=_distinctive(found.hits, judged, weights),
+        excluded=_excluded(entries[max_results:], placed, max_results),
     )
 
 
-async def _walk(
-    session: AsyncSession,
-    seeds: list[uuid.UUID],
-    placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]],
-    max_hops: int,
-    base_hop: int,
-) -> None:
-    """Breadth-first over relations, one query per hop; the first (lowest) hop wins."""
+def _distinctive(hits: list[SearchHit], judged: dict[uuid.UUID, Evidence], weights: Weights) -> bool:
+    return any(t in weights.distinctive for h in hits for t in judged[h.entry_id].matched)
+
+
+def _excluded(rows: list[Any], placed: Placed, limit: int) -> list[ExcludedEntry]:
+    """The entries ranked below the cap: code, name, hop and why they are out."""
+    reason = f"ranked below max_results ({limit})"
+    return [ExcludedEntry(r.code, r.name, placed[r.id][0], reason) for r in rows]
+
+
+async def _walk(session: AsyncSession, seeds: list[uuid.UUID], placed: Placed, max_hops: int) -> None:
+    """Breadth-first over relations from the starting hits, one query per hop; the first (lowest)
+    hop wins, and a hop is the distance from a starting hit (1 to `max_hops`)."""
     frontier = list(seeds)
-    for hop in range(base_hop + 1, base_hop + max_hops + 1):
+    for hop in range(1, max_hops + 1):
         if not frontier:
             return
         rows = await session.execute(
@@ -191,15 +196,13 @@ async def _walk(
                     frontier.append(other)
 
 
-async def _ranking_rows(
-    session: AsyncSession, placed: dict[uuid.UUID, tuple[int, str | None, uuid.UUID | None]]
-) -> list[Any]:
-    """Only what ranking needs (id, code, collection priority) for every placed entry: at two hops
+async def _ranking_rows(session: AsyncSession, placed: Placed) -> list[Any]:
+    """Only what ranking needs (id, code, name, collection priority) for every placed entry: at two hops
     this is hundreds of rows, of which `max_results` are kept."""
     if not placed:
         return []
     rows = await session.execute(
-        select(KbEntry.id, KbEntry.code, KbCollection.priority)
+        select(KbEntry.id, KbEntry.code, KbEntry.name, KbCollection.priority)
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .where(KbEntry.id.in_(list(placed)))
     )
@@ -239,6 +242,7 @@ def _context_entry(
     row: Any,
     placement: tuple[int, str | None, uuid.UUID | None],
     codes: dict[uuid.UUID, str],
+    evidence: Evidence | None,
 ) -> ContextEntry:
     hop, relation, parent = placement
     paths = row.data.get("code_paths", []) if isinstance(row.data, dict) else []
@@ -253,4 +257,5 @@ def _context_entry(
         hop=hop,
         relation_type=relation,
         parent_code=codes.get(parent) if parent else None,
+        evidence=evidence.reason if evidence else None,
     )

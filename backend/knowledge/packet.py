@@ -7,6 +7,8 @@ from backend.text import inline_data
 
 NO_CONTEXT = "No KB context found for this task. The knowledge base may not cover this area yet."
 MAX_CODE_PATHS = 3
+MAX_CUT_NAMED = 5
+"""Entries cut by `max_results` named in the packet (the rest are counted)."""
 GET_ENTRY_HINT = "_Use `get_entry` for full details on any entry._"
 
 
@@ -26,6 +28,13 @@ def format_context_packet(load: ContextLoad) -> str:
     ]
     for name, items in collections.items():
         lines += ["", f"### {inline_data(name)} ({len(items)})", *items]
+    if load.excluded:
+        cut = ", ".join(f"{x.code} {inline_data(x.name)}" for x in load.excluded[:MAX_CUT_NAMED])
+        more = len(load.excluded) - MAX_CUT_NAMED
+        lines += [
+            "",
+            f"_Not shown ({load.excluded[0].reason}): {cut}{f' and {more} more' if more > 0 else ''}._",
+        ]
     lines += ["", GET_ENTRY_HINT]
     return "\n".join(lines)
 

@@ -107,9 +107,9 @@ async def search_entries(
 async def term_document_counts(
     session: AsyncSession, project_id: uuid.UUID, terms: list[str]
 ) -> tuple[int, dict[str, int]]:
-    """How many of the project's entries there are, and how many contain each term (prefix match,
-    as the search does): the document frequencies behind idf weights. One statement; on PostgreSQL
-    counted over at most `DF_SAMPLE_ROWS` of the project's entries."""
+    """How many of the project's entries there are, and how many contain each term as a whole
+    (stemmed) word, not as a prefix: the document frequencies behind idf weights and distinctiveness.
+    One statement; on PostgreSQL counted over at most `DF_SAMPLE_ROWS` of the project's entries."""
     bind = session.get_bind()
     counts: list[Any] = []
     if bind.dialect.name == "sqlite":
@@ -122,7 +122,7 @@ async def term_document_counts(
         ]
         statement = text("SELECT " + ", ".join(parts)).bindparams(
             bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
-            *(bindparam(f"m{i}", f'"{t}"*') for i, t in enumerate(terms)),
+            *(bindparam(f"m{i}", f'"{t}"') for i, t in enumerate(terms)),
         )
         row = (await session.execute(statement)).one()
     else:
@@ -137,7 +137,7 @@ async def term_document_counts(
         )
         counts = [
             func.count().filter(
-                sample.c.v.op("@@")(func.to_tsquery(literal_column("'english'::regconfig"), f"{term}:*"))
+                sample.c.v.op("@@")(func.to_tsquery(literal_column("'english'::regconfig"), term))
             )
             for term in terms
         ]

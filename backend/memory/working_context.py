@@ -143,6 +143,9 @@ async def assemble_working_context(
     focus_only = [s for s in focused if s.name == "focus"]
     linked = [s for s in focused if s.name != "focus"]
     extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)
+    for _, section_receipt in extra:  # entries the packet left out (max_results), with their reason
+        if knowledge and section_receipt.name == "knowledge":
+            section_receipt.excluded.extend(ReceiptItem("knowledge", k, None, r) for k, r in knowledge.cut)
 
     name = choice.name
     strategy = get_strategy(name)

@@ -167,12 +167,3 @@ async def test_empty_kb_knowledge_question_offers_capture(db: Database, settings
     assert "offer to capture knowledge" in wc.system_prompt
     _, wc = await _turn(db, settings, user.id, project.id, "How do I get better sleep?")
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "skipped"
-
-
-async def test_a_vague_question_is_low_and_asks_which_entry_is_meant(
-    db: Database, settings: Settings
-) -> None:
-    demo = await load_demo(db, settings.secret_key)
-    _, wc = await _turn(db, settings, demo.user_id, demo.project_id, "What about the seat thing?")
-    assert wc.receipt.knowledge is not None and wc.receipt.knowledge["confidence"] == "low"
-    assert "ask the user which of these they mean" in wc.system_prompt and "BR-015" in wc.system_prompt

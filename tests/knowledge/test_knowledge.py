@@ -116,8 +116,16 @@ async def test_search_is_scoped_to_the_project_and_user(db: Database, kb: dict[s
 
 
 async def test_high_confidence_with_ranking_by_hop_then_priority(db: Database, kb: dict[str, Any]) -> None:
-    r = await _load(db, kb, "supplier")
+    r = await _load(
+        db, kb, "approved supplier list validation, supplier field governance and purchase orders"
+    )
     assert r.confidence == "high" and r.direct_hits >= 3
+    assert {e.code: e.evidence for e in r.entries if e.hop == 0} == {
+        "BR-012": "name",
+        "BR-015": "name",
+        "GT-019": "name",
+        "GT-024": "name",
+    }
     hops = [e.hop for e in r.entries]
     assert hops == sorted(hops)
     priorities = {
@@ -156,9 +164,11 @@ async def test_hop_limits_and_relation_types(db: Database, kb: dict[str, Any]) -
 async def test_medium_low_and_none(db: Database, kb: dict[str, Any]) -> None:
     medium = await _load(db, kb, "invoice matching")
     assert medium.confidence == "medium" and medium.direct_hits in (1, 2)
-    low = await _load(db, kb, "keystroke latency budget dashboards caching retries timeouts supplier")
+    low = await _load(db, kb, "keystroke latency budget dashboards caching retries timeouts")
     assert low.confidence == "low" and low.direct_hits == 0 and low.entries
-    assert all(e.hop >= 1 for e in low.entries)
+    # the walk starts from the partial matches themselves (hop 0); hops never exceed max_hops
+    assert [(e.code, e.hop, e.relation_type) for e in low.entries][0] == ("DR-005", 0, "partial_match")
+    assert max(e.hop for e in low.entries) <= 2 and low.distinctive
     none = await _load(db, kb, "kubernetes autoscaling")
     assert none.confidence == "none" and none.entries == [] and format_context_packet(none) == NO_CONTEXT
 
@@ -172,30 +182,43 @@ async def test_preview_is_150_chars_at_a_word_boundary(db: Database, kb: dict[st
 
 
 async def test_packet_golden(db: Database, kb: dict[str, Any]) -> None:
-    """Only BR-012 is about supplier governance ("supplier" is in half the KB): medium, with the
-    entry's code paths in the text."""
-    r = await _load(db, kb, "supplier governance", max_hops=1)
+    """BR-012 and GT-019 are named ("supplier" alone is in half the KB): medium. The walk starts
+    from the top 3 hits, the partial match BR-015 too, so its decision DR-005 is found; cut by
+    `max_results`, it is named in the packet."""
+    r = await _load(db, kb, "supplier governance", max_hops=1, max_results=3)
     assert format_context_packet(r) == (
         "## Context Loaded\n"
         "**Confidence:** Medium\n"
-        "**Matched:** 2 entries across 2 collections\n"
+        "**Matched:** 3 entries across 2 collections\n"
         "\n"
-        "### Business-Rules (1)\n"
+        "### Business-Rules (2)\n"
         "- **BR-012:** Supplier field governance (code: src/suppliers/governance.py)\n"
+        "- **BR-015:** Approved supplier list validation\n"
         "\n"
         "### Glossary (1)\n"
         "- **GT-019:** Supplier\n"
         "\n"
+        "_Not shown (ranked below max_results (3)): DR-005 Validation approach._\n"
+        "\n"
         "_Use `get_entry` for full details on any entry._"
     )
+    assert [(e.code, e.evidence, e.relation_type) for e in r.entries] == [
+        ("BR-012", "name", None),
+        ("GT-019", "name", None),
+        ("BR-015", None, "partial_match"),
+    ]  # direct hits first, then the partial match (all at hop 0)
 
 
 async def test_one_shared_common_word_is_not_a_direct_hit(db: Database, kb: dict[str, Any]) -> None:
-    """Coverage is weighed by idf: "thing" is in no entry, so the shared "supplier" covers little."""
-    vague = await _load(db, kb, "What about the supplier thing?")
-    assert vague.direct_hits == 0 and vague.confidence == "low"
+    """ "order" is in half the KB and "thing" in none: one common word is never a direct hit, and a
+    prefix ("us" of "usage") never counts; an entry's own name does ("supplier" names GT-019)."""
+    vague = await _load(db, kb, "What about the order thing?")
+    assert vague.direct_hits == 0 and vague.confidence == "low" and not vague.distinctive
     focused = await _load(db, kb, "supplier")
-    assert focused.confidence == "high"
+    assert focused.confidence == "medium"
+    assert [e.code for e in focused.entries if e.evidence] == ["GT-019"]
+    prefix = await _load(db, kb, "Let us sub the purch ones")  # prefixes of "submitted", "purchase"
+    assert prefix.direct_hits == 0 and not prefix.distinctive
     long_task = await _load(db, kb, "Add three-way invoice matching for purchase orders from suppliers")
     assert long_task.direct_hits >= 1
 

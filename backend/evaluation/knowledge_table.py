@@ -1,0 +1,41 @@
+"""The table `orrery eval knowledge` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+CONFIDENCES = ("high", "medium", "low", "none", "skipped")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _spread(counts: dict[str, int]) -> str:
+    order = [c for c in CONFIDENCES if c in counts] + sorted(set(counts) - set(CONFIDENCES))
+    return " ".join(f"{c}:{counts[c]}" for c in order)
+
+
+def knowledge_table(result: dict[str, Any]) -> Table:
+    """One line per KB and one overall: loading precision/recall, hit-rate, named-as-direct, and the
+    confidence spread for questions that should and should not load."""
+    table = Table(title="Knowledge auto-load evaluation (frozen labelled set)")
+    for column in ("KB", "questions", "precision", "recall", "hit-rate", "named direct"):
+        table.add_column(column, justify="left" if column == "KB" else "right")
+    table.add_column("confidence (should load)")
+    table.add_column("confidence (should not)")
+    rows = [*result["by_kb"].items(), ("overall", result["overall"])]
+    for name, s in rows:
+        table.add_row(
+            name,
+            str(s["questions"]),
+            _pct(s["precision"]),
+            _pct(s["recall"]),
+            _pct(s["hit_rate"]),
+            _pct(s["named_direct"]),
+            _spread(s["confidence"]["should_load"]),
+            _spread(s["confidence"]["should_not"]),
+        )
+    return table

@@ -1,0 +1,62 @@
+"""The auto-load quality gate on the frozen labelled set, and `orrery eval knowledge`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from backend.cli import app
+from backend.db.engine import Database
+from backend.evaluation.knowledge import knowledge_bases, load_questions, report, run_questions
+
+PRECISION, RECALL = 0.95, 0.85
+
+
+def test_the_frozen_set_is_large_varied_and_labels_existing_entries() -> None:
+    questions = load_questions()
+    assert len(questions) >= 150 and {q.kb for q in questions} == {"demo", "clinic"}
+    kinds = {q.kind for q in questions}
+    assert {"greeting", "thanks", "small_talk", "generic", "one_word", "named", "paraphrase", "code"} <= kinds
+    assert {"long", "typo"} <= kinds
+    codes = {name: {e[0] for e in kb["entries"]} for name, kb in knowledge_bases().items()}
+    assert all(q.expect and set(q.expect) <= codes[q.kb] for q in questions if q.load)
+    assert not any(q.expect for q in questions if not q.load)
+
+
+async def test_auto_load_meets_its_targets_on_the_frozen_set(db: Database) -> None:
+    result = report(await run_questions(db, load_questions()))
+    for name, group in [("overall", result["overall"]), *result["by_kb"].items()]:
+        assert group["precision"] >= PRECISION, (name, result["wrong"])
+        assert group["recall"] >= RECALL, (name, result["wrong"])
+        assert group["named_direct"] == 1.0, (name, result["wrong"])  # a named entry is medium or better
+        assert group["hit_rate"] >= 0.95, (name, result["wrong"])
+
+
+def test_the_cli_prints_json_and_rejects_a_bad_set(tmp_path: Path) -> None:
+    small = tmp_path / "set.json"
+    small.write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {"id": "a", "kb": "demo", "kind": "greeting", "text": "Hello!", "load": False,
+                     "expect": []},
+                    {"id": "b", "kb": "clinic", "kind": "code", "text": "POL-101?", "load": True,
+                     "expect": ["POL-101"]},
+                ]
+            }
+        )
+    )  # fmt: skip
+    runner = CliRunner()
+    done = runner.invoke(app, ["eval", "knowledge", "--questions", str(small), "--json"])
+    assert done.exit_code == 0, done.output
+    got = json.loads(done.stdout)
+    assert got["overall"]["precision"] == 1.0 and got["overall"]["recall"] == 1.0 and got["wrong"] == []
+    url = f"sqlite+aiosqlite:///{tmp_path / 'kept.db'}"  # a database of one's own is migrated and kept
+    table = runner.invoke(app, ["eval", "knowledge", "--questions", str(small), "--database-url", url])
+    assert table.exit_code == 0 and "precision" in table.stdout and (tmp_path / "kept.db").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    bad = runner.invoke(app, ["eval", "knowledge", "--questions", str(broken)])
+    assert bad.exit_code == 1 and "cannot read the labelled set" in bad.output
