@@ -19,15 +19,18 @@ def bench_settings(url: str) -> Settings:
     return Settings(_env_file=None, database_url=url, secret_key="bench")  # type: ignore[call-arg]
 
 
-def fresh_url(dialect: str, name: str, tmp: Path, pg: ThrowawayPostgres | None) -> str:
-    """A new, migrated database on the dialect."""
+def fresh_url(
+    dialect: str, name: str, tmp: Path, pg: ThrowawayPostgres | None, *, migrate: bool = True
+) -> str:
+    """A new database on the dialect, migrated unless `migrate=False` (another checkout migrates it)."""
     if dialect == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp / (name + '.db')}"
     else:
         assert pg is not None
         asyncio.run(pg.execute(f"CREATE DATABASE {name}"))
         url = pg.url(name)
-    upgrade(url)
+    if migrate:
+        upgrade(url)
     return url
 
 
@@ -37,13 +40,13 @@ def median_ms(samples: list[float]) -> float:
 
 
 @contextmanager
-def databases(dialects: list[str]) -> Iterator[Callable[[str, str], str]]:
+def databases(dialects: list[str]) -> Iterator[Callable[..., str]]:
     """Yield `fresh(dialect, name) -> url` for new migrated databases in a temporary folder; a
     throwaway PostgreSQL is started only when a PostgreSQL dialect is asked for, and stopped after."""
     pg = ThrowawayPostgres().start() if "postgresql" in dialects else None
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            yield lambda dialect, name: fresh_url(dialect, name, Path(tmp), pg)
+            yield lambda dialect, name, migrate=True: fresh_url(dialect, name, Path(tmp), pg, migrate=migrate)
     finally:
         if pg is not None:
             pg.stop()

@@ -16,6 +16,7 @@ from bench import (
     mcp_startup,
     ops,
     orchestrator,
+    read_your_writes,
     scoping,
 )
 
@@ -31,6 +32,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "mcp_startup": mcp_startup.main,
     "load_workers": load_workers.main,
     "first_turn": first_turn.main,
+    "read_your_writes": read_your_writes.main,
 }
 
 

@@ -152,6 +152,15 @@ STEPS: list[Step] = [
     (["kb", "entry", "{code}", "--project", "{project_id}"], 0, "{code}", None),
     (["docs", "index", DEMO_DOCS, "--force", "--project", "{project_id}", "--json"], 0, "success", None),
     (["docs", "index", DEMO_DOCS, "--project", "{project_id}"], 0, "", None),
+    (["tool", "get_entry", "--args", '{{"code": "{code}"}}', "--project", "{project_id}"], 0, "{code}", None),
+    (
+        ["tool", "update_entry", "--args", '{{"code": "{code}", "add_code_paths": ["billing/overage.py"]}}']
+        + ["--project", "{project_id}", "--user", "maya@demo.orrery.dev"],
+        0,
+        "billing/overage.py",
+        None,
+    ),
+    (["tool", "update_entry", "--args", "[]"], 1, "must be a JSON object", None),
     (["docs", "story", "US-004", "--project", "{project_id}"], 0, "US-004", None),
     (
         [

@@ -119,6 +119,16 @@ def failure_data(exc: BaseException, session_id: object, *, logged: bool = False
     return {"message": message, "code": code, "retry": True}
 
 
+def shared_failure_data() -> dict[str, Any]:
+    """The `error` event's data for a duplicate request (same Idempotency-Key, or a resent
+    conversation) that waited for the one running turn, which failed: its outcome, not a second run."""
+    return {
+        "message": "the same request was already running and its turn failed; retry shortly",
+        "code": "model_error",
+        "retry": True,
+    }
+
+
 def is_truncated(response: ModelResponse) -> bool:
     """Cut off by the token limit, or a provider's stream that ended without a finish reason."""
     if response.finish_reason == "length":

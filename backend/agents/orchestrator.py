@@ -12,8 +12,9 @@ Each step holds a database connection only for its own short transaction; none i
 model runs. A turn runs in its own task and finishes server-side even if the client goes away. A
 failing model sends an `error` event with a short message (details go to the log) and marks the user
 message `failed`; `turn(..., message=None)` or the same Idempotency-Key retries it (rules in
-`turn_store`). Turns on one session are serialized, across processes on PostgreSQL (`turn_lock`);
-different sessions run in parallel.
+`turn_store`); a duplicate that arrived while it ran shares its outcome instead. A turn whose process
+died is recognised by its free turn lock and treated as failed. Turns on one session are serialized,
+across processes on PostgreSQL (`turn_lock`); different sessions run in parallel.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,7 +31,7 @@ from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
-from backend.agents.attempts import failure_data, is_truncated, timed
+from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
@@ -39,7 +41,9 @@ from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_d
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
+    Arrival,
     PendingTurn,
+    arrival_of,
     mark_answered,
     mark_failed,
     request_fingerprint,
@@ -52,6 +56,7 @@ from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
 from backend.memory.summaries import ModelSummarizer, Summarizer
+from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
 from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.ops import observe
 from backend.ops.cost import message_cost
@@ -104,12 +109,15 @@ class Orchestrator:
         agent: str | None = None,
         model: str | None = None,
         client_key: str | None = None,
+        resend: bool = False,
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
-        `client_key` (Idempotency-Key) replays the original turn instead of running it twice;
-        `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps itself).
-        Refusals raise before the first event and store nothing."""
+        `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
+        duplicate that arrived while it ran shares its outcome; `resend` (a door that resends the
+        whole conversation) treats `message` equal to the latest, unanswered user message the same
+        way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
+        itself). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         async with self.db.sessions() as s:
@@ -117,8 +125,9 @@ class Orchestrator:
         conversation_id.set(str(record.id))  # traces name the session: `gen_ai.conversation.id`
         await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
         fingerprint = request_fingerprint(message, agent) if client_key else None
+        arrival = await arrival_of(self.db, record.id, client_key, message if resend else None)
         source = self._serialised(
-            user_id, record.id, message, agent, model, client_key, fingerprint, on_model_event
+            user_id, record.id, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
         async for event in run_detached(source, self.background, lambda exc: _failed(exc, record.id)):
             yield event
@@ -132,13 +141,17 @@ class Orchestrator:
         model: str | None,
         client_key: str | None,
         fingerprint: str | None,
+        arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
         async with self.locks.hold(sid):
             pending = await store_user_message(
-                self.db, user_id, sid, message, client_key, fingerprint, self.embedding
+                self.db, user_id, sid, message, client_key, fingerprint, self.embedding, arrival
             )
             self._embeddings_queued()
+            if pending.shared_failure:  # the same request ran while this one waited, and failed
+                yield TurnEvent("error", shared_failure_data())
+                return
             if pending.replay is not None:
                 observe.turn_replayed(pending.replay.agent_id)
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
@@ -193,9 +206,8 @@ class Orchestrator:
             retries=2,
             name=chosen.id,
         )
-        history = history_of(
-            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages,
-            failed,
+        history = history_of(  # the notes after failed turns are in `wc.messages` already
+            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
         )
         calls: dict[str, dict[str, Any]] = {}
         result = None
@@ -289,15 +301,7 @@ class Orchestrator:
     ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, frozenset[str]]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
-            failed = frozenset(
-                (
-                    await s.execute(
-                        select(Message.content).where(
-                            Message.session_id == sid, Message.role == "user", Message.status == "failed"
-                        )
-                    )
-                ).scalars()
-            )
+            failed = await unanswered_texts(s, sid, live=True)  # we hold the lock: leftovers are marked
             if agent is not None:
                 chosen, reason = get_agent(agent), "chosen explicitly"
             elif record.active_agent:
@@ -326,6 +330,7 @@ class Orchestrator:
                 focus_kind=record.focus_kind,
                 focus_id=record.focus_id,
             )
+        wc = replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
         return chosen, wc, deps, failed
 
     async def _persist_reply(

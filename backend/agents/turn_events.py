@@ -25,11 +25,11 @@ from pydantic_ai.messages import (
 
 from backend.db.models import Message
 from backend.memory.scoping import ScopedMessage
+from backend.memory.turn_view import UNANSWERED as UNANSWERED
 
 EventType = Literal["agent", "context", "text", "tool_call", "tool_result", "done", "error"]
 ModelEvent = AgentStreamEvent | AgentRunResultEvent[Any]
 TOOL_RESULT_CHARS = 4_000
-UNANSWERED = "(no reply was given to this message: its turn failed)"
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ one session from several workers (or replicas) never interleave. All of a proces
 live on one dedicated connection (its own one-connection engine, outside the request pool, checked out
 only while the process holds a lock), so a turn holds no request connection while it waits or while
 the model runs; if that connection drops, PostgreSQL releases its locks and the next turn reconnects.
-SQLite serves one process (`orrery serve --workers` needs PostgreSQL): the asyncio lock suffices, and
-other processes' writes (the CLI) are serialised by `BEGIN IMMEDIATE`.
+SQLite serves one server process (`orrery serve` holds a file lock, `backend.ops.server_lock`;
+`--workers` needs PostgreSQL): the asyncio lock suffices, and other processes' writes (the CLI) are
+serialised by `BEGIN IMMEDIATE`. Every lock dies with its process, so a free lock means no live
+process runs a turn on the session (`live`): how crash leftovers are recognised.
 """
 
 from __future__ import annotations
@@ -75,6 +77,19 @@ class TurnLocks:
                     await self._advisory_release(advisory_key(session_id))
         finally:
             lock.release()
+
+    async def live(self, session_id: uuid.UUID) -> bool:
+        """Whether a live process runs a turn on the session now (its lock is held: here, or on
+        PostgreSQL by any process). A lock dies with its process, so a turn whose lock is free has no
+        live owner: its unanswered user message is a crash leftover (`turn_store`)."""
+        if self._lock(session_id).locked():
+            return True
+        if self._engine is not None:
+            key = advisory_key(session_id)
+            if not await self._run("SELECT pg_try_advisory_lock(:k)", key, self._held + 1):
+                return True  # another process holds it
+            await self._advisory_release(key)
+        return self._lock(session_id).locked()  # a turn of this process may have started meanwhile
 
     async def _run(self, sql: str, key: int, held_after: int) -> bool:
         """Run a lock statement on the lock connection; `held_after` says how many locks this process

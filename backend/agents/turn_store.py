@@ -4,11 +4,14 @@ Rules (README "Turn rules"): a refused turn stores nothing (unknown agent, delet
 checked before the insert); an Idempotency-Key is bound to a fingerprint of its request, so a reused key
 with another body is a 409, and a repeat of an answered request replays the stored reply; a failed turn
 marks its user message `failed`, and it can be retried (same key, or `message=None`) while it is the
-latest message; once the conversation moved on it is shown to the model as unanswered instead.
+latest message; once the conversation moved on it is shown to the model as unanswered instead. A turn
+whose process died (`kill -9`) left its message `complete` and unanswered: the next turn, holding the
+session's turn lock (so no live process owns that message), marks it `failed` first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -26,6 +29,8 @@ from backend.repo import chat
 
 log = logging.getLogger("orrery.turns")
 MAX_MESSAGE_CHARS = 20_000
+MARK_FAILED_RETRIES = (0.2, 1.0)
+"""Pauses between the attempts to mark a failed turn's message (an outage may be brief)."""
 
 
 def request_fingerprint(message: str | None, agent: str | None) -> str:
@@ -36,11 +41,41 @@ def request_fingerprint(message: str | None, agent: str | None) -> str:
 
 @dataclass(frozen=True)
 class PendingTurn:
-    """The user message a turn answers, or the stored reply when the request is a replay."""
+    """The user message a turn answers, or the stored reply when the request is a replay, or
+    `shared_failure`: the same request ran while this one waited, and its turn failed."""
 
     text: str
     message_id: uuid.UUID | None
     replay: Message | None = None
+    shared_failure: bool = False
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What a request repeating a stored turn found before it waited for the session's turn lock:
+    that user message (if stored yet), and whether it had already failed then (a retry) or not (a
+    duplicate of a turn in flight, which shares that turn's outcome instead of running the model)."""
+
+    message_id: uuid.UUID | None = None
+    failed: bool = False
+
+
+async def arrival_of(db: Database, sid: uuid.UUID, client_key: str | None, resend: str | None) -> Arrival:
+    """Before the lock: the message of `client_key`, or (`resend`, a door that resends the whole
+    conversation) the session's latest message when it is that same text, still unanswered."""
+    if client_key is None and resend is None:
+        return Arrival()
+    async with db.sessions() as s:
+        if client_key is not None:
+            query = select(Message).where(Message.session_id == sid, Message.client_key == client_key)
+        else:
+            query = select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
+        found = (await s.execute(query)).scalar_one_or_none()
+    if found is None or (
+        client_key is None and (found.role != "user" or found.content != (resend or "").strip())
+    ):
+        return Arrival()
+    return Arrival(found.id, found.status == "failed")
 
 
 async def store_user_message(
@@ -51,9 +86,10 @@ async def store_user_message(
     client_key: str | None,
     fingerprint: str | None,
     embedding: EmbeddingModel = LOCAL,
+    arrival: Arrival = Arrival(),  # noqa: B008 - frozen
 ) -> PendingTurn:
     """Store the user message (or find the one to retry, or the reply to replay); a remote
-    `embedding` model gets a job queued with it, never a call here."""
+    `embedding` model gets a job queued with it, never a call here. Runs under the turn lock."""
     async with db.transaction() as s:
         record = await chat.get_session(s, user_id, sid)
         if record.focus_kind and record.project_id and record.focus_id:
@@ -63,14 +99,24 @@ async def store_user_message(
                 select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
             )
         ).scalar_one_or_none()
+        leftover = None
+        if latest is not None and latest.role == "user" and latest.status == "complete":
+            latest.status = "failed"  # a crash leftover: we hold the lock, so its turn has no live owner
+            leftover = latest.id
+        earlier = None
         if client_key is not None:
             earlier = (
                 await s.execute(
                     select(Message).where(Message.session_id == sid, Message.client_key == client_key)
                 )
             ).scalar_one_or_none()
-            if earlier is not None:
-                return await _replay_or_retry(s, earlier, latest, fingerprint)
+        elif arrival.message_id is not None:
+            earlier = await s.get(Message, arrival.message_id)
+        if earlier is not None and earlier.session_id == sid:
+            duplicate = earlier.status == "failed" and not arrival.failed and earlier.id != leftover
+            found = await _replay_or_retry(s, earlier, latest, fingerprint, duplicate, client_key is not None)
+            if found is not None:
+                return found
         if message is None:
             if latest is None or latest.role != "user":
                 raise ValidationError("nothing to retry: the last message is not an unanswered user message")
@@ -91,8 +137,15 @@ async def store_user_message(
 
 
 async def _replay_or_retry(
-    s: AsyncSession, earlier: Message, latest: Message | None, fingerprint: str | None
-) -> PendingTurn:
+    s: AsyncSession,
+    earlier: Message,
+    latest: Message | None,
+    fingerprint: str | None,
+    duplicate: bool,
+    keyed: bool,
+) -> PendingTurn | None:
+    """The stored reply to replay, the failure to share (`duplicate`: it failed while this request
+    waited), or the message to retry; None when an unkeyed resend's turn was overtaken (store anew)."""
     if fingerprint and earlier.request_fingerprint and earlier.request_fingerprint != fingerprint:
         raise ConflictError("this Idempotency-Key was already used for a different request")
     reply = (
@@ -107,22 +160,36 @@ async def _replay_or_retry(
     if reply is not None:
         return PendingTurn(earlier.content, earlier.id, reply)
     if latest is None or latest.id != earlier.id:
+        if not keyed:
+            return None
         raise ConflictError(
             "the turn of this Idempotency-Key failed and the conversation has moved on; "
             "send the message again with a new key"
         )
-    return PendingTurn(earlier.content, earlier.id)
+    return PendingTurn(earlier.content, earlier.id, shared_failure=duplicate)
 
 
 async def mark_failed(db: Database, message_id: uuid.UUID | None) -> None:
-    """Mark a user message whose turn failed (best effort: the database may be what failed)."""
+    """Mark a user message whose turn failed, retrying briefly (the database may be what failed).
+    If it still cannot, the message stays an unanswered `complete` one: the session's next turn (or
+    read of its context) finds it with a free turn lock and treats it as failed all the same."""
     if message_id is None:
         return
-    try:
-        async with db.transaction() as s:
-            await s.execute(update(Message).where(Message.id == message_id).values(status="failed"))
-    except Exception:
-        log.warning("could not mark message %s as failed", message_id, exc_info=True)
+    for attempt, pause in enumerate((*MARK_FAILED_RETRIES, None)):
+        try:
+            async with db.transaction() as s:
+                await s.execute(update(Message).where(Message.id == message_id).values(status="failed"))
+            return
+        except Exception:
+            if pause is None:
+                log.warning(
+                    "could not mark message %s as failed after %d attempts; the session's next turn marks it",
+                    message_id,
+                    attempt + 1,
+                    exc_info=True,
+                )
+                return
+            await asyncio.sleep(pause)
 
 
 async def mark_answered(s: AsyncSession, message_id: uuid.UUID | None) -> None:

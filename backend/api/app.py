@@ -15,7 +15,7 @@ from backend import __version__
 from backend.agents.orchestrator import Orchestrator
 from backend.agents.preload import preload_provider
 from backend.api import errors, front_door
-from backend.api.deps import CurrentUser, SessionDep
+from backend.api.deps import CurrentUser, ReadSessionDep
 from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
 from backend.api.routes import extensions, openai_compat, resources, sessions, vercel
@@ -91,12 +91,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return UserOut.model_validate(user)
 
     @app.get("/v1/projects", response_model=list[ProjectOut])
-    async def projects(user: CurrentUser, session: SessionDep) -> list[ProjectOut]:
+    async def projects(user: CurrentUser, session: ReadSessionDep) -> list[ProjectOut]:
         """The caller's projects, newest first."""
         return [ProjectOut.model_validate(p) for p in await identity.list_projects(session, user.id)]
 
     @app.get("/v1/projects/{project_id}", response_model=ProjectSummaryOut)
-    async def project(project_id: str, user: CurrentUser, session: SessionDep) -> ProjectSummaryOut:
+    async def project(project_id: str, user: CurrentUser, session: ReadSessionDep) -> ProjectSummaryOut:
         """A project's summary: counts by kind and state, edges, knowledge base, activity."""
         return ProjectSummaryOut(**asdict(await project_summary(session, user.id, project_id)))
 
@@ -104,7 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def entities(
         project_id: str,
         user: CurrentUser,
-        session: SessionDep,
+        session: ReadSessionDep,
         kind: str | None = None,
         state: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -117,7 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return [EntityOut.model_validate(e) for e in rows]
 
     @app.get("/v1/entities/{entity_id}", response_model=EntityWithEdges)
-    async def entity(entity_id: str, user: CurrentUser, session: SessionDep) -> EntityWithEdges:
+    async def entity(entity_id: str, user: CurrentUser, session: ReadSessionDep) -> EntityWithEdges:
         """One entity and every edge touching it, in both directions."""
         found = await graph.get_entity(session, user.id, entity_id)
         edges = await graph.edges_of(session, user.id, found.id)

@@ -1,4 +1,8 @@
-"""Typed dependencies shared by every route: settings, a DB session, the authenticated user.
+"""Typed dependencies shared by every route: settings, read and write DB sessions, the authenticated user.
+
+Both session dependencies are function-scoped: they close (a write commits) when the route function
+returns, BEFORE the status line is sent, so a 2xx means the write is committed and a failed commit
+answers 503 + `Retry-After` instead. Reads (`ReadSessionDep`) never take SQLite's write lock.
 
 Authentication reads the key in its own short session and releases it before the route runs, so a
 chat turn never holds a connection for its API key; `last_used_at` is stamped (at most once a minute)
@@ -18,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import User
-from backend.errors import AuthenticationError
+from backend.errors import AuthenticationError, ServiceUnavailableError
 from backend.repo.identity import key_owner, key_use_is_stale, record_key_use
 
 log = logging.getLogger("orrery.api")
@@ -36,14 +40,39 @@ def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-async def get_session(database: Annotated[Database, Depends(get_database)]) -> AsyncIterator[AsyncSession]:
-    """A session for one request, committed when the route returns without error."""
-    async with database.transaction() as session:
+async def get_session(
+    database: Annotated[Database, Depends(get_database)],
+    settings: Annotated[Settings, Depends(get_settings_dep)],
+) -> AsyncIterator[AsyncSession]:
+    """A write transaction for one route, committed when it returns without error; a failed commit
+    is a 503 + `Retry-After` (the route's own errors pass through unchanged)."""
+    committing = False
+    try:
+        async with database.transaction() as session:
+            yield session
+            committing = True
+    except Exception as exc:
+        if not committing:
+            raise
+        log.warning("commit failed; answering 503", exc_info=exc)
+        raise ServiceUnavailableError(COMMIT_FAILED, settings.retry_after_seconds) from exc
+
+
+async def get_read_session(
+    database: Annotated[Database, Depends(get_database)],
+) -> AsyncIterator[AsyncSession]:
+    """A session that never writes (deferred `BEGIN` on SQLite, no write lock; changes are discarded)."""
+    async with database.readers() as session:
         yield session
 
 
+COMMIT_FAILED = "the change could not be saved; nothing was stored, retry shortly"
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
+WriteSessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+"""For routes that write: committed before the response is sent."""
+ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session, scope="function")]
+"""For routes that only read: never takes the write lock, released before the response is sent."""
+SessionDep = WriteSessionDep
 
 
 _BEARER = HTTPBearer(auto_error=False, description="An Orrery API key: `Authorization: Bearer orr_...`")

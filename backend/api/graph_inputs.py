@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StrictBool, model_validator
 
 from backend.api.limits import BoundedDatetime, JsonObject, Text
 
@@ -20,7 +20,7 @@ class EntityIn(BaseModel):
     props: JsonObject = Field(default_factory=dict)
     due_at: BoundedDatetime | None = None
     goal_type: Text | None = Field(default=None, max_length=16)
-    is_scratch: bool = False
+    is_scratch: StrictBool = False
 
 
 class EntityPatch(BaseModel):

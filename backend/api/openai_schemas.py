@@ -10,7 +10,7 @@ import json
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from backend.api.limits import Text
 
@@ -38,7 +38,7 @@ class ChatMessage(BaseModel):
 class StreamOptions(BaseModel):
     """`include_usage: true` adds a final chunk with the turn's token usage."""
 
-    include_usage: bool = False
+    include_usage: StrictBool = False
 
 
 class CompletionRequest(BaseModel):
@@ -46,7 +46,7 @@ class CompletionRequest(BaseModel):
 
     model: str = Field(default="orrery", max_length=200)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: StreamOptions | None = None
     user: Text | None = Field(default=None, max_length=200)
 

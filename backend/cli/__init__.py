@@ -24,6 +24,7 @@ from backend.cli import (
     plugins,
     server,
     sessions,
+    tools,
     usage,
     users,
     web,
@@ -42,7 +43,7 @@ app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")
-for module in (server, linked, chat, usage, plugins):
+for module in (server, linked, chat, usage, plugins, tools):
     app.registered_commands.extend(module.app.registered_commands)
 
 

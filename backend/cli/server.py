@@ -25,7 +25,9 @@ def serve(
     workers: Annotated[
         int,
         typer.Option(
-            min=1, max=64, help="Worker processes (PostgreSQL only; turns stay serialized per session)."
+            min=1,
+            max=64,
+            help="Worker processes (PostgreSQL only: SQLite serves one server process per file).",
         ),
     ] = 1,
 ) -> None:
@@ -39,10 +41,17 @@ def serve(
     settings = get_settings()
     if workers > 1 and settings.dialect != "postgresql":
         err.print(
-            "[bold red]error:[/] --workers needs PostgreSQL: SQLite is embedded in one process "
+            "[bold red]error:[/] --workers needs PostgreSQL: SQLite serves one server process "
             "(set DATABASE_URL=postgresql+asyncpg://...)"
         )
         raise typer.Exit(2)
+    from backend.ops.server_lock import ServerLockError, hold_server_lock
+
+    try:
+        hold_server_lock(settings)  # SQLite: one server per file, until this process ends
+    except ServerLockError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
     from backend.ops.metrics_dir import prepare_metrics_dir
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)

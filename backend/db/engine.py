@@ -7,6 +7,7 @@ fails half-way with "database is locked" (a deferred reader upgrading to a write
 process, writers also queue on an asyncio lock before they take a pooled connection, and a busy
 `BEGIN IMMEDIATE` (another process writing) is retried. Both dialects use a bounded pool wait
 (`db_pool_timeout_seconds`); the API answers a pool or database outage with 503 + `Retry-After`.
+`readers` sessions never write at all (see `ReadOnlySession`), so a read never waits for a writer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
 
 from backend.config import Settings
 
@@ -70,6 +72,20 @@ def make_engine(settings: Settings) -> AsyncEngine:
     return create_async_engine(url, echo=settings.db_echo, pool_pre_ping=True, **pool)
 
 
+class ReadOnlySession(Session):
+    """A session that never writes: flushes are skipped, so what a read path changes on its objects
+    (a memo such as the knowledge decision or a running summary) stays in memory and is discarded at
+    close. On SQLite it therefore never asks for the write lock (a deferred reader upgrading to a
+    writer would wait for, or fail against, every other writer)."""
+
+    def flush(self, objects: Any = None) -> None:
+        return None
+
+    def commit(self) -> None:
+        """Nothing to commit: ends the (read) transaction, discarding in-memory changes."""
+        self.rollback()
+
+
 def _is_busy(exc: OperationalError) -> bool:
     text = str(exc.orig).lower()
     return "database is locked" in text or "database is busy" in text
@@ -83,17 +99,20 @@ class Database:
     sessions: async_sessionmaker[AsyncSession]
     """Read sessions (deferred `BEGIN` on SQLite); use `transaction()` to write."""
     writers: async_sessionmaker[AsyncSession]
+    readers: async_sessionmaker[AsyncSession]
+    """Sessions that never write (`ReadOnlySession`): what the API's GET routes use."""
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
-        """Build the engine and `expire_on_commit=False` session factories for reads and writes."""
+        """Build the engine and `expire_on_commit=False` session factories: reads, writes, read-only."""
         engine = make_engine(settings)
         writer = engine.execution_options(**{WRITE_OPTION: True})
         return cls(
             engine,
             async_sessionmaker(engine, expire_on_commit=False),
             async_sessionmaker(writer, expire_on_commit=False),
+            async_sessionmaker(engine, expire_on_commit=False, sync_session_class=ReadOnlySession),
         )
 
     @property

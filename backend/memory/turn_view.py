@@ -21,8 +21,12 @@ from backend.errors import ValidationError
 from backend.memory.embedding_models import embedding_model
 from backend.memory.history import DbHistory
 from backend.memory.scoping import ScopingContext
+from backend.memory.scoping.base import ScopedMessage
 from backend.memory.summaries import StoredSummary, Summarizer, SummaryStore, default_summarizer
 from backend.tokens import Budgets, TokenCounter, counter_for
+
+UNANSWERED = "(no reply was given to this message: its turn failed)"
+"""The note the model reads after a user message whose turn failed (crashed, timed out, errored)."""
 
 
 class PastSummaries(SummaryStore):
@@ -122,3 +126,48 @@ async def user_turn(session: AsyncSession, chat_id: uuid.UUID, seq: int) -> int:
             "`at` must be the seq of a user message (see the session's messages)"
         )
     return seq
+
+
+async def unanswered_texts(session: AsyncSession, session_id: uuid.UUID, *, live: bool) -> frozenset[str]:
+    """The texts of the session's user messages whose turn failed: marked `failed`, or the latest
+    message left unanswered by a turn that no live process owns (`live`: its turn lock is held).
+    A crash leaves such a message `complete`; the next turn marks it (`turn_store`), a read only
+    shows it as what it is."""
+    failed = set(
+        (
+            await session.execute(
+                select(Message.content).where(
+                    Message.session_id == session_id, Message.role == "user", Message.status == "failed"
+                )
+            )
+        ).scalars()
+    )
+    if not live:
+        latest = (
+            await session.execute(
+                select(Message.role, Message.content, Message.status)
+                .where(Message.session_id == session_id)
+                .order_by(Message.seq.desc())
+                .limit(1)
+            )
+        ).first()
+        if latest is not None and latest.role == "user" and latest.status == "complete":
+            failed.add(latest.content)
+    return frozenset(failed)
+
+
+def with_unanswered_notes(
+    messages: list[ScopedMessage], unanswered: frozenset[str], *, ends_with_query: bool
+) -> list[ScopedMessage]:
+    """`messages` with the `UNANSWERED` note (as the assistant's turn) after each user message in
+    `unanswered` that has no reply after it, never two bare user messages in a row: exactly what the
+    model is given. The query a turn answers (`ends_with_query`: the last message) gets none."""
+    noted: list[ScopedMessage] = []
+    for i, m in enumerate(messages):
+        noted.append(m)
+        if m["role"] != "user" or (ends_with_query and i == len(messages) - 1):
+            continue
+        answered = i + 1 < len(messages) and messages[i + 1]["role"] == "assistant"
+        if not answered and any(m["content"].endswith(t) for t in unanswered):  # dates prefix the text
+            noted.append({"role": "assistant", "content": UNANSWERED})
+    return noted

@@ -172,7 +172,7 @@ async def inspector(
     """The next turn's context (assembled exactly as the API does), the last turn's receipt, the
     focus's linked entities and the knowledge packet with the capture form."""
     record = await chat.get_session(session, web.user.id, session_id)
-    next_turn = await chat_routes.next_context(session_id, web.user, session, settings)
+    next_turn = await chat_routes.next_context(session_id, request, web.user, session, settings)
     last = await repo.last_turn_receipt(session, web.user.id, record.id)
     linked = None
     if record.focus_kind not in (None, "project") and record.focus_id is not None:

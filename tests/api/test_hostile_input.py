@@ -53,6 +53,9 @@ async def test_huge_offsets_and_sequence_numbers(ctx: dict[str, Any]) -> None:
     sid = (await api.post("/v1/sessions", json={})).json()["id"]
     _refused(await api.get(f"/v1/sessions/{sid}", params={"after_seq": HUGE}))
     assert (await api.get(f"/v1/sessions/{sid}", params={"after_seq": 2**31 - 1})).status_code == 200
+    page = await api.get("/v1/sessions", params={"limit": 200})  # the documented maximum
+    assert page.status_code == 200 and page.json()["limit"] == 200
+    _refused(await api.get("/v1/sessions", params={"limit": 201}))
 
 
 async def test_patch_refuses_null_for_required_fields(ctx: dict[str, Any]) -> None:
@@ -160,6 +163,8 @@ async def test_docs_offline_with_authorize_and_405_allow(ctx: dict[str, Any]) ->
     assert schema["paths"]["/v1/projects"]["get"]["security"]
     wrong = await api.delete("/v1/projects")
     assert wrong.status_code == 405 and wrong.headers["allow"] == "GET"
+    several = await api.put("/v1/sessions/any")  # three routes serve this path: all are named
+    assert several.status_code == 405 and several.headers["allow"] == "DELETE, GET, PATCH"
     basic = await api.get("/v1/me", headers={"Authorization": "Basic abc"})
     assert basic.status_code == 401 and "Bearer" in basic.json()["error"]["message"]
     by_header = await api.get("/v1/me", headers={"Authorization": "", "X-API-Key": ctx["demo"].api_key})
@@ -194,3 +199,21 @@ async def test_cors_preflight_only_when_configured(ctx: dict[str, Any], cors_set
         origin = {"Origin": "http://localhost:3000", "Content-Type": "application/json"}
         big = await c.post("/v1/kb/entries", content=b"x" * 2_000_000, headers=origin)
         assert big.status_code == 413 and big.headers["access-control-allow-origin"] == origin["Origin"]
+
+
+async def test_numbers_and_flags_are_strictly_typed(ctx: dict[str, Any]) -> None:
+    """`false` is not a hop count and `0` is not a flag: both are refused, not coerced."""
+    api, demo = ctx["api"], ctx["demo"]
+    load = {"project_id": str(demo.project_id), "task_description": "seat minimum"}
+    _refused(await api.post("/v1/context/load-for-task", json={**load, "max_hops": False}))
+    _refused(await api.post("/v1/context/load-for-task", json={**load, "max_results": "3"}))
+    assert (await api.post("/v1/context/load-for-task", json={**load, "max_hops": 1})).status_code == 200
+    _refused(await api.post(f"/v1/projects/{demo.project_id}/docs/index", json={"force": 0}))
+    sid = (await api.post("/v1/sessions", json={})).json()["id"]
+    _refused(await api.patch(f"/v1/sessions/{sid}", json={"clear_focus": 0}))
+    _refused(
+        await api.post(
+            "/v1/chat/completions",
+            json={"model": "orrery", "messages": [{"role": "user", "content": "hi"}], "stream": 1},
+        )
+    )

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from backend.agents.orchestrator import TurnEvent
 from backend.api.chat_schemas import (
@@ -21,7 +21,7 @@ from backend.api.chat_schemas import (
     TurnOut,
     WorkingContextOut,
 )
-from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.api.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut, error_body
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
@@ -52,7 +52,7 @@ class SessionPatch(BaseModel):
     """Changes to a session; `focus: null` clears it."""
 
     focus: Focus | None = None
-    clear_focus: bool = False
+    clear_focus: StrictBool = False
     agent: str | None = Field(default=None, max_length=64)
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
@@ -78,7 +78,7 @@ def _session_dict(record: Any) -> dict[str, Any]:
 
 
 @router.post("", status_code=201, response_model=SessionOut, summary="Open a chat session")
-async def create_session(body: SessionIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def create_session(body: SessionIn, user: CurrentUser, session: WriteSessionDep) -> dict[str, Any]:
     """Open a session, optionally in a project and focused on the project or one of its entities."""
     from backend.memory.scoping import get_strategy
 
@@ -101,7 +101,7 @@ async def create_session(body: SessionIn, user: CurrentUser, session: SessionDep
 async def get_session(
     session_id: str,
     user: CurrentUser,
-    session: SessionDep,
+    session: ReadSessionDep,
     after_seq: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
@@ -129,7 +129,7 @@ async def get_session(
     "/{session_id}", response_model=SessionOut, summary="Rename, or change focus, agent or scoping strategy"
 )
 async def patch_session(
-    session_id: str, body: SessionPatch, user: CurrentUser, session: SessionDep
+    session_id: str, body: SessionPatch, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
     """Switch what the chat is about, who answers next, or how history is scoped."""
     from backend.agents.definitions import get_agent
@@ -239,8 +239,9 @@ def _is_uuid(value: str) -> bool:
 )
 async def next_context(
     session_id: str,
+    request: Request,
     user: CurrentUser,
-    session: SessionDep,
+    session: ReadSessionDep,
     settings: SettingsDep,
     scoping: Annotated[
         str | None, Query(max_length=64, description="Preview with this scoping strategy.")
@@ -259,6 +260,7 @@ async def next_context(
     strategies side by side instead. Previews and comparisons store nothing."""
     from backend.agents.definitions import get_agent
     from backend.memory.compare import compare_strategies, preview_context
+    from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
     from backend.memory.working_context import assemble_working_context
 
     if compare is not None:
@@ -281,4 +283,12 @@ async def next_context(
             user_id=user.id,
             settings=settings,
         )
+        # the notes the model reads after failed turns (a crashed one: its lock is free)
+        live = await request.app.state.orchestrator.locks.live(record.id)
+        failed = await unanswered_texts(session, record.id, live=live)
+        return {
+            "system_prompt": wc.system_prompt,
+            "messages": with_unanswered_notes(wc.messages, failed, ends_with_query=False),
+            "receipt": wc.receipt.as_dict(),
+        }
     return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}

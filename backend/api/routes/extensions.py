@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from backend.api.deps import CurrentUser, SessionDep
+from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES
 from backend.deps import TurnDeps
 from backend.errors import NotFoundError, ValidationError
@@ -135,10 +135,11 @@ async def tools(request: Request, user: CurrentUser) -> list[ToolOut]:
 
 
 @router.post("/tools/{name}", response_model=ToolResult, summary="Run one tool as the caller")
-async def call_tool(
-    name: str, body: ToolCall, request: Request, user: CurrentUser, session: SessionDep
-) -> ToolResult:
-    """Run a registry tool for the caller (404 unknown tool; 422 bad arguments or a tool error)."""
+async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUser) -> ToolResult:
+    """Run a registry tool for the caller (404 unknown tool; 422 bad arguments or a tool error).
+
+    The route holds no transaction while the tool runs: each tool opens its own (as through MCP, the
+    CLI or an agent), so a writing tool never waits for a write lock its own request holds."""
     await asyncio.to_thread(importlib.import_module, "backend.mcp_server")  # its first import is heavy
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
@@ -150,11 +151,12 @@ async def call_tool(
     _plugins(request)
     if name not in REGISTRY:
         raise NotFoundError("tool", name)
-    if body.project_id is not None:
-        project_id: uuid.UUID | None = (await require_project(session, user.id, body.project_id)).id
-    else:
-        projects = await identity.list_projects(session, user.id)
-        project_id = projects[-1].id if projects else None
+    async with request.app.state.db.readers() as session:  # closed before the tool runs
+        if body.project_id is not None:
+            project_id: uuid.UUID | None = (await require_project(session, user.id, body.project_id)).id
+        else:
+            projects = await identity.list_projects(session, user.id)
+            project_id = projects[-1].id if projects else None
     deps = TurnDeps(
         db=request.app.state.db, user_id=user.id, settings=request.app.state.settings, project_id=project_id
     )

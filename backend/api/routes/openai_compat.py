@@ -11,7 +11,10 @@ choose); any other model answers 404 `model_not_found`. The conversation lives o
   deterministic (UUIDv5), so concurrent first requests (any process) converge on one session.
 
 From the client only the **last user message** is taken; earlier messages, system prompts and
-sampling settings are ignored because Orrery assembles the context itself. Every response carries
+sampling settings are ignored because Orrery assembles the context itself. When that message is the
+session's latest, still unanswered, the request is a resend (a client's retry): it retries that turn,
+or waits for it and shares its outcome, never storing a copy; `Idempotency-Key` works as on
+`POST /v1/sessions/{id}/messages`. Every response carries
 the session id in `X-Orrery-Session`. Streams are `chat.completion.chunk` events ending in
 `data: [DONE]`; `stream_options.include_usage` adds a final usage chunk; a model failure is a
 `data: {"error": ...}` event (non-streamed: HTTP 502 with OpenAI's error shape).
@@ -112,8 +115,12 @@ async def completions(
     request: Request,
     user: CurrentUser,
     x_orrery_session: Annotated[str | None, Header(max_length=100)] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
-    """Runs one turn on the server-side session and answers in OpenAI's format."""
+    """Runs one turn on the server-side session and answers in OpenAI's format. A repeated
+    `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
+    (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
+    that arrives while the turn runs waits for it and shares its outcome."""
     agent = body.model.removeprefix("orrery").strip("/") or None
     if not body.model.startswith("orrery") or (agent is not None and agent not in AGENTS):
         return openai_error(
@@ -125,7 +132,9 @@ async def completions(
         )
     text = _last_user_text(body)
     sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
-    events = request.app.state.orchestrator.turn(user.id, sid, text, agent=agent)
+    events = request.app.state.orchestrator.turn(
+        user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
+    )
     first = await anext(events)  # validation errors surface as HTTP errors before anything streams
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
     headers = {"X-Orrery-Session": str(sid)}

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from backend.api.deps import CurrentUser, SessionDep
+from backend.api.deps import CurrentUser, ReadSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.ops.metrics import exposition
 from backend.repo.usage import usage_by_day
@@ -62,7 +62,7 @@ async def metrics() -> Response:
     responses=ERROR_RESPONSES,
 )
 async def my_usage(
-    user: CurrentUser, session: SessionDep, days: Annotated[int, Query(ge=1, le=366)] = 30
+    user: CurrentUser, session: ReadSessionDep, days: Annotated[int, Query(ge=1, le=366)] = 30
 ) -> UsageOut:
     """Assistant replies of the last `days` UTC days, summed per day and agent, plus totals; cost is
     null for models without a price (the offline model)."""

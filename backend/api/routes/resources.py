@@ -9,9 +9,9 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
-from backend.api.deps import CurrentUser, SessionDep, SettingsDep
+from backend.api.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.api.graph_inputs import EdgeIn, EntityIn, EntityPatch
 from backend.api.limits import JsonObject, Text
@@ -40,31 +40,31 @@ router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
 @router.post(
     "/projects/{project_id}/entities", status_code=201, response_model=EntityOut, summary="Create an entity"
 )
-async def create_entity(project_id: str, body: EntityIn, user: CurrentUser, session: SessionDep) -> Any:
+async def create_entity(project_id: str, body: EntityIn, user: CurrentUser, session: WriteSessionDep) -> Any:
     """Create a task, plan, goal, milestone, document or output."""
     return await graph.create_entity(session, user.id, project_id, graph.EntitySpec(**body.model_dump()))
 
 
 @router.patch("/entities/{entity_id}", response_model=EntityOut, summary="Change an entity")
-async def patch_entity(entity_id: str, body: EntityPatch, user: CurrentUser, session: SessionDep) -> Any:
+async def patch_entity(entity_id: str, body: EntityPatch, user: CurrentUser, session: WriteSessionDep) -> Any:
     """Change fields; invalid values are refused before anything is written."""
     return await graph.update_entity(session, user.id, entity_id, **body.model_dump(exclude_unset=True))
 
 
 @router.delete("/entities/{entity_id}", status_code=204, summary="Delete an entity and its edges")
-async def delete_entity(entity_id: str, user: CurrentUser, session: SessionDep) -> None:
+async def delete_entity(entity_id: str, user: CurrentUser, session: WriteSessionDep) -> None:
     """Delete an entity; its edges go with it."""
     await graph.delete_entity(session, user.id, entity_id)
 
 
 @router.post("/edges", status_code=201, response_model=EdgeOut, summary="Create an edge")
-async def create_edge(body: EdgeIn, user: CurrentUser, session: SessionDep) -> Any:
+async def create_edge(body: EdgeIn, user: CurrentUser, session: WriteSessionDep) -> Any:
     """Link two entities of one project (invalidates both ends' linked-entity cache)."""
     return await graph.create_edge(session, user.id, body.src_id, body.rel, body.dst_id, body.props)
 
 
 @router.delete("/edges/{edge_id}", status_code=204, summary="Delete an edge")
-async def delete_edge(edge_id: str, user: CurrentUser, session: SessionDep) -> None:
+async def delete_edge(edge_id: str, user: CurrentUser, session: WriteSessionDep) -> None:
     """Remove a link (invalidates both ends' linked-entity cache)."""
     await graph.delete_edge(session, user.id, edge_id)
 
@@ -75,7 +75,7 @@ async def delete_edge(edge_id: str, user: CurrentUser, session: SessionDep) -> N
 async def linked(
     entity_id: str,
     user: CurrentUser,
-    session: SessionDep,
+    session: ReadSessionDep,
     filter_kind: str | None = None,
     max_per_type: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
@@ -99,7 +99,7 @@ class BuildIn(BaseModel):
     """build_context arguments."""
 
     seeds: list[Annotated[Text, Field(max_length=100)]] = Field(min_length=1, max_length=20)
-    budget: int | None = Field(default=None, ge=50, le=32_000)
+    budget: int | None = Field(default=None, ge=1, le=32_000, strict=True)
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
     format: Literal["structured", "narrative", "outline"] | None = None
     template: Text | None = Field(default=None, max_length=100)
@@ -109,14 +109,15 @@ class BuildIn(BaseModel):
     existing_context: dict[str, Any] | None = Field(
         default=None, description="an earlier response of this endpoint, to continue it"
     )
-    additional_budget: int | None = Field(default=None, ge=50, le=32_000)
+    additional_budget: int | None = Field(default=None, ge=1, le=32_000, strict=True)
 
 
 @router.post("/context/build", response_model=BuildOut, summary="Token-budgeted graph context around seeds")
 async def build(
-    body: BuildIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+    body: BuildIn, user: CurrentUser, session: ReadSessionDep, settings: SettingsDep
 ) -> dict[str, Any]:
-    """The build_context response (query, primary, related, metadata, excluded, text)."""
+    """The build_context response (query, context {primary, related, references, timeline},
+    metadata, excluded, and the text, whose footer the budget counts)."""
     from backend.graph.context_builder import build_context, resolve_request
     from backend.tokens import counter_for
 
@@ -134,12 +135,12 @@ class LoadIn(BaseModel):
 
     project_id: uuid.UUID
     task_description: Text = Field(min_length=1, max_length=5_000)
-    max_results: int = Field(default=10, ge=1, le=100)
-    max_hops: int = Field(default=2, ge=0, le=5)
+    max_results: int = Field(default=10, ge=1, le=100, strict=True)
+    max_hops: int = Field(default=2, ge=0, le=5, strict=True)
 
 
 @router.post("/context/load-for-task", response_model=LoadOut, summary="Knowledge-base context for a task")
-async def load_for_task(body: LoadIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def load_for_task(body: LoadIn, user: CurrentUser, session: ReadSessionDep) -> dict[str, Any]:
     """Entries, confidence, search terms, total found, and the Context Packet."""
     from backend.knowledge.load_context import load_context_for_task
     from backend.knowledge.packet import format_context_packet
@@ -162,7 +163,7 @@ async def kb_search(
     project_id: str,
     q: Annotated[str, Query(min_length=1, max_length=500)],
     user: CurrentUser,
-    session: SessionDep,
+    session: ReadSessionDep,
     limit: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> dict[str, Any]:
     """Full-text search (FTS5 / tsvector)."""
@@ -188,7 +189,7 @@ async def kb_search(
     response_model=list[CollectionOut],
     summary="Knowledge-base collections",
 )
-async def kb_collections(project_id: str, user: CurrentUser, session: SessionDep) -> list[dict[str, Any]]:
+async def kb_collections(project_id: str, user: CurrentUser, session: ReadSessionDep) -> list[dict[str, Any]]:
     """Collections by priority."""
     return [
         {"id": str(c.id), "slug": c.slug, "name": c.name, "priority": c.priority}
@@ -201,7 +202,7 @@ class CollectionIn(BaseModel):
 
     slug: Text = Field(min_length=1, max_length=64)
     name: Text = Field(min_length=1, max_length=200)
-    priority: int | None = Field(default=None, ge=0, le=1000)
+    priority: int | None = Field(default=None, ge=0, le=1000, strict=True)
 
 
 @router.post(
@@ -211,7 +212,7 @@ class CollectionIn(BaseModel):
     summary="Create a collection",
 )
 async def create_collection(
-    project_id: str, body: CollectionIn, user: CurrentUser, session: SessionDep
+    project_id: str, body: CollectionIn, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
     """Create a collection (priority defaults to the standard ranking for known slugs)."""
     c = await knowledge.create_collection(
@@ -233,7 +234,7 @@ class EntryIn(BaseModel):
 @router.post(
     "/kb/entries", status_code=201, response_model=EntryCreatedOut, summary="Create a knowledge-base entry"
 )
-async def create_entry(body: EntryIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def create_entry(body: EntryIn, user: CurrentUser, session: WriteSessionDep) -> dict[str, Any]:
     """Create an entry with a unique code such as BR-012."""
     e = await knowledge.create_entry(
         session, user.id, body.collection_id, body.code, body.name, body.description, body.data
@@ -246,7 +247,7 @@ async def create_entry(body: EntryIn, user: CurrentUser, session: SessionDep) ->
     response_model=FullEntry,
     summary="One entry with its relations",
 )
-async def get_entry(project_id: str, code: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def get_entry(project_id: str, code: str, user: CurrentUser, session: ReadSessionDep) -> dict[str, Any]:
     """The entry in full."""
     from backend.knowledge.entries import get_entry as read
 
@@ -266,7 +267,7 @@ class EntryPatch(BaseModel):
     summary="Add code paths or a correction",
 )
 async def patch_entry(
-    project_id: str, code: str, body: EntryPatch, user: CurrentUser, session: SessionDep
+    project_id: str, code: str, body: EntryPatch, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
     """Recorded with provenance."""
     from backend.knowledge.entries import update_entry
@@ -279,7 +280,7 @@ async def patch_entry(
 
 
 @router.delete("/projects/{project_id}/kb/entries/{code}", status_code=204, summary="Delete an entry")
-async def delete_entry(project_id: str, code: str, user: CurrentUser, session: SessionDep) -> None:
+async def delete_entry(project_id: str, code: str, user: CurrentUser, session: WriteSessionDep) -> None:
     """Delete an entry with its relations (the full-text index follows)."""
     await knowledge.delete_entry(session, user.id, project_id, code.strip().upper())
 
@@ -293,7 +294,7 @@ class RelationIn(BaseModel):
 
 
 @router.post("/kb/relations", status_code=201, response_model=RelationOut, summary="Relate two entries")
-async def relate(body: RelationIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def relate(body: RelationIn, user: CurrentUser, session: WriteSessionDep) -> dict[str, Any]:
     """Create `src --rel_type--> dst`."""
     r = await knowledge.relate_entries(session, user.id, body.src_entry_id, body.rel_type, body.dst_entry_id)
     return {"id": str(r.id), "rel_type": r.rel_type}
@@ -302,7 +303,7 @@ async def relate(body: RelationIn, user: CurrentUser, session: SessionDep) -> di
 @router.get(
     "/projects/{project_id}/docs", response_model=DocsSummaryOut, summary="What the document index holds"
 )
-async def docs_summary(project_id: str, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def docs_summary(project_id: str, user: CurrentUser, session: ReadSessionDep) -> dict[str, Any]:
     """The document index summary (404 with instructions when there is none)."""
     from backend.docs.index import get_context_summary
 
@@ -312,7 +313,7 @@ async def docs_summary(project_id: str, user: CurrentUser, session: SessionDep) 
 class ReindexIn(BaseModel):
     """Re-index options."""
 
-    force: bool = False
+    force: StrictBool = False
 
 
 @router.post(
@@ -321,7 +322,7 @@ class ReindexIn(BaseModel):
     summary="Re-index the project's docs folder",
 )
 async def docs_reindex(
-    project_id: str, body: ReindexIn, user: CurrentUser, session: SessionDep, settings: SettingsDep
+    project_id: str, body: ReindexIn, user: CurrentUser, session: WriteSessionDep, settings: SettingsDep
 ) -> dict[str, Any]:
     """Re-chunk the folder indexed before with `orrery docs index PATH`, or index `ORRERY_DOCS_DIR`
     the first time (the server never takes a path from a request); skipped when nothing changed
@@ -337,13 +338,13 @@ class CheckInIn(BaseModel):
     """A check-in."""
 
     note: Text | None = Field(default=None, max_length=5_000)
-    mood: int | None = Field(default=None, ge=1, le=5)
+    mood: int | None = Field(default=None, ge=1, le=5, strict=True)
     project_id: uuid.UUID | None = None
     goal_id: uuid.UUID | None = None
 
 
 @router.post("/check-ins", status_code=201, response_model=CheckInCreatedOut, summary="Record a check-in")
-async def check_in(body: CheckInIn, user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def check_in(body: CheckInIn, user: CurrentUser, session: WriteSessionDep) -> dict[str, Any]:
     """Record that the person showed up."""
     c = await memory.add_check_in(
         session, user.id, note=body.note, mood=body.mood, project_id=body.project_id, goal_id=body.goal_id
@@ -353,7 +354,7 @@ async def check_in(body: CheckInIn, user: CurrentUser, session: SessionDep) -> d
 
 @router.get("/check-ins", response_model=list[CheckInOut], summary="Recent check-ins")
 async def check_ins(
-    user: CurrentUser, session: SessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
+    user: CurrentUser, session: ReadSessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
 ) -> list[dict[str, Any]]:
     """Newest first."""
     return [
@@ -363,7 +364,7 @@ async def check_ins(
 
 
 @router.get("/me/summary", response_model=UserSummaryOut, summary="What has been learned about the caller")
-async def user_summary(user: CurrentUser, session: SessionDep) -> dict[str, Any]:
+async def user_summary(user: CurrentUser, session: ReadSessionDep) -> dict[str, Any]:
     """Patterns, wins and struggles (empty lists before anything is learned)."""
     s = await memory.get_user_summary(session, user.id)
     if s is None:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
-from backend.api.deps import CurrentUser, SessionDep
+from backend.api.deps import CurrentUser, ReadSessionDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.api.limits import MAX_INT
 from backend.repo import sessions as repo
@@ -74,7 +74,7 @@ def list_item_out(item: repo.SessionListItem) -> SessionListItemOut:
 @router.get("", response_model=SessionPage, summary="List your chat sessions")
 async def list_sessions(
     user: CurrentUser,
-    session: SessionDep,
+    session: ReadSessionDep,
     project_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=repo.MAX_PAGE)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
@@ -91,7 +91,7 @@ async def list_sessions(
 
 
 @router.delete("/{session_id}", status_code=204, summary="Delete a chat session")
-async def delete_session(session_id: str, user: CurrentUser, session: SessionDep) -> Response:
+async def delete_session(session_id: str, user: CurrentUser, session: WriteSessionDep) -> Response:
     """Delete the session and its messages; another user's session answers 404."""
     await repo.delete_session(session, user.id, session_id)
     return Response(status_code=204)

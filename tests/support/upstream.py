@@ -1,0 +1,123 @@
+"""A fake OpenAI-compatible model provider on loopback, for server processes started by tests.
+
+`mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
+text>`), `fail` (HTTP 500, after the `gate` opens), or `hang` (waits until the mode changes). Every
+request body is kept in `requests`, so tests count upstream calls and read what the model was given.
+A server process reaches it with `LITELLM_API_BASE` (see `provider_env`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+
+class FakeProvider:
+    """The provider's state: how it answers now, and what it was asked."""
+
+    def __init__(self) -> None:
+        self.mode = "echo"
+        self.gate = threading.Event()
+        self.gate.set()
+        self.requests: list[dict[str, Any]] = []
+        self.app = FastAPI()
+        self.app.post("/v1/chat/completions")(self.complete)
+
+    async def called(self, more_than: int, limit: float = 120) -> None:
+        """Wait (at most `limit` seconds: a bound, not a timing assertion) until the provider has
+        received more than `more_than` requests."""
+        async with asyncio.timeout(limit):
+            while len(self.requests) <= more_than:  # noqa: ASYNC110 - appended by the server's thread
+                await asyncio.sleep(0.05)
+
+    async def complete(self, request: Request) -> Any:
+        body = await request.json()
+        self.requests.append(body)
+        while self.mode == "hang":  # noqa: ASYNC110 - set from the test's thread
+            await asyncio.sleep(0.05)
+        if self.mode == "fail":
+            while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
+                await asyncio.sleep(0.05)
+            return JSONResponse({"error": {"message": "try later", "type": "server_error"}}, status_code=500)
+        text = f"echo: {_text(body['messages'][-1])}"
+        if body.get("stream"):
+            return StreamingResponse(_stream(body["model"], text), media_type="text/event-stream")
+        message = {"role": "assistant", "content": text}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return {"id": "c1", "object": "chat.completion", "created": 1, "model": body["model"]} | {
+            "usage": USAGE,
+            "choices": [choice],
+        }
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content)
+    return str(content)
+
+
+def _stream(model: str, text: str) -> Iterator[str]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        data = {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [choice],
+        }
+        return f"data: {json.dumps(data)}\n\n"
+
+    yield chunk({"role": "assistant", "content": text})
+    yield chunk({}, "stop")
+    final = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": []}
+    yield f"data: {json.dumps(final | {'usage': USAGE})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+@contextmanager
+def fake_provider() -> Iterator[tuple[FakeProvider, str]]:
+    """The provider served on a free loopback port (in a thread); yields it and its `/v1` base URL."""
+    provider = FakeProvider()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(provider.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(600):  # a bound on waiting for the thread to listen
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield provider, f"http://127.0.0.1:{port}/v1"
+    finally:
+        provider.mode = "echo"
+        provider.gate.set()
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def provider_env(base: str) -> dict[str, str]:
+    """A server process's environment for the fake provider (pydantic-ai's OpenAI client through
+    `LITELLM_API_BASE`)."""
+    return {
+        "LITELLM_API_BASE": base,
+        "LITELLM_API_KEY": "sk-test",
+        "ORRERY_MODEL": "openai/fake-model",
+        "ORRERY_MODEL_TIMEOUT_SECONDS": "120",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
