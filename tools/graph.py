@@ -83,16 +83,18 @@ async def build_context(
     Args:
         seeds: Entity UUIDs to start from (ids in brackets in the context), one or more.
         query: What you want to know; items similar to it rank higher.
-        budget: Maximum tokens of context to return (50 to 8000; default 2000, or the template's).
+        budget: Maximum tokens of context to return, footer included (up to 8000; default 2000, or
+            the template's).
         strategy: relevance (default), breadth (wide and shallow), depth (follow dependency
             chains), or semantic (only paths that match the query).
         template: A named context template such as project-context, task-deep-dive or goal-overview.
         format: structured (markdown, default), narrative (prose) or outline (indented bullets).
-        include: What to traverse: depth (0-6), relations, kinds, descriptions, knowledge.
-        exclude: What to leave out: kinds, states, older_than (30d, 6m, 1y).
+        include: What to traverse: depth (0-6), relations, kinds, descriptions, knowledge; or seed
+            003's names: children, references, fields, related {depth, tags}.
+        exclude: What to leave out: kinds, states, older_than (30d, 6m, 1y); or tags, olderThan.
         existing_context: The text of an earlier build_context result; its items are not repeated,
             so you can ask for more around the same seeds.
-        additional_budget: With existing_context, the tokens for the new items only (50 to 8000).
+        additional_budget: With existing_context, the tokens for the new items only (up to 8000).
     """
     from backend.graph.context_builder import build_context as build
     from backend.graph.context_builder import resolve_request
@@ -101,7 +103,7 @@ async def build_context(
     with readable_errors(". Seeds must be entity ids you have seen in this conversation."):
         request = resolve_request(
             seeds,
-            budget=min(max(budget, 50), 8000) if budget else None if template else DEFAULT_TOOL_BUDGET,
+            budget=min(budget, 8000) if budget is not None else None if template else DEFAULT_TOOL_BUDGET,
             strategy=strategy,
             template=template,
             format=format,
@@ -109,16 +111,9 @@ async def build_context(
             include=include,
             exclude=exclude,
             existing_context=seen_in(existing_context) if existing_context else None,
-            additional_budget=min(max(additional_budget, 50), 8000) if additional_budget else None,
+            additional_budget=min(additional_budget, 8000) if additional_budget is not None else None,
             templates_dir=ctx.deps.settings.templates_dir,
         )
         async with ctx.deps.db.sessions() as session:
             result = await build(session, ctx.deps.user_id, request, counter_for(ctx.deps.settings.model))
-    meta = result["metadata"]
-    reasons: dict[str, int] = {}
-    for item in result["excluded"]:
-        reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
-    left_out = ", ".join(f"{n} by {r}" for r, n in sorted(reasons.items())) or "nothing"
-    used = f"{meta['tokens_used']}/{meta['tokens_budget']} tokens"
-    footer = f"\n\n_{meta['items_included']} items, {used}; left out: {left_out}._"
-    return str(result["text"]) + footer
+    return str(result["text"])  # its footer (items, tokens, what was left out) is inside the budget

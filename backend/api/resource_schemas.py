@@ -71,6 +71,9 @@ class BuildOut(BaseModel):
     """A token-budgeted graph context."""
 
     query: BuildQueryOut
+    context: dict[str, Any]
+    """Seed 003's wrapper: primary, related, references (items linked by references /
+    referenced_by) and timeline (the included items' last update and due date, newest first)."""
     primary: list[dict[str, Any]]
     related: list[dict[str, Any]]
     metadata: BuildMetadataOut

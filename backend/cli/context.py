@@ -223,10 +223,10 @@ def context_build(
     if as_json:
         print(json.dumps(result, default=str))
         return
-    out.print(result["text"], markup=False, highlight=False)
+    out.print(result["text"], markup=False, highlight=False, soft_wrap=True)  # footer inside the budget
     meta = result["metadata"]
-    out.print(
-        f"\n[dim]{meta['items_included']} items · {meta['tokens_used']}/{meta['tokens_budget']} tokens · "
+    err.print(  # on stderr: stdout is exactly the budgeted text
+        f"[dim]{meta['items_included']} items · {meta['tokens_used']}/{meta['tokens_budget']} tokens · "
         f"{meta['items_excluded']} excluded · {meta['round_trips']} queries[/]"
     )
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from backend.text import tokenize
 
-SNIPPET_CHARS = 1200
+SNIPPET_CHARS = 8000
+"""A safety cap for pathological sources; real snippets are quoted whole."""
 
 
 @dataclass

@@ -15,10 +15,10 @@ from pathlib import Path
 import yaml
 
 from backend.docs.chunk import SNIPPET_CHARS, Chunk, keywords_of, model_chunk, schema_chunk, split_identifier
-from backend.docs.prd import parse_prd
+from backend.docs.linking import link_chunks
+from backend.docs.prd import FenceParser, parse_prd
 from backend.docs.schemas import parse_sql, parse_zod
 from backend.errors import ValidationError
-from backend.text import stem
 
 __all__ = [
     "Chunk",
@@ -29,6 +29,7 @@ __all__ = [
     "parse_python",
     "parse_sql",
     "parse_zod",
+    "link_chunks",
 ]
 
 MAX_FILE_BYTES = 2_000_000
@@ -37,23 +38,25 @@ _PRISMA_MODEL = re.compile(r"^model\s+(\w+)\s*\{(.*?)^\}", re.M | re.S)
 
 
 def parse_openapi(text: str, source: str) -> list[Chunk]:
-    """Endpoints from an OpenAPI document (YAML or JSON)."""
+    """Endpoints from an OpenAPI document (YAML or JSON); each snippet is the operation's own source
+    text, verbatim (its path line, then the method block as written)."""
     spec = yaml.safe_load(text)
     if not isinstance(spec, dict) or "paths" not in spec:
         return []
+    spans = _operation_spans(text)
     chunks = []
     for path, operations in (spec.get("paths") or {}).items():
         for method, op in (operations or {}).items():
             if method not in HTTP_METHODS or not isinstance(op, dict):
                 continue
             refs = re.findall(r"#/components/schemas/(\w+)", yaml.safe_dump(op))
-            snippet = yaml.safe_dump({path: {method: op}}, sort_keys=False)[:SNIPPET_CHARS]
+            snippet = spans.get((str(path), method)) or yaml.safe_dump({path: {method: op}}, sort_keys=False)
             summary = str(op.get("summary", ""))
             chunk = Chunk(
                 "endpoint",
                 f"{method.upper()} {path}",
                 summary or f"{method.upper()} {path}",
-                snippet,
+                snippet[:SNIPPET_CHARS],
                 source,
                 data={
                     "method": method.upper(),
@@ -72,6 +75,40 @@ def parse_openapi(text: str, source: str) -> list[Chunk]:
             )
             chunks.append(chunk)
     return chunks
+
+
+def _operation_spans(text: str) -> dict[tuple[str, str], str]:
+    """(path, method) -> the source text of that operation, read from the YAML node positions."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return {}
+    paths = _child(root, "paths") if root is not None else None
+    if not isinstance(paths, yaml.MappingNode):
+        return {}
+    out: dict[tuple[str, str], str] = {}
+    for path_key, operations in paths.value:
+        if not isinstance(operations, yaml.MappingNode):
+            continue
+        head = _line_of(text, path_key.start_mark.index)
+        for key, value in operations.value:
+            if key.value in HTTP_METHODS:
+                start = text.rfind("\n", 0, key.start_mark.index) + 1
+                body = text[start : value.end_mark.index].rstrip()
+                out[(str(path_key.value), str(key.value))] = f"{head}\n{body}"
+    return out
+
+
+def _child(node: yaml.Node, name: str) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        return next((v for k, v in node.value if k.value == name), None)
+    return None
+
+
+def _line_of(text: str, index: int) -> str:
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)].rstrip()
 
 
 def parse_prisma(text: str, source: str) -> list[Chunk]:
@@ -128,23 +165,44 @@ def parse_python(text: str, source: str) -> list[Chunk]:
     return out
 
 
+def _openapi_text(text: str, source: str) -> list[Chunk]:
+    return parse_openapi(text, source) if re.search(r'"?openapi"?\s*:', text) else []
+
+
+PARSERS: dict[str, tuple[str, FenceParser]] = {
+    ".yaml": ("yaml", _openapi_text),
+    ".yml": ("yaml", _openapi_text),
+    ".json": ("json", _openapi_text),
+    ".prisma": ("prisma", parse_prisma),
+    ".sql": ("sql", parse_sql),
+    ".py": ("python", parse_python),
+    ".ts": ("typescript", parse_zod),
+    ".js": ("javascript", parse_zod),
+}
+"""File suffix -> (language, parser); a PRD's fenced blocks use the same ones by their info string."""
+FENCES: dict[str, FenceParser] = {
+    **{lang: parser for lang, parser in PARSERS.values()},
+    "yml": _openapi_text,
+    "ts": parse_zod,
+    "js": parse_zod,
+    "py": parse_python,
+    "postgresql": parse_sql,
+}
+
+
 def _parse(path: Path, root: Path) -> list[Chunk]:
     text = path.read_text(encoding="utf-8", errors="replace")
     source = str(path.relative_to(root))
     suffix = path.suffix.lower()
     if suffix == ".md":
-        return parse_prd(text, source)
-    if suffix in (".yaml", ".yml", ".json") and re.search(r'"?openapi"?\s*:', text):
-        return parse_openapi(text, source)
-    if suffix == ".prisma":
-        return parse_prisma(text, source)
-    if suffix == ".sql":
-        return parse_sql(text, source)
-    if suffix == ".py":
-        return parse_python(text, source)
-    if suffix in (".ts", ".js"):
-        return parse_zod(text, source)
-    return []
+        return parse_prd(text, source, FENCES)
+    if suffix not in PARSERS:
+        return []
+    language, parser = PARSERS[suffix]
+    chunks = parser(text, source)
+    for c in chunks:
+        c.data.setdefault("language", language)
+    return chunks
 
 
 def doc_files(root: Path) -> list[Path]:
@@ -167,39 +225,18 @@ def doc_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
+CHUNKER_VERSION = "2"
+"""Part of the content hash: an index chunked by an older chunker is rebuilt on the next index."""
+
+
 def content_hash(files: Iterable[Path]) -> str:
-    """One hash over every file's path and bytes (unchanged docs need no re-index)."""
-    digest = hashlib.sha256()
+    """One hash over the chunker's version and every file's path and bytes (unchanged docs chunked by
+    this chunker need no re-index)."""
+    digest = hashlib.sha256(CHUNKER_VERSION.encode())
     for f in files:
         digest.update(str(f).encode())
         digest.update(f.read_bytes())
     return digest.hexdigest()
-
-
-def _stems(words: Iterable[str]) -> set[str]:
-    return {stem(w) for w in words if len(w) > 2}
-
-
-def link_chunks(chunks: list[Chunk]) -> None:
-    """Link stories to endpoints, models and schemas sharing keywords, and specs back to stories."""
-    stories = [c for c in chunks if c.kind == "story"]
-    specs = [c for c in chunks if c.kind != "story"]
-    schema_keys = {c.key: c for c in specs if c.kind == "schema"}
-    for spec in specs:
-        if spec.kind == "endpoint":  # endpoint -> schemas it references (Foo -> Foo or FooSchema)
-            for ref in spec.data.get("schemas", []):
-                for key in (ref, f"{ref}Schema"):
-                    if key in schema_keys and key not in spec.links:
-                        spec.links.append(key)
-                        schema_keys[key].links.append(spec.key)
-    for story in stories:
-        words = _stems(story.keywords)
-        for spec in specs:
-            overlap = words & _stems(spec.keywords)
-            name_hit = spec.kind == "model" and stem(spec.key.lower()) in words
-            if name_hit or len(overlap) >= 2:
-                story.links.append(spec.key)
-                spec.links.append(story.key)
 
 
 def chunk_folder(root: Path) -> tuple[list[Chunk], str]:

@@ -19,8 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import DocChunk, DocIndex
 from backend.docs.chunker import chunk_folder
+from backend.docs.story import related_keys, spec_dict, story_context, story_dict
 from backend.errors import NotFoundError, ValidationError
-from backend.repo.scope import require_project
+from backend.repo.scope import as_uuid, require_project
 from backend.text import stem, tokenize
 
 INDEX_MISSING = "Document index not found. Run `orrery docs index` (or the index_docs tool) first."
@@ -75,7 +76,7 @@ async def index_docs(
 ) -> IndexResult:
     """Chunk `root` (or the folder indexed last time, or for a first index `default_root` — the
     configured `ORRERY_DOCS_DIR`) into the project's index."""
-    project = await require_project(session, user_id, project_id, write=True)
+    project = await require_project(session, as_uuid(user_id, "user"), project_id, write=True)
     existing = await session.get(DocIndex, project.id)
     if root is None:
         root = existing.root if existing is not None else _configured_folder(default_root, project.id)
@@ -148,36 +149,16 @@ def _result(counts: dict[str, Any], *, skipped: bool) -> IndexResult:
 
 
 async def _index(session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str) -> DocIndex:
-    project = await require_project(session, user_id, project_id)
+    project = await require_project(session, as_uuid(user_id, "user"), project_id)
     index = await session.get(DocIndex, project.id)
     if index is None:
         raise IndexMissingError()
     return index
 
 
-def _chunk_dict(c: DocChunk, *, full: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": c.key, "kind": c.kind, "title": c.title}
-    if c.kind == "story":
-        out |= {"epic": c.epic, "priority": c.data.get("priority")}
-        if full:
-            out |= {
-                "keywords": c.keywords,
-                "content": c.content,
-                "acceptance_criteria": c.data.get("acceptance_criteria", []),
-            }
-    elif c.kind == "endpoint":
-        out |= {
-            "endpoint": c.data.get("path"),
-            "method": c.data.get("method"),
-            "operationId": c.data.get("operation_id"),
-        }
-        if full:
-            out["openapi_snippet"] = c.content
-    else:
-        out |= {"fields": c.data.get("fields", []), "file": c.source_path}
-        if full:
-            out["snippet"] = c.content
-    return out
+def _chunk_dict(c: DocChunk) -> dict[str, Any]:
+    """A story or spec in seed 004's keys (`backend.docs.story`)."""
+    return story_dict(c) if c.kind == "story" else spec_dict(c)
 
 
 async def get_context_for_story(
@@ -188,7 +169,9 @@ async def get_context_for_story(
     *,
     include_related_stories: bool = True,
 ) -> dict[str, Any]:
-    """The story with its linked API specs, DB models and schemas (and related stories): 2 queries."""
+    """Seed 004's story context: the story (content verbatim, inferred agents), its linked API specs,
+    DB models and schemas with their source snippets verbatim, and related stories: a fixed number of
+    queries, whatever the size of the index."""
     index = await _index(session, user_id, project_id)
     key = story_id.strip().upper()
     story = (
@@ -213,9 +196,9 @@ async def get_context_for_story(
         .scalars()
         .all()
     )
-    related: list[dict[str, Any]] = []
+    related: list[DocChunk] = []
     if include_related_stories:
-        shared = {k for c in linked for k in c.links if k != story.key}
+        shared = related_keys(story, linked)
         rows = (
             (
                 await session.execute(
@@ -232,14 +215,9 @@ async def get_context_for_story(
             .scalars()
             .all()
         )
-        related = [_chunk_dict(r, full=False) for r in rows]
-    return {
-        "story": _chunk_dict(story),
-        "api_specs": [_chunk_dict(c) for c in linked if c.kind == "endpoint"],
-        "db_models": [_chunk_dict(c) for c in linked if c.kind == "model"],
-        "schemas": [_chunk_dict(c) for c in linked if c.kind == "schema"],
-        "related_stories": related,
-    }
+        related = list(rows)
+    order = {key: i for i, key in enumerate(story.links)}
+    return story_context(story, sorted(linked, key=lambda c: order.get(c.key, 0)), related)
 
 
 async def get_relevant_specs(
@@ -348,6 +326,7 @@ async def list_stories_by_epic(
                 "title": r.title,
                 "priority": r.data.get("priority"),
                 "acceptance_criteria_count": len(r.data.get("acceptance_criteria", [])),
+                "agents": r.data.get("agents", []),
             }
             for r in rows
         ],

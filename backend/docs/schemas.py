@@ -54,7 +54,29 @@ def parse_sql(text: str, source: str) -> list[Chunk]:
                 best = tables
     finally:
         logger.setLevel(level)
-    return [model_chunk(name, columns, snippet, source) for name, columns, snippet in best]
+    return [
+        model_chunk(name, columns, _statement(text, name) or snippet, source)
+        for name, columns, snippet in best
+    ]
+
+
+def _statement(text: str, table: str) -> str | None:
+    """The `CREATE TABLE` statement for `table` as written in the source (through its `;`), or None."""
+    quoted = r"[`\"\[]?"
+    start = re.compile(
+        rf"create\s+(?:\w+\s+)*?table\s+(?:if\s+not\s+exists\s+)?(?:{quoted}\w+{quoted}\.)?"
+        rf"{quoted}{re.escape(table)}{quoted}\s*\(",
+        re.I,
+    ).search(text)
+    if start is None:
+        return None
+    close = _matching(text, start.end() - 1)
+    if close < 0:
+        return None
+    semicolon = text.find(";", close)
+    newline = text.find("\n", close)
+    end = semicolon + 1 if semicolon >= 0 and (newline < 0 or semicolon < newline) else close + 1
+    return text[start.start() : end]
 
 
 def _matching(text: str, start: int) -> int:

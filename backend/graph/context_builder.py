@@ -6,7 +6,7 @@ depth limit — a constant number of round trips whatever the number of edges.
 
 Each candidate is scored: distance 30% + recency 20% + references 20% + type 15% + content
 similarity to the query 15% (the `semantic` strategy weighs content 50%). Items go in best-first
-until the budget, counted exactly on the rendered text, is reached.
+until the budget, counted exactly on the rendered text (its footer included), is reached.
 
 The project's best-matching knowledge-base entries (full-text search on the query, or on the seed
 names) join as candidates at distance 1, scored on the same scale (`include.knowledge=False` turns
@@ -21,28 +21,27 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
 from backend.db.models import Entity
-from backend.errors import NotFoundError, ValidationError
+from backend.errors import NotFoundError
 from backend.graph import context_render as render
-from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template, parse_age
+from backend.graph.context_request import DEFAULT_BUDGET, BuildRequest, resolve_request
+from backend.graph.context_response import FOOTER_SEP, bundle, excluded_item, footer, worst_footer
+from backend.graph.templates import parse_age
 from backend.graph.traversal import FACTORS, TYPE_WEIGHT, Candidate, score, traverse
 from backend.knowledge.search import search_entries
 from backend.repo.scope import as_uuid, member_project_ids
 from backend.text import analyze
 from backend.tokens import TokenCounter
 
-DEFAULT_BUDGET = 4000
+__all__ = ["DEFAULT_BUDGET", "STRATEGIES", "BuildRequest", "build_context", "resolve_request"]
 KNOWLEDGE_CANDIDATES = 10
 """How many matching knowledge-base entries compete for the budget beside graph items."""
 MIN_RELATED_TOKENS = 24
@@ -72,85 +71,17 @@ STRATEGIES: dict[str, StrategyParams] = {
 }
 
 
-@dataclass(frozen=True)
-class BuildRequest:
-    """Resolved arguments (template defaults applied)."""
-
-    seeds: list[str]
-    budget: int
-    strategy: str
-    include: IncludeSpec
-    exclude: ExcludeSpec
-    format: str
-    template: str | None
-    query: str | None
-    existing_ids: frozenset[str]
-
-
-def resolve_request(
-    seeds: Sequence[str],
-    *,
-    budget: int | None = None,
-    strategy: str | None = None,
-    include: IncludeSpec | dict[str, Any] | None = None,
-    exclude: ExcludeSpec | dict[str, Any] | None = None,
-    format: str | None = None,
-    template: str | None = None,
-    query: str | None = None,
-    existing_context: dict[str, Any] | None = None,
-    additional_budget: int | None = None,
-    templates_dir: Path | None = None,
-) -> BuildRequest:
-    """Merge explicit arguments over a template (shipped or from `templates_dir`) over the defaults,
-    and validate them."""
-    tpl = load_template(template, templates_dir) if template else None
-    strategy = strategy or (tpl.strategy if tpl else None) or "relevance"
-    if strategy not in STRATEGIES:
-        raise ValidationError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    fmt = format or (tpl.format if tpl else None) or "structured"
-    if fmt not in ("structured", "narrative", "outline"):
-        raise ValidationError(f"unknown format {fmt!r}; expected structured, narrative or outline")
-    try:
-        inc = (
-            IncludeSpec.model_validate(include)
-            if isinstance(include, dict)
-            else include or (tpl.include if tpl else IncludeSpec())
-        )
-        exc = (
-            ExcludeSpec.model_validate(exclude)
-            if isinstance(exclude, dict)
-            else exclude or (tpl.exclude if tpl else ExcludeSpec())
-        )
-    except PydanticValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise ValidationError(f"invalid include/exclude: {problems}") from None
-    existing = _existing_ids(existing_context)
-    total = additional_budget if existing_context is not None and additional_budget else None
-    total = total or budget or (tpl.budget if tpl else None) or DEFAULT_BUDGET
-    if total < 50:
-        raise ValidationError("budget must be at least 50 tokens")
-    if not seeds:
-        raise ValidationError("build_context needs at least one seed entity id")
-    return BuildRequest(list(dict.fromkeys(seeds)), total, strategy, inc, exc, fmt, template, query, existing)
-
-
-def _existing_ids(existing: dict[str, Any] | None) -> frozenset[str]:
-    """Ids already sent: the previous response's primary/related nodes and `metadata.seen_ids`."""
-    if not existing:
-        return frozenset()
-    try:
-        ids = {str(p["node"]["id"]) for p in existing.get("primary", [])} | {
-            str(r["node"]["id"]) for r in existing.get("related", [])
-        }
-        return frozenset(ids) | frozenset(str(i) for i in existing.get("metadata", {}).get("seen_ids", []))
-    except (KeyError, TypeError, AttributeError):
-        raise ValidationError(
-            "existing_context must be an earlier build_context response "
-            "(primary/related items with node.id, metadata.seen_ids)"
-        ) from None
-
-
-_SEED_COLUMNS = ("kind", "name", "state", "type_key", "description", "due_at", "goal_type", "project_id")
+_SEED_COLUMNS = (
+    "kind",
+    "name",
+    "state",
+    "type_key",
+    "description",
+    "due_at",
+    "goal_type",
+    "project_id",
+    "updated_at",
+)
 
 
 async def build_context(
@@ -162,6 +93,8 @@ async def build_context(
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """Build the context bundle (see the README for the response shape)."""
+    user_id = as_uuid(user_id, "user")
+    now = now or utcnow()
     params = STRATEGIES[request.strategy]
     depth = request.include.depth if request.include.depth is not None else params.depth
     seed_ids = [as_uuid(s, "entity") for s in request.seeds]
@@ -174,7 +107,15 @@ async def build_context(
     ).all()
     found = {
         str(r.id): render.Node(
-            str(r.id), r.kind, r.name, r.state, r.type_key, r.description, r.due_at, 0.0, r.goal_type
+            str(r.id),
+            r.kind,
+            r.name,
+            r.state,
+            r.type_key,
+            r.description,
+            r.due_at,
+            _age(r.updated_at, now),
+            r.goal_type,
         )
         for r in rows
     }
@@ -192,7 +133,7 @@ async def build_context(
         params.expand_on_match,
         request.include.relations,
         terms,
-        now or utcnow(),
+        now,
     )
     score(list(candidates.values()), params.weights, terms)
     if request.include.knowledge:
@@ -202,7 +143,16 @@ async def build_context(
         )
         candidates.update({c.node.id: c for c in knowledge})
         trips += queries
-    return _select(request, seeds, candidates, depth_cut, counter, trips + 1)
+    return _select(request, seeds, candidates, depth_cut, counter, trips + 1, now)
+
+
+def _age(updated_at: datetime | None, now: datetime) -> float:
+    """Days since a seed was last updated (naive datetimes from SQLite read as UTC)."""
+    if updated_at is None:
+        return 0.0
+    if updated_at.tzinfo is None and now.tzinfo is not None:
+        updated_at = updated_at.replace(tzinfo=now.tzinfo)
+    return max(0.0, (now - updated_at).total_seconds() / 86_400)
 
 
 async def _knowledge_candidates(
@@ -252,80 +202,104 @@ def _select(
     depth_cut: list[str],
     counter: TokenCounter,
     trips: int,
+    now: datetime,
 ) -> dict[str, Any]:
+    """Fill the budget best-first; the footer's worst case is reserved first, so the text with its
+    footer fits (at tiny budgets, where even the footer does not, the text is the cut header alone)."""
     older = request.exclude.older_than
     max_age_days = parse_age(older).total_seconds() / 86_400 if older else None
     fmt, with_desc = request.format, request.include.descriptions
     incremental = bool(request.existing_ids)
     new_seeds = [s for s in seeds if s.id not in request.existing_ids]
     sep = "\n\n" if fmt != "outline" else "\n"
+    fresh = [c for c in candidates.values() if c.node.id not in request.existing_ids]
+    filtered = sum(_filtered(c, request, max_age_days) for c in fresh)
+    worst = worst_footer(len(new_seeds) + len(fresh), len(depth_cut), filtered, request.budget)
+    reserve = counter.count(FOOTER_SEP + worst)
+    room = request.budget - reserve if request.budget - reserve >= MIN_RELATED_TOKENS else request.budget
     blocks, truncated = _seed_blocks(
         render.header(new_seeds or seeds, fmt, incremental),
         [render.primary(s, fmt, counter, with_desc) for s in new_seeds],
         sep,
-        request.budget,
+        room,
         counter,
     )
-    used = counter.count(sep.join(blocks))
+    chosen, excluded = _fill(fresh, request, room, counter.count(sep.join(blocks)), counter, max_age_days)
+    excluded += [{"id": i, "name": None, "reason": "depth", "score": None} for i in depth_cut]
+    text = _finish(blocks, chosen, excluded, seeds, new_seeds, request, counter)
+    meta = {
+        "tokens_used": counter.count(text),
+        "tokens_budget": request.budget,
+        "items_included": len(new_seeds) + len(chosen),
+        "items_excluded": len(excluded),
+        "truncated": truncated or any(e["reason"] == "budget" for e in excluded),
+        "incremental": incremental,
+        "candidates": len(candidates),
+        "round_trips": trips,
+        "encoding": counter.encoding_name,
+    }
+    return bundle(request, seeds, new_seeds, [c for c, _ in chosen], excluded, text, meta, now)
+
+
+def _fill(
+    fresh: list[Candidate],
+    request: BuildRequest,
+    room: int,
+    used: int,
+    counter: TokenCounter,
+    max_age_days: float | None,
+) -> tuple[list[tuple[Candidate, str]], list[dict[str, Any]]]:
+    """Best-first: each item that fits `room` goes in; filtered and unfitting ones are listed."""
+    fmt, with_desc = request.format, request.include.descriptions
+    sep = "\n\n" if fmt != "outline" else "\n"
     excluded: list[dict[str, Any]] = []
     chosen: list[tuple[Candidate, str]] = []
     misses = 0
-    for c in sorted(candidates.values(), key=lambda c: (-c.score, c.distance, c.node.id)):
-        if c.node.id in request.existing_ids:
-            continue
+    for c in sorted(fresh, key=lambda c: (-c.score, c.distance, c.node.id)):
         if _filtered(c, request, max_age_days):
-            excluded.append(_excluded(c, "filter"))
+            excluded.append(excluded_item(c, "filter"))
             continue
-        if request.budget - used < MIN_RELATED_TOKENS or misses >= MAX_CONSECUTIVE_MISSES:
-            excluded.append(_excluded(c, "budget"))  # full: the rest is not even rendered
-            truncated = True
+        if room - used < MIN_RELATED_TOKENS or misses >= MAX_CONSECUTIVE_MISSES:
+            excluded.append(excluded_item(c, "budget"))  # full: the rest is not even rendered
             continue
         block = render.related(
             c.node, c.relation, c.direction, c.via, c.distance, c.score, fmt, counter, with_desc
         )
         cost = counter.count(sep + block)
-        if used + cost > request.budget:
-            excluded.append(_excluded(c, "budget"))
-            truncated = True
+        if used + cost > room:
+            excluded.append(excluded_item(c, "budget"))
             misses += 1
             continue
         chosen.append((c, block))
         used += cost
         misses = 0
-    text = _compose(blocks, chosen, seeds, fmt, sep, counter, with_desc)
-    while chosen and counter.count(text) > request.budget:  # joints can merge tokens: stay exact
+    return chosen, excluded
+
+
+def _finish(
+    blocks: list[str],
+    chosen: list[tuple[Candidate, str]],
+    excluded: list[dict[str, Any]],
+    seeds: list[render.Node],
+    new_seeds: list[render.Node],
+    request: BuildRequest,
+    counter: TokenCounter,
+) -> str:
+    """The text with its footer, exactly within the budget: joints can merge tokens, so it is counted
+    whole, and the last items go (listed as cut for budget) until it fits."""
+    fmt, sep, budget = request.format, "\n\n" if request.format != "outline" else "\n", request.budget
+    while True:
+        body = _compose(blocks, chosen, seeds, fmt, sep, counter, request.include.descriptions)
+        items = len(new_seeds) + len(chosen)
+        text = body
+        for _ in range(3):  # the footer states the total it is part of: settle its digits
+            text = body + FOOTER_SEP + footer(items, counter.count(text), budget, excluded)
+        if counter.count(text) <= budget:
+            return text
+        if not chosen:
+            return counter.truncate(body, budget)  # even the footer does not fit: the cut seeds alone
         c, _ = chosen.pop()
-        excluded.append(_excluded(c, "budget"))
-        text = _compose(blocks, chosen, seeds, fmt, sep, counter, with_desc)
-    if counter.count(text) > request.budget:  # the seeds alone: already cut to fit, stay exact
-        text = counter.truncate(text, request.budget)
-    excluded += [{"id": i, "name": None, "reason": "depth", "score": None} for i in depth_cut]
-    return {
-        "query": {
-            "seeds": request.seeds,
-            "budget": request.budget,
-            "strategy": request.strategy,
-            "format": fmt,
-            "template": request.template,
-            "query": request.query,
-        },
-        "primary": [_primary_dict(s) for s in new_seeds],
-        "related": [_related_dict(c) for c, _ in chosen],
-        "metadata": {
-            "tokens_used": counter.count(text),
-            "tokens_budget": request.budget,
-            "items_included": len(new_seeds) + len(chosen),
-            "items_excluded": len(excluded),
-            "truncated": truncated,
-            "incremental": incremental,
-            "candidates": len(candidates),
-            "round_trips": trips,
-            "encoding": counter.encoding_name,
-            "seen_ids": sorted(request.existing_ids | {s.id for s in seeds} | {c.node.id for c, _ in chosen}),
-        },
-        "excluded": excluded,
-        "text": text,
-    }
+        excluded.append(excluded_item(c, "budget"))
 
 
 def _seed_blocks(
@@ -388,37 +362,3 @@ def _compose(
                 )
             )
     return sep.join(blocks + lines)
-
-
-def _excluded(c: Candidate, reason: str) -> dict[str, Any]:
-    return {"id": c.node.id, "name": c.node.name, "reason": reason, "score": c.score}
-
-
-def _node_dict(n: render.Node) -> dict[str, Any]:
-    return {"id": n.id, "kind": n.kind, "name": n.name, "state": n.state, "type_key": n.type_key}
-
-
-def _primary_dict(n: render.Node) -> dict[str, Any]:
-    fields = {
-        "state": n.state,
-        "type": n.type_key,
-        "goal_type": n.goal_type,
-        "due_at": n.due_at.isoformat() if n.due_at else None,
-    }
-    return {
-        "node": _node_dict(n),
-        "fields": {k: v for k, v in fields.items() if v},
-        "content": n.description or "",
-    }
-
-
-def _related_dict(c: Candidate) -> dict[str, Any]:
-    return {
-        "node": _node_dict(c.node),
-        "relationship": c.relation,
-        "direction": c.direction,
-        "via": c.via.id,
-        "distance": c.distance,
-        "score": c.score,
-        "factors": c.factors,
-    }

@@ -3,6 +3,8 @@
 
 A template may set `description`, `budget`, `strategy`, `include` (`depth`, `relations`, `kinds`,
 `descriptions`), `exclude` (`kinds`, `states`, `older_than` such as `30d`, `6m`, `1y`) and `format`.
+Seed 003's option names are accepted too: `include.children`, `include.references`, `include.fields`,
+`include.related.depth` / `.tags`, `exclude.tags` and `exclude.olderThan`.
 Files are validated when loaded; a bad one is a `ConfigurationError` that names the file and field.
 """
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.errors import ConfigurationError, ValidationError
@@ -47,8 +49,22 @@ def _known(values: list[str] | None, vocabulary: tuple[str, ...], what: str) -> 
     return values
 
 
+CHILD_RELATIONS = ("has_task", "contains")
+REFERENCE_RELATIONS = ("references", "referenced_by")
+
+
+class RelatedSpec(BaseModel):
+    """Seed 003's `include.related`: how deep to follow links, and which kinds (its `tags`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    depth: int | None = Field(default=None, ge=0, le=6)
+    tags: list[str] | None = None
+
+
 class IncludeSpec(BaseModel):
-    """What to traverse and include."""
+    """What to traverse and include. Seed 003's names (`children`, `references`, `fields`,
+    `related: {depth, tags}`) are accepted beside ours and folded into them."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -58,6 +74,31 @@ class IncludeSpec(BaseModel):
     descriptions: bool = True
     knowledge: bool = True
     """Let matching knowledge-base entries compete for the budget."""
+    children: bool | None = None
+    """Seed 003: false leaves out child links (has_task, contains)."""
+    references: bool | None = None
+    """Seed 003: false leaves out reference links (references, referenced_by)."""
+    fields: bool | None = None
+    """Seed 003: an entity's fields (state, type, due date) are always shown; false is refused."""
+    related: RelatedSpec | None = None
+    """Seed 003: `depth` and `tags` (entity kinds) of the related items."""
+
+    @model_validator(mode="after")
+    def _seed_names(self) -> IncludeSpec:
+        if self.fields is False:
+            raise ValueError(
+                "fields (state, type, due date) are always included; fields=false is not supported"
+            )
+        if self.related is not None:
+            self.depth = self.depth if self.depth is not None else self.related.depth
+            self.kinds = self.kinds if self.kinds is not None else self.related.tags
+            _known(self.kinds, ENTITY_KINDS, "kinds (related.tags)")
+        dropped = (CHILD_RELATIONS if self.children is False else ()) + (
+            REFERENCE_RELATIONS if self.references is False else ()
+        )
+        if dropped:
+            self.relations = [r for r in (self.relations or list(RELATIONS)) if r not in dropped]
+        return self
 
     @field_validator("relations")
     @classmethod
@@ -71,13 +112,24 @@ class IncludeSpec(BaseModel):
 
 
 class ExcludeSpec(BaseModel):
-    """What to leave out (reported with reason `filter`)."""
+    """What to leave out (reported with reason `filter`). Seed 003's `tags` (each an entity kind or a
+    state, such as `archived`) and `olderThan` are accepted beside ours."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     kinds: list[str] = Field(default_factory=list)
     states: list[str] = Field(default_factory=list)
-    older_than: str | None = None
+    older_than: str | None = Field(default=None, validation_alias=AliasChoices("older_than", "olderThan"))
+    tags: list[str] = Field(default_factory=list)
+    """Seed 003: kinds or states to leave out."""
+
+    @model_validator(mode="after")
+    def _tags(self) -> ExcludeSpec:
+        for tag in self.tags:
+            target = self.kinds if tag in ENTITY_KINDS else self.states
+            if tag not in target:
+                target.append(tag)
+        return self
 
     @field_validator("kinds")
     @classmethod

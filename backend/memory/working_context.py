@@ -38,6 +38,7 @@ from backend.memory.sections import SECTION_JOINT, ContextSection, frame_tokens,
 from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import turn_view
 from backend.repo.chat import get_session
+from backend.repo.scope import as_uuid
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")
@@ -97,7 +98,7 @@ async def assemble_working_context(
     agent: str,
     base_prompt: str | None = None,
     session_id: uuid.UUID | str,
-    user_id: uuid.UUID,
+    user_id: uuid.UUID | str,
     settings: Settings,
     scoping: str | None = None,
     scoping_options: dict[str, Any] | None = None,
@@ -115,6 +116,7 @@ async def assemble_working_context(
     strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
     `through_seq` (a user message's seq) rebuilds the view that past turn had instead.
     """
+    user_id = as_uuid(user_id, "user")  # a malformed id is not found, never a database error
     definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     chat = await get_session(session, user_id, session_id)
     choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)

@@ -56,7 +56,7 @@ async def test_index_then_story_context(db: Database, w: dict[str, Any]) -> None
     assert (
         "openapi_snippet" in ctx["api_specs"][0] and "estimatePrice" in ctx["api_specs"][0]["openapi_snippet"]
     )
-    assert [sc["id"] for sc in ctx["schemas"]] == ["PriceEstimateRequestSchema"]
+    assert [sc["schema_name"] for sc in ctx["zod_schemas"]] == ["PriceEstimateRequestSchema"]
     assert {r["id"] for r in ctx["related_stories"]} >= {"US-005", "US-006"}  # same epic
     assert (
         summary["total_stories"] == 8
@@ -107,7 +107,7 @@ async def test_specs_search_and_epics(db: Database, w: dict[str, Any]) -> None:
             await index.list_stories_by_epic(s, w["user"], w["project"], "Marketing")
     assert {x["operationId"] for x in specs["specs"]} == {"estimatePrice", "inviteMember"}
     assert specs["not_found"] == ["get /nope"]
-    assert {m["id"] for m in models["specs"]} == {"Workspace", "Invoice"}
+    assert {m["model_name"] for m in models["specs"]} == {"Workspace", "Invoice"}
     assert found["matches"][0]["id"] == "US-005" and found["matches"][0]["matched_keywords"] == [
         "overage",
         "invoice",
@@ -142,7 +142,7 @@ async def test_doc_tools(db: Database, settings: Settings, w: dict[str, Any]) ->
     assert "Set ORRERY_DOCS_DIR" in await run("index_docs", {})
     await _index(db, w)
     assert '"total_stories": 8' in await run("get_context_summary", {})
-    assert '"id": "US-002"' in await run("get_context_for_story", {"story_id": "US-002"})
+    assert "# Story US-002" in await run("get_context_for_story", {"story_id": "US-002"})
     assert "InviteMemberRequestSchema" in await run(
         "get_relevant_specs", {"spec_type": "schema", "identifiers": ["InviteMemberRequestSchema"]}
     )

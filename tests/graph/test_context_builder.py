@@ -63,7 +63,7 @@ async def _build(
 
 async def test_response_structure_and_factors(db: Database, g: dict[str, Any]) -> None:
     r = await _build(db, g, query="legal review")
-    assert set(r) == {"query", "primary", "related", "metadata", "excluded", "text"}
+    assert set(r) == {"query", "context", "primary", "related", "metadata", "excluded", "text"}
     assert (
         r["query"]["strategy"] == "relevance" and r["primary"][0]["node"]["name"] == "Finalize pricing page"
     )
