@@ -161,6 +161,8 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
     from backend.agents.orchestrator import Orchestrator
 
     pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal
+    with contextlib.suppress(ImportError):  # arrow keys recall earlier lines (input() uses readline)
+        import readline  # noqa: F401
     orchestrator = Orchestrator(db, settings)
     state: dict[str, Any] = {"agent": None}
     console.print(
@@ -184,7 +186,10 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
         elif line:
             console.print("[bold magenta]orrery ›[/]")
             try:
-                with Live(Markdown(""), console=console, auto_refresh=False) as live:
+                # transient + printed once done: the terminal wraps the whole reply, nothing is cropped
+                live = Live(Markdown(""), console=console, auto_refresh=False, transient=True)
+                live.vertical_overflow = "visible"
+                with live:
                     reply = ""
                     async for event in orchestrator.turn(
                         target.user_id, target.session_id, line, agent=state["agent"]
@@ -206,8 +211,9 @@ def _render(live: Live, event: Any, reply: str) -> str:
     elif event.type == "error":
         console.print(f"[red]model error: {event.data['message']} — send the message again to retry[/]")
     elif event.type == "done":
-        live.update(Markdown(event.data["reply"]), refresh=True)
+        live.update(Markdown(""), refresh=True)
         live.stop()
+        console.print(Markdown(event.data["reply"]), width=console.width, soft_wrap=False)
         console.print(f"[dim]({event.data['agent']} · {event.data['latency_ms']} ms)[/]")
     return reply
 

@@ -41,6 +41,10 @@ _COLUMNS = (
 )
 
 
+LIVE = Message.superseded_at.is_(None)
+"""Every history read skips superseded messages (an edited-and-resent message and its reply)."""
+
+
 def _view(row: Any) -> HistoryMessage:
     return HistoryMessage(
         seq=row.seq,
@@ -216,6 +220,7 @@ class DbHistory:
                         Message.session_id == ChatSession.id,
                         Message.seq > after_seq,
                         Message.seq <= self.latest_seq,
+                        LIVE,
                     ),
                 )
                 .where(ChatSession.id == self.session_id)
@@ -251,7 +256,7 @@ class DbHistory:
             query = (
                 select(Message.seq)
                 .join(fts, literal_column("messages.rowid") == fts.c.rid)
-                .where(Message.session_id == self.session_id, Message.seq < end)
+                .where(Message.session_id == self.session_id, Message.seq < end, LIVE)
                 .order_by(fts.c.score, Message.seq.desc())
                 .limit(limit)
             )
@@ -264,7 +269,7 @@ class DbHistory:
         """The GIN index finds the matches; they are ranked by BM25 in Python with the session's own
         statistics (one aggregate query), because `ts_rank` has no inverse document frequency."""
         connection = await self.session.connection()
-        in_session = (Message.session_id == self.session_id, Message.seq < end)
+        in_session = (Message.session_id == self.session_id, Message.seq < end, LIVE)
         vector: Any = literal_column("messages.search_vector")
         tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
         matches = (
@@ -304,7 +309,7 @@ class DbHistory:
         row = (
             await self.session.execute(
                 select(func.count(), func.sum(tokens), func.count(tokens)).where(
-                    Message.session_id == self.session_id, Message.seq <= through_seq
+                    Message.session_id == self.session_id, Message.seq <= through_seq, LIVE
                 )
             )
         ).one()
@@ -315,6 +320,8 @@ class DbHistory:
         self.queries += 1
         connection = await self.session.connection()
         rows = await connection.execute(
-            select(*_COLUMNS).where(Message.session_id == self.session_id, *conditions).order_by(Message.seq)
+            select(*_COLUMNS)
+            .where(Message.session_id == self.session_id, LIVE, *conditions)
+            .order_by(Message.seq)
         )
         return [_view(r) for r in rows]

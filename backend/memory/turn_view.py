@@ -137,7 +137,10 @@ async def unanswered_texts(session: AsyncSession, session_id: uuid.UUID, *, live
         (
             await session.execute(
                 select(Message.content).where(
-                    Message.session_id == session_id, Message.role == "user", Message.status == "failed"
+                    Message.session_id == session_id,
+                    Message.role == "user",
+                    Message.status == "failed",
+                    Message.superseded_at.is_(None),  # an edited-away message is no longer in the talk
                 )
             )
         ).scalars()
@@ -146,7 +149,7 @@ async def unanswered_texts(session: AsyncSession, session_id: uuid.UUID, *, live
         latest = (
             await session.execute(
                 select(Message.role, Message.content, Message.status)
-                .where(Message.session_id == session_id)
+                .where(Message.session_id == session_id, Message.superseded_at.is_(None))
                 .order_by(Message.seq.desc())
                 .limit(1)
             )

@@ -192,11 +192,11 @@ async def list_messages(
     after_seq: int = 0,
     limit: int = 500,
 ) -> Sequence[Message]:
-    """A session's messages in order."""
+    """A session's messages in order (without those an edit superseded)."""
     chat = await get_session(session, user_id, session_id)
     result = await session.execute(
         select(Message)
-        .where(Message.session_id == chat.id, Message.seq > after_seq)
+        .where(Message.session_id == chat.id, Message.seq > after_seq, Message.superseded_at.is_(None))
         .order_by(Message.seq)
         .limit(limit)
     )

@@ -163,10 +163,11 @@ async def messages_page(
     before_seq: int | None = None,
     limit: int = 30,
 ) -> tuple[list[Message], bool]:
-    """The newest `limit` messages before `before_seq` in order, and whether earlier ones exist."""
+    """The newest `limit` messages before `before_seq` in order, and whether earlier ones exist
+    (superseded ones, replaced by an edit, are not shown)."""
     limit, _ = _page(limit, 0)
     chat = await get_session(session, user_id, session_id)
-    query = select(Message).where(Message.session_id == chat.id)
+    query = select(Message).where(Message.session_id == chat.id, Message.superseded_at.is_(None))
     if before_seq is not None:
         query = query.where(Message.seq < before_seq)
     rows = list((await session.execute(query.order_by(Message.seq.desc()).limit(limit + 1))).scalars())

@@ -9,9 +9,10 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Header, Request, Response
+from fastapi import APIRouter, Form, Header, Path, Request, Response
 from fastapi.responses import RedirectResponse, StreamingResponse
 
+from backend.api.limits import MAX_INT
 from backend.api.routes import chat as chat_routes
 from backend.db.engine import Database
 from backend.errors import ValidationError
@@ -111,7 +112,18 @@ async def capture_knowledge(
         correction=correction or None,
         session_id=record.id,
     )
-    return render(request, "_captured.html", entry=entry, current=record)
+    from backend.repo.scope import require_project
+
+    project = await require_project(session, web.user.id, record.project_id)
+    return render(
+        request,
+        "_captured.html",
+        entry=entry,
+        current=record,
+        project=project.name,
+        added=paths,
+        correction=" ".join(correction.split()),
+    )
 
 
 @router.post("/s/{session_id}/say")
@@ -143,8 +155,30 @@ async def turn(
     response = await chat_routes.post_message(
         session_id, body, request, web.user, idempotency_key=idempotency_key, accept="text/event-stream"
     )
+    return _keeping_receipt(request, web.user.id, session_id, response)
+
+
+@router.post("/s/{session_id}/m/{seq}/edit")
+async def edit(
+    request: Request,
+    session_id: str,
+    seq: Annotated[int, Path(ge=1, le=MAX_INT)],
+    body: chat_routes.MessageIn,
+    web: CsrfUser,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> Response:
+    """Edit-and-resend the last user message: the old one and its reply are kept, superseded, and
+    the turn runs again with the new text (streamed like `/turn`)."""
+    response = await chat_routes.edit_message(
+        session_id, seq, body, request, web.user, idempotency_key=idempotency_key, accept="text/event-stream"
+    )
+    return _keeping_receipt(request, web.user.id, session_id, response)
+
+
+def _keeping_receipt(request: Request, user_id: uuid.UUID, session_id: str, response: Any) -> Response:
+    """Pass the turn's events on; the `context` event's receipt is stored for "last turn"."""
     if not isinstance(response, StreamingResponse):
-        return response  # type: ignore[no-any-return]  # JSON answers never reach this route
+        return response  # type: ignore[no-any-return]  # JSON answers never reach these routes
     database: Database = request.app.state.db
     upstream = response.body_iterator
 
@@ -152,7 +186,7 @@ async def turn(
         async for chunk in upstream:
             text = chunk if isinstance(chunk, str) else bytes(chunk).decode()
             if text.startswith("event: context\n"):
-                await _keep_receipt(database, web.user.id, session_id, text)
+                await _keep_receipt(database, user_id, session_id, text)
             yield text
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

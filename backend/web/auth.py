@@ -11,13 +11,14 @@ from fastapi.responses import RedirectResponse
 from backend.api.deps import SettingsDep
 from backend.errors import AuthenticationError
 from backend.repo import web_tokens
-from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, refuse_cross_origin, render
+from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, refuse_cross_origin, render, safe_next
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 
 
-def _signed_in(request: Request, token: str) -> Response:
-    response = RedirectResponse("/", status_code=303)
+def _signed_in(request: Request, token: str, next_page: str | None = None) -> Response:
+    """The cookie, and back to the page that asked for a sign-in (a path on this site only)."""
+    response = RedirectResponse(safe_next(next_page), status_code=303)
     response.set_cookie(
         COOKIE,
         token,
@@ -31,9 +32,9 @@ def _signed_in(request: Request, token: str) -> Response:
 
 
 @router.get("/login")
-async def login_page(request: Request) -> Response:
-    """The sign-in form."""
-    return render(request, "login.html")
+async def login_page(request: Request, next: Annotated[str, Query(max_length=2000)] = "") -> Response:  # noqa: A002
+    """The sign-in form (`next`: the page to return to)."""
+    return render(request, "login.html", next=safe_next(next))
 
 
 @router.post("/login")
@@ -42,14 +43,15 @@ async def login(
     session: WebTx,
     settings: SettingsDep,
     api_key: Annotated[str, Form(max_length=200)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "",  # noqa: A002
 ) -> Response:
     """Check the API key, start a browser session and go to the app (never from another site's form)."""
     refuse_cross_origin(request)
     try:
         token = await web_tokens.sign_in_with_api_key(session, api_key, settings.secret_key)
     except AuthenticationError as exc:
-        return render(request, "login.html", status_code=401, error=str(exc))
-    return _signed_in(request, token)
+        return render(request, "login.html", status_code=401, error=str(exc), next=safe_next(next))
+    return _signed_in(request, token, next)
 
 
 @router.get("/login/link")
@@ -58,13 +60,14 @@ async def login_link(
     session: WebTx,
     settings: SettingsDep,
     token: Annotated[str, Query(max_length=200)] = "",
+    next: Annotated[str, Query(max_length=2000)] = "",  # noqa: A002
 ) -> Response:
     """A one-time sign-in link (from `orrery web link` / `make run`)."""
     try:
         session_token = await web_tokens.redeem_login_link_token(session, token, settings.secret_key)
     except AuthenticationError as exc:
-        return render(request, "login.html", status_code=401, error=str(exc))
-    return _signed_in(request, session_token)
+        return render(request, "login.html", status_code=401, error=str(exc), next=safe_next(next))
+    return _signed_in(request, session_token, next)
 
 
 @router.post("/logout")

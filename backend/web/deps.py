@@ -7,6 +7,7 @@ import hmac
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Response
 from fastapi.responses import RedirectResponse
@@ -70,6 +71,13 @@ WebTx = Annotated[AsyncSession, Depends(get_session, scope="function")]
 to already sees the write."""
 
 
+def safe_next(value: str | None) -> str:
+    """Where to go after signing in: a path on this site only (never `//host` or a full URL)."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    return value if all(c.isprintable() and not c.isspace() for c in value) else "/"
+
+
 def refuse_cross_origin(request: Request) -> None:
     """A browser names the page a write comes from; another site's page is refused."""
     origin = request.headers.get("origin")
@@ -106,7 +114,9 @@ class WebRoute(APIRoute):
                 return await handler(request)
             except AuthenticationError as exc:
                 if request.method == "GET" and not request.headers.get("hx-request"):
-                    return RedirectResponse("/login", status_code=303)
+                    back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                    target = "/login" if back == "/" else f"/login?{urlencode({'next': back})}"
+                    return RedirectResponse(target, status_code=303)
                 return _error(request, 401, "Please sign in again.", str(exc))
             except CsrfError as exc:
                 return _error(request, 403, "That request was refused.", str(exc))

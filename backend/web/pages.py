@@ -21,6 +21,8 @@ from backend.repo import sessions as repo
 from backend.vocabulary import ENTITY_KINDS
 from backend.web import views
 from backend.web.deps import WebRoute, WebTx, WebUser, render
+from backend.web.focus_graph import focus_graph, state_class
+from backend.web.labels import receipt_keys, resolve_labels
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 PAGE = 30
@@ -70,6 +72,17 @@ async def more_sessions(
         offset=offset,
         next_offset=offset + SIDEBAR_PAGE if more else None,
     )
+
+
+@router.get("/search")
+async def search(
+    request: Request, web: WebUser, session: WebTx, q: Annotated[str, Query(max_length=200)] = ""
+) -> Response:
+    """The sidebar's search: chats whose title or messages match (the list again when empty)."""
+    from backend.web.search import search_chats
+
+    hits = await search_chats(session, web.user.id, q)
+    return render(request, "_search_results.html", hits=hits, q=q.strip())
 
 
 @router.get("/s/{session_id}")
@@ -124,16 +137,19 @@ async def one_message(
     seq: Annotated[int, Path(ge=0, le=MAX_INT)],
     web: WebUser,
     session: WebTx,
+    prompt: Annotated[bool, Query()] = False,
 ) -> Response:
-    """One stored message, rendered (replaces the streamed draft when a turn is done)."""
+    """One stored message, rendered (replaces the streamed draft when a turn is done); `prompt`:
+    with the user message it answers, so the page learns that message's number (to edit it)."""
     record = await chat.get_session(session, web.user.id, session_id)
-    messages, _ = await repo.messages_page(session, web.user.id, record.id, before_seq=seq + 1, limit=1)
-    if not messages or messages[0].seq != seq:
+    found, _ = await repo.messages_page(session, web.user.id, record.id, before_seq=seq + 1, limit=2)
+    if not found or found[-1].seq != seq:
         raise NotFoundError("message", seq)
+    messages = found if prompt and found[0].role == "user" and len(found) == 2 else found[-1:]
     transitions = [
         t
         for t in await repo.transitions_between(session, web.user.id, record.id, messages[0].created_at)
-        if t.message_id == messages[0].id
+        if t.message_id in {m.id for m in messages}
     ]
     return render(
         request,
@@ -182,14 +198,19 @@ async def inspector(
             )
         except NotFoundError:
             linked = None  # the focused entity was deleted
+    last_receipt = (last.receipt.get("receipt") or {}) if last else {}
+    keys = receipt_keys([next_turn["receipt"], last_receipt])
+    labels = await resolve_labels(session, web.user.id, record.id, keys)
     return render(
         request,
         "_inspector.html",
         current=record,
         csrf=request.state.csrf,
         next_turn=next_turn,
-        next_view=views.receipt_view(next_turn["receipt"]),
-        last_view=views.receipt_view(last.receipt.get("receipt") or {}) if last else None,
+        next_view=views.receipt_view(next_turn["receipt"], labels, pending=True),
+        last_view=views.receipt_view(last_receipt, labels) if last else None,
+        graph=focus_graph(linked) if linked else None,
+        graph_state=state_class,
         last_turn=last.receipt if last else None,
         last_at=last.created_at if last else None,
         linked=linked,

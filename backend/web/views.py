@@ -58,9 +58,22 @@ def timeline(messages: list[Message], transitions: list[AgentTransition]) -> lis
     return items
 
 
+SECTION_TITLES = {
+    "system": "System prompt",
+    "profile": "Profile",
+    "expertise": "Expertise",
+    "focus": "Focus",
+    "related": "Linked entities",
+    "knowledge": "Knowledge",
+    "conversation": "Conversation",
+}
+"""The receipt's sections as the inspector names them (caller sections keep their own title)."""
+_PENDING_REASON = "no user message yet"
+
+
 @dataclass
 class SectionView:
-    """One receipt section with the numbers the bars need."""
+    """One receipt section with the numbers the bars need and its items with human names."""
 
     name: str
     title: str
@@ -70,6 +83,12 @@ class SectionView:
     over: bool
     included: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, Any]] = field(default_factory=list)
+    x: float = 0.0
+    """Where this section starts on the stacked budget bar (percent of the whole budget)."""
+    width: float = 0.0
+    """Its share of the bar (percent of the whole budget)."""
+    slot: float = 0.0
+    """Its budget's share of the bar (the tick after it marks its limit)."""
 
 
 @dataclass
@@ -88,24 +107,48 @@ class ReceiptView:
     notes: list[str]
     knowledge: dict[str, Any] | None
 
+    @property
+    def excluded_count(self) -> int:
+        return sum(len(s.excluded) for s in self.sections)
 
-def receipt_view(receipt: dict[str, Any]) -> ReceiptView:
-    """The receipt (`ContextReceipt.as_dict()`) as bars and lists."""
+
+def _item(raw: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """A receipt item with its human label and, for a message, whether it is recent or recalled."""
+    key, reason = str(raw.get("key", "")), str(raw.get("reason", ""))
+    tag = next((t for t in ("recent", "recalled") if reason.startswith(t)), None)
+    return {**raw, "label": labels.get(key, key), "tag": tag}
+
+
+def receipt_view(
+    receipt: dict[str, Any], labels: dict[str, str] | None = None, *, pending: bool = False
+) -> ReceiptView:
+    """The receipt (`ContextReceipt.as_dict()`) as a stacked bar and lists. `pending`: the view of a
+    turn not sent yet, whose knowledge decision waits for the next message."""
+    labels = labels or {}
     sections = []
     for s in receipt.get("sections", []):
         budget, tokens = int(s.get("budget") or 0), int(s.get("tokens") or 0)
+        name = str(s.get("name", ""))
         sections.append(
             SectionView(
-                name=str(s.get("name", "")),
-                title=str(s.get("title") or s.get("name", "")),
+                name=name,
+                title=SECTION_TITLES.get(name) or str(s.get("title") or name),
                 tokens=tokens,
                 budget=budget,
                 percent=min(100, round(100 * tokens / budget)) if budget else (100 if tokens else 0),
                 over=bool(budget) and tokens > budget,
-                included=list(s.get("included", [])),
-                excluded=list(s.get("excluded", [])),
+                included=[_item(i, labels) for i in s.get("included", [])],
+                excluded=[_item(i, labels) for i in s.get("excluded", [])],
             )
         )
+    scale = max(sum(s.budget for s in sections), sum(s.tokens for s in sections), 1)
+    start = 0.0
+    for s in sections:
+        s.x, s.width, s.slot = start, 100 * s.tokens / scale, 100 * max(s.budget, s.tokens) / scale
+        start += s.slot
+    knowledge = receipt.get("knowledge")
+    if pending and knowledge and knowledge.get("reason") == _PENDING_REASON:
+        knowledge = {**knowledge, "status": "waiting", "reason": "decided when you send your next message"}
     return ReceiptView(
         agent=str(receipt.get("agent", "")),
         model=str(receipt.get("model", "")),
@@ -117,5 +160,5 @@ def receipt_view(receipt: dict[str, Any]) -> ReceiptView:
         total_budget=sum(s.budget for s in sections),
         sections=sections,
         notes=[str(n) for n in receipt.get("notes", [])],
-        knowledge=receipt.get("knowledge"),
+        knowledge=knowledge,
     )

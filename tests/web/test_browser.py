@@ -206,7 +206,8 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     page.get_by_role("button", name="Save to knowledge base").click()
     expect(page.locator("#capture-result")).to_contain_text("backend/billing/overage.py")
 
-    page.locator(".linked").get_by_role("button", name="Launch marketing").click()  # refocus from a link
+    # refocus from a link
+    page.locator(".linked").get_by_role("button", name="Launch marketing", exact=True).click()
     expect(page.locator(".current-focus")).to_contain_text("Launch marketing")
     expect(page.locator(".current-focus .kind")).to_have_text("plan")
 
@@ -229,4 +230,119 @@ def test_a_newcomer_chats_in_focus_and_inspects_the_context(page: Page, server: 
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(re.compile(r"/login$"))
     page.goto(f"/s/{sid}")
-    expect(page).to_have_url(re.compile(r"/login$"))
+    expect(page).to_have_url(re.compile(r"/login\?next=%2Fs%2F"))
+
+
+CSP_PROBE = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`);
+});
+"""
+
+
+SCROLL_UP_WHEN_SENT = """() => {
+  const send = window.fetch;
+  window.fetch = (url, options) => {
+    if (String(url).endsWith("/turn")) document.getElementById("messages").scrollTop = 0;
+    return send(url, options);
+  };
+}"""
+
+
+def _no_csp_violations(page: Page) -> None:
+    assert page.evaluate("window.__csp") == [], "CSP violations on " + page.url
+
+
+def _send(page: Page, text: str, seq: int) -> None:
+    page.get_by_label("Message", exact=True).fill(text)
+    page.keyboard.press("Enter")
+    expect(page.locator(f".msg-assistant[data-seq='{seq}']")).to_be_visible()
+
+
+def test_inspector_graph_edit_search_and_phone(page: Page, server: Server) -> None:
+    page.context.add_init_script(CSP_PROBE)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto("/login")
+    page.get_by_label("API key").fill(server.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_label("Title (optional)").fill("Inspector tour")
+    page.get_by_role("button", name="New chat").click()
+    sid = _session_id(page)
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(f"/s/{sid}")  # return-to: signing in leads back to the page asked for
+    expect(page.locator("main")).to_contain_text("orrery web link")
+    page.get_by_label("API key").fill(server.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(f"/s/{sid}$"))
+
+    page.get_by_text("Change focus").click()
+    page.get_by_label("Search by name").fill("finalize pricing")
+    page.get_by_role("button", name="Focus task Finalize pricing page").click()
+    _send(page, "What is this task blocked by?", 2)
+
+    # the budget bar's numbers are the receipt's (the API's view of the next turn)
+    receipt = page.request.get(
+        f"/v1/sessions/{sid}/context", headers={"Authorization": f"Bearer {server.api_key}"}
+    ).json()["receipt"]
+    bar = page.locator(".turn[open] .budget").first
+    expect(bar).to_have_attribute("data-total-tokens", str(receipt["total_tokens"]))
+    drawn = bar.locator("rect.seg[data-section]").evaluate_all(
+        "els => els.map(e => [e.dataset.section, +e.dataset.tokens])"
+    )
+    assert drawn == [[s["name"], s["tokens"]] for s in receipt["sections"]]
+    related = page.locator(".turn[open] .section[data-section='related']")
+    expect(related.locator("table.excluded")).to_contain_text("Legal review of pricing terms")
+    expect(page.locator(".turn[open] .section[data-section='focus'] td.item")).to_contain_text(
+        "task: Finalize pricing page"
+    )
+    _shot(page, "inspector", full=False)
+    _no_csp_violations(page)
+
+    # sidebar search over titles and message text
+    page.get_by_label("Search chats").fill("blocked")
+    expect(page.locator(".search-results")).to_contain_text("Inspector tour")
+
+    # edit-and-resend the last user message: the old exchange leaves the page
+    page.locator(".msg-user[data-seq='1']").get_by_role("button", name=re.compile("Edit")).click()
+    page.get_by_label("Edited message").fill("What plan does this task belong to?")
+    page.get_by_role("button", name="Send edit").click()
+    expect(page.locator(".msg-assistant[data-seq='4']")).to_contain_text("Launch marketing")
+    expect(page.locator("#messages")).not_to_contain_text("blocked by?")
+    page.reload()
+    expect(page.locator(".msg")).to_have_count(2)
+
+    # autoscroll follows a reply; scrolled up, a "new reply" pill appears instead
+    _send(page, "Line one\n" + "\n".join(f"note {i}" for i in range(40)), 6)
+    expect(page.locator(".msg-assistant[data-seq='6']")).to_be_in_viewport()
+    page.evaluate(SCROLL_UP_WHEN_SENT)  # the reader scrolls up while the reply streams
+    _send(page, "And the next step?", 8)
+    pill = page.get_by_role("button", name="New reply ↓")
+    expect(pill).to_be_visible()
+    pill.click()
+    expect(pill).to_be_hidden()
+    expect(page.locator(".msg-assistant[data-seq='8']")).to_be_in_viewport()
+
+    # the focus graph: a keyboard user tabs to a node and refocuses with Enter
+    node = page.locator(".focus-graph .node[data-id]").first
+    name = (node.get_attribute("aria-label") or "").split(" (")[0].split(" ", 2)[2]
+    node.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".current-focus")).to_contain_text(name)
+    _no_csp_violations(page)
+
+    # phone: the composer never covers the last message; the inspector is a tab
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    _send(page, "Where are we?", 10)
+    last = page.locator(".msg-assistant[data-seq='10']").bounding_box()
+    composer = page.locator("#composer").bounding_box()
+    assert last and composer and last["y"] + last["height"] <= composer["y"] + 1
+    page.get_by_role("button", name="Context").click()
+    expect(page.locator(".inspector .budget").first).to_be_visible()
+    expect(page.locator("#composer")).to_be_hidden()
+    _shot(page, "phone-inspector", full=False)
+    page.get_by_role("button", name="Chat").click()
+    expect(page.locator("#composer")).to_be_visible()
+    _no_csp_violations(page)
+    page.set_viewport_size({"width": 1360, "height": 900})

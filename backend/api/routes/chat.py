@@ -9,7 +9,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, StrictBool
 
@@ -210,6 +210,39 @@ async def post_message(
             yield _sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@router.post(
+    "/{session_id}/messages/{seq}/edit",
+    summary="Edit the last user message and run the turn again (SSE or JSON)",
+    response_model=TurnOut,
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "SSE events, or the turn"},
+        409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
+        **RATE_LIMITED,
+    },
+)
+async def edit_message(
+    session_id: str,
+    seq: Annotated[int, Path(ge=1, le=MAX_INT)],
+    body: MessageIn,
+    request: Request,
+    user: CurrentUser,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    accept: Annotated[str | None, Header()] = None,
+) -> Any:
+    """Replace the session's latest user message (`seq`) with `content`: the old message and its
+    reply stay stored, marked superseded, and are neither listed nor sent to the model again; then
+    the turn runs as `POST /messages` does (same events, same `Idempotency-Key` rules)."""
+    from backend.repo.edits import supersede_last_user_message
+
+    db = request.app.state.db
+    async with db.readers() as session:
+        sid = (await chat.get_session(session, user.id, session_id)).id
+    # under the session's turn lock: an edit never lands while a turn on the old message runs
+    async with request.app.state.orchestrator.locks.hold(sid), db.transaction() as session:
+        await supersede_last_user_message(session, user.id, sid, seq, body.content, idempotency_key)
+    return await post_message(session_id, body, request, user, idempotency_key, accept)
 
 
 def _failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:

@@ -81,6 +81,9 @@ class Message(UUIDPrimaryKey, Base):
     than the configured one are never ranked."""
     embedding_dim: Mapped[int | None]
     """The vector's size, read from the row (a remote model's is whatever it answers)."""
+    superseded_at: Mapped[datetime | None]
+    """Set when the user edited this message (or the one it answers) and sent it again: kept for
+    the record, never shown in the chat nor read into a context again (migration 0012sm)."""
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),

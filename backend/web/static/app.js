@@ -51,7 +51,8 @@ class Turn {
     this.cards = new Map();
   }
 
-  async run(content, key) {
+  async run(content, key, url) {
+    this.url = url ?? `/s/${this.sessionId}/turn`;
     this.content = content;
     this.key = key;
     this.controller = new AbortController();
@@ -65,10 +66,11 @@ class Turn {
     this.text = el("p", "plain");
     this.body.append(this.text);
     this.draft.append(head, this.toolBox, this.body);
+    const follow = follow_ok();
     this.messages.append(this.draft);
-    this.draft.scrollIntoView({ block: "end" });
+    if (follow) toEnd();
     try {
-      const response = await fetch(`/s/${this.sessionId}/turn`, {
+      const response = await fetch(this.url, {
         method: "POST",
         headers: {
           "Content-Type": "application/json",
@@ -109,7 +111,11 @@ class Turn {
   async on(type, data) {
     if (type === "agent") this.agentLabel.textContent = (data.agent ?? "assistant").replaceAll("_", " ");
     else if (type === "context") this.status.textContent = `Context: ${data.receipt_tokens} tokens`;
-    else if (type === "text") this.text.textContent += data.delta;
+    else if (type === "text") {
+      const follow = follow_ok();
+      this.text.textContent += data.delta;
+      follow ? toEnd() : showPill();
+    }
     else if (type === "tool_call") this.toolCall(data);
     else if (type === "tool_result") this.toolResult(data);
     else if (type === "error") this.fail(`The model failed: ${data.message}`);
@@ -135,12 +141,16 @@ class Turn {
   async done(data) {
     this.finished = true;
     this.status.textContent = data.handoff ? `Handed off to ${data.handoff.replaceAll("_", " ")}.` : "";
-    const response = await fetch(`/s/${this.sessionId}/m/${data.seq}`);
+    const follow = follow_ok();
+    const response = await fetch(`/s/${this.sessionId}/m/${data.seq}?prompt=true`);
     if (response.ok) {
       const template = document.createElement("template");
       template.innerHTML = await response.text(); // server-rendered and escaped
+      if (this.mine && template.content.querySelector(".msg-user")) this.mine.remove();
       this.draft.replaceWith(template.content);
       window.htmx?.process(this.messages);
+      enhance(this.messages);
+      follow ? toEnd() : showPill();
     } else {
       this.draft.classList.remove("streaming");
     }
@@ -158,7 +168,9 @@ class Turn {
     retry.type = "button";
     retry.addEventListener("click", () => {
       this.draft.remove();
-      new Turn(this.form).run(this.content, this.key); // same Idempotency-Key: never answered twice
+      const again = new Turn(this.form);
+      again.mine = this.mine;
+      again.run(this.content, this.key, this.url); // same Idempotency-Key: never answered twice
     });
     box.append(retry);
     this.draft.append(box);
@@ -193,7 +205,10 @@ if (composer) {
     body.append(el("p", "plain", content));
     mine.append(head, body);
     document.getElementById("messages").append(mine);
-    new Turn(composer).run(content, newKey());
+    toEnd(); // sending is a wish to follow the reply
+    const turn = new Turn(composer);
+    turn.mine = mine;
+    turn.run(content, newKey());
   });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -201,5 +216,171 @@ if (composer) {
       composer.requestSubmit();
     }
   });
-  document.getElementById("messages").lastElementChild?.scrollIntoView({ block: "end" });
+}
+
+// --- Following the conversation: autoscroll unless the reader scrolled up, then a "new reply" pill.
+const messagesBox = document.getElementById("messages");
+const pill = document.getElementById("new-reply");
+
+function pageScrolls() {
+  // the messages box scrolls on a wide screen; on narrower ones the page does
+  return !messagesBox || messagesBox.scrollHeight <= messagesBox.clientHeight + 1
+    || getComputedStyle(messagesBox).overflowY === "visible";
+}
+
+function follow_ok() {
+  if (!messagesBox) return true;
+  if (pageScrolls()) {
+    const root = document.scrollingElement;
+    return root.scrollHeight - root.scrollTop - window.innerHeight < 120;
+  }
+  return messagesBox.scrollHeight - messagesBox.scrollTop - messagesBox.clientHeight < 120;
+}
+
+function toEnd() {
+  if (!messagesBox) return;
+  messagesBox.scrollTop = messagesBox.scrollHeight;
+  const root = document.scrollingElement;
+  if (pageScrolls()) root.scrollTop = root.scrollHeight; // the composer sits below the last message
+  if (pill) pill.hidden = true;
+}
+
+function showPill() {
+  if (pill) pill.hidden = false;
+}
+
+pill?.addEventListener("click", () => toEnd());
+for (const target of [messagesBox, window]) {
+  target?.addEventListener("scroll", () => {
+    if (pill && !pill.hidden && follow_ok()) pill.hidden = true;
+  }, { passive: true });
+}
+
+// --- Copy buttons on code blocks, and edit-and-resend on the last user message.
+function enhance(root) {
+  for (const pre of root.querySelectorAll(".msg-body pre")) {
+    if (pre.querySelector(".copy")) continue;
+    const button = el("button", "copy", "Copy");
+    button.type = "button";
+    button.setAttribute("aria-label", "Copy code");
+    button.addEventListener("click", async () => {
+      const code = pre.querySelector("code")?.textContent ?? pre.textContent;
+      try {
+        await navigator.clipboard.writeText(code);
+        button.textContent = "Copied";
+      } catch {
+        button.textContent = "Select and copy";
+      }
+    });
+    pre.prepend(button);
+  }
+  markEditable();
+}
+
+function markEditable() {
+  for (const old of document.querySelectorAll(".msg-tools.edit")) old.remove();
+  const users = document.querySelectorAll("#messages .msg-user[data-seq]");
+  const last = users[users.length - 1];
+  if (!last || !composer || last.querySelector(".edit-box")) return;
+  const tools = el("div", "msg-tools edit");
+  const button = el("button", "link", "Edit");
+  button.type = "button";
+  button.setAttribute("aria-label", `Edit message ${last.dataset.seq}`);
+  button.title = "Edit and resend";
+  button.addEventListener("click", () => startEdit(last));
+  tools.append(button);
+  last.append(tools);
+}
+
+function startEdit(article) {
+  const body = article.querySelector(".msg-body");
+  const original = body.textContent.trim();
+  const form = el("form", "edit-box");
+  const label = el("label", "sr-only", "Edited message");
+  const area = el("textarea");
+  area.id = `edit-${article.dataset.seq}`;
+  label.htmlFor = area.id;
+  area.value = original;
+  area.rows = 3;
+  area.maxLength = 20000;
+  const send = el("button", "", "Send edit");
+  send.type = "submit";
+  const cancel = el("button", "link", "Cancel");
+  cancel.type = "button";
+  form.append(label, area, send, cancel);
+  body.hidden = true;
+  article.querySelector(".msg-tools.edit")?.remove();
+  article.append(form);
+  area.focus();
+  cancel.addEventListener("click", () => {
+    form.remove();
+    body.hidden = false;
+    markEditable();
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const content = area.value.trim();
+    if (!content) return;
+    const seq = article.dataset.seq;
+    // the old message and its reply stay stored (superseded); the page shows the new exchange
+    let next = article.nextElementSibling;
+    while (next) {
+      const after = next.nextElementSibling;
+      next.remove();
+      next = after;
+    }
+    form.remove();
+    body.replaceChildren(el("p", "plain", content));
+    body.hidden = false;
+    delete article.dataset.seq;
+    article.removeAttribute("id");
+    toEnd();
+    const turn = new Turn(composer);
+    turn.mine = article;
+    turn.run(content, newKey(), `/s/${composer.dataset.session}/m/${seq}/edit`);
+  });
+}
+
+document.body.addEventListener("htmx:afterSwap", (event) => {
+  if (event.target.closest?.("#messages")) enhance(messagesBox);
+});
+
+// --- Phones: the inspector is a tab next to the chat, not the page's tail.
+const app = document.querySelector(".app");
+const inspectorPane = document.querySelector(".inspector");
+inspectorPane?.classList.add("tabbed");
+for (const tab of document.querySelectorAll(".phone-tabs .tab")) {
+  tab.addEventListener("click", () => {
+    const inspector = tab.dataset.pane === "inspector";
+    app.classList.toggle("pane-inspector", inspector);
+    for (const other of document.querySelectorAll(".phone-tabs .tab")) {
+      other.setAttribute("aria-pressed", String(other === tab));
+    }
+    window.scrollTo(0, 0);
+  });
+}
+
+// --- The focus graph: a node is a button (click, Enter or Space) that refocuses the chat.
+function refocus(node) {
+  const form = node.closest(".focus-graph")?.querySelector("form.refocus");
+  if (!form) return;
+  form.elements.kind.value = node.dataset.kind;
+  form.elements.entity_id.value = node.dataset.id;
+  form.submit();
+}
+document.addEventListener("click", (event) => {
+  const node = event.target.closest?.(".focus-graph .node[data-id]");
+  if (node) refocus(node);
+});
+document.addEventListener("keydown", (event) => {
+  const node = event.target.closest?.(".focus-graph .node[data-id]");
+  if (node && (event.key === "Enter" || event.key === " ")) {
+    event.preventDefault();
+    refocus(node);
+  }
+});
+
+if (messagesBox) {
+  enhance(messagesBox);
+  toEnd();
 }
