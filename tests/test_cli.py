@@ -206,3 +206,23 @@ def test_keys_create_list_revoke(cli_env: None) -> None:
     assert code == 0 and "1 key(s) revoked" in output
     code, output = invoke("keys", "revoke", "nobody@example.org")
     assert code == 1 and "not found" in output
+
+
+def test_interactive_chat_wraps_long_replies_at_the_terminal_width(
+    cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply longer than the terminal is wrapped, never cut at its edge."""
+    from backend.cli.common import out
+
+    assert invoke("db", "upgrade")[0] == 0
+    assert invoke("demo", "load")[0] == 0
+    monkeypatch.setattr(out, "_width", 40)
+    session = runner.invoke(app, ["chat", "--demo"], input="What is this task blocked by?\n/quit\n")
+    assert session.exit_code == 0, session.output
+    lines = session.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "orrery ›" in line)
+    end = next(i for i, line in enumerate(lines) if i > start and "ms)" in line and "·" in line)
+    reply = [line for line in lines[start + 1 : end] if line.strip() and not line.startswith("→")]
+    assert len(reply) > 2 and all(len(line) <= 40 for line in reply), reply
+    words = " ".join(" ".join(reply).split())
+    assert "blocked" in words and "set ORRERY_MODEL for a real LLM" in words  # nothing cut
