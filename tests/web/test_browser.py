@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ class Server:
     url: str
     api_key: str
     foreign_session: str
+    db_url: str
 
 
 async def _workspace(settings: Settings) -> tuple[str, str]:
@@ -102,7 +104,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             time.sleep(0.1)
         else:
             pytest.fail("the server did not answer /health")
-        yield Server(base, api_key, foreign)
+        yield Server(base, api_key, foreign, url)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -252,6 +254,35 @@ SCROLL_UP_WHEN_SENT = """() => {
 
 def _no_csp_violations(page: Page) -> None:
     assert page.evaluate("window.__csp") == [], "CSP violations on " + page.url
+
+
+async def _store_exchange(db_url: str, user_id: str, sid: str, question: str, reply: str) -> None:
+    """A finished exchange written straight to the server's database (as a turn would store it)."""
+    db = Database.from_settings(settings_for(db_url))
+    try:
+        async with db.transaction() as s:
+            for role, text in (("user", question), ("assistant", reply)):
+                agent = "planner" if role == "assistant" else None
+                await chat.append_message(s, uuid.UUID(user_id), sid, chat.NewMessage(role, text, agent))
+    finally:
+        await db.dispose()
+
+
+def test_code_blocks_have_a_copy_button(page: Page, server: Server) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    headers = {"Authorization": f"Bearer {server.api_key}"}
+    me = httpx.get(f"{server.url}/v1/me", headers=headers).json()
+    sid = httpx.post(f"{server.url}/v1/sessions", json={}, headers=headers).json()["id"]
+    reply = "Run this:\n\n```python\nprint('ship it')\n```\n"
+    in_thread(asyncio.run, _store_exchange(server.db_url, me["id"], sid, "How do I ship?", reply))
+    page.goto("/login")
+    page.get_by_label("API key").fill(server.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(f"/s/{sid}")
+    copy = page.locator(".msg-assistant pre").get_by_role("button", name="Copy code")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "print('ship it')\n"
 
 
 def _send(page: Page, text: str, seq: int) -> None:
