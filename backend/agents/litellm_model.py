@@ -2,8 +2,10 @@
 
 Maps pydantic-ai messages and tools to the OpenAI chat format litellm speaks, and back: text,
 tool calls, usage, streaming (text and tool-call deltas), finish reasons (a stream that ends without
-one is reported truncated). Retries with backoff and the request timeout are litellm's own
-(`num_retries`, `timeout`); fallback models are tried by the caller (`attempts.with_fallbacks`).
+one is reported truncated). The request timeout is litellm's own; its retries (`num_retries`) run
+here instead, with litellm's rules (the same errors, no wait between attempts), so that each retry is a
+`gen_ai.retry` event on the current model-request span. Fallback models are tried by the caller
+(`attempts.with_fallbacks`).
 litellm is imported on the first request, never at startup.
 """
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry import trace
 from pydantic_ai.messages import (
     FinishReason,
     ModelMessage,
@@ -169,7 +172,7 @@ class LiteLLMModel(Model):
             "model": self._model_name,
             "messages": openai_messages(messages),
             "timeout": self.timeout,
-            "num_retries": self.num_retries,
+            "num_retries": 0,  # retried by `_complete`, visibly
         }
         tools = openai_tools(params)
         if tools:
@@ -187,6 +190,26 @@ class LiteLLMModel(Model):
             kwargs["api_key"] = self.api_key
         return kwargs
 
+    async def _complete(self, kwargs: dict[str, Any]) -> Any:
+        """`acompletion`, retried `num_retries` times on the errors litellm itself retries (any
+        OpenAI-style API, timeout or connection error), each retry recorded on the current span."""
+        import openai
+
+        litellm = _litellm()
+        for attempt in range(1, self.num_retries + 1):
+            try:
+                return await litellm.acompletion(**kwargs)
+            except (openai.APIError, openai.APITimeoutError, openai.APIConnectionError) as exc:
+                trace.get_current_span().add_event(
+                    "gen_ai.retry",
+                    {
+                        "gen_ai.retry.attempt": attempt,
+                        "error.type": type(exc).__name__,
+                        "error.message": str(exc)[:300],
+                    },
+                )
+        return await litellm.acompletion(**kwargs)
+
     async def request(
         self,
         messages: list[ModelMessage],
@@ -194,7 +217,7 @@ class LiteLLMModel(Model):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         settings, params = self.prepare_request(model_settings, model_request_parameters)
-        raw = await _litellm().acompletion(**self._kwargs(messages, settings, params))
+        raw = await self._complete(self._kwargs(messages, settings, params))
         message = raw.choices[0].message
         parts: list[Any] = []
         if message.content:
@@ -224,7 +247,7 @@ class LiteLLMModel(Model):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        stream = await _litellm().acompletion(**kwargs)
+        stream = await self._complete(kwargs)
         yield LiteLLMStreamedResponse(
             model_request_parameters=params, _model_name=self._model_name, _stream=stream
         )

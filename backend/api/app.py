@@ -38,6 +38,7 @@ from backend.memory.history_cache import configure_history_cache
 from backend.ops.wiring import install_operations, operations_running
 from backend.repo import graph, identity
 from backend.repo.summary import project_summary
+from backend.vocabulary import EntityKind
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -105,7 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         project_id: str,
         user: CurrentUser,
         session: ReadSessionDep,
-        kind: str | None = None,
+        kind: EntityKind | None = None,
         state: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,

@@ -1,12 +1,23 @@
-"""Response bodies of the chat routes, typed so the OpenAPI document describes them."""
+"""Bodies of the chat routes, typed so the OpenAPI document describes them."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+
+def _agent_names(schema: dict[str, Any]) -> None:
+    """The agents known when the document is built (plugins register theirs before serving)."""
+    from backend.agents.definitions import AGENTS
+
+    schema["enum"] = sorted(AGENTS)
+
+
+AgentName = Annotated[str, Field(max_length=64, json_schema_extra=_agent_names)]
+"""An agent id; the OpenAPI document lists the registered ones."""
 
 
 class FocusOut(BaseModel):

@@ -58,6 +58,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     409: {"model": ErrorOut, "description": "Conflicts with existing data"},
     413: {"model": ErrorOut, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
     422: {"model": ErrorOut, "description": "Invalid input"},
+    431: {"model": ErrorOut, "description": "The request headers are larger than 32 KB"},
     503: {"model": ErrorOut, "description": "Busy or unreachable database; retry after `Retry-After` s"},
 }
 """Declared on every router so the OpenAPI document lists the error shape."""

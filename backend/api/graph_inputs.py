@@ -3,34 +3,44 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from pydantic import BaseModel, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from backend.api.limits import BoundedDatetime, JsonObject, Text
+from backend.vocabulary import EntityKind, GoalType, Relation
 
 
 class EntityIn(BaseModel):
-    """A new entity."""
+    """A new entity; `goal_type` only for goals."""
 
-    kind: Text = Field(max_length=16)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"required": ["goal_type"], "properties": {"goal_type": {"type": "string"}}},
+            "then": {"properties": {"kind": {"const": "goal"}}},
+        }
+    )
+
+    kind: EntityKind
     name: Text = Field(min_length=1, max_length=300)
     state: Text = Field(default="active", min_length=1, max_length=32)
     type_key: Text | None = Field(default=None, max_length=100)
     description: Text | None = Field(default=None, max_length=20_000)
     props: JsonObject = Field(default_factory=dict)
     due_at: BoundedDatetime | None = None
-    goal_type: Text | None = Field(default=None, max_length=16)
+    goal_type: GoalType | None = None
     is_scratch: StrictBool = False
 
 
 class EntityPatch(BaseModel):
     """Fields to change; `name`, `state` and `props` cannot be null (omit them to keep them)."""
 
-    name: Text | None = Field(default=None, min_length=1, max_length=300)
-    state: Text | None = Field(default=None, min_length=1, max_length=32)
+    name: Annotated[Text, Field(min_length=1, max_length=300)] | SkipJsonSchema[None] = None
+    state: Annotated[Text, Field(min_length=1, max_length=32)] | SkipJsonSchema[None] = None
     type_key: Text | None = Field(default=None, max_length=100)
     description: Text | None = Field(default=None, max_length=20_000)
-    props: JsonObject | None = None
+    props: JsonObject | SkipJsonSchema[None] = None
     due_at: BoundedDatetime | None = None
 
     @model_validator(mode="after")
@@ -47,6 +57,6 @@ class EdgeIn(BaseModel):
     """A new edge `src --rel--> dst`."""
 
     src_id: uuid.UUID
-    rel: Text = Field(max_length=64)
+    rel: Relation
     dst_id: uuid.UUID
     props: JsonObject = Field(default_factory=dict)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 from starlette.exceptions import HTTPException
 
 MAX_JSON_FIELD_BYTES = 64 * 1024
@@ -83,13 +83,28 @@ def _exists_in_utc(value: datetime | None) -> datetime | None:
 BoundedDatetime = Annotated[datetime, AfterValidator(_exists_in_utc)]
 """A datetime that can be converted to UTC (no year-0 or year-10000 overflow)."""
 
+
+def _number_not_flag_or_text(value: Any) -> Any:
+    if isinstance(value, bool | str):
+        raise ValueError("Input should be a valid integer")
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_number_not_flag_or_text)]
+"""JSON Schema's integer: `35` and `35.0` (an integral number) pass; `true`, `0.5` and `"35"` do not."""
+
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 
+MAX_HEADER_BYTES = 32 * 1024
+"""Request headers (names and values) a request may carry; nginx's default allows 32 KB too."""
+
+
 class BodySizeLimit:
-    """ASGI middleware: a request body over `max_bytes` answers 413 (by header, or while streaming)."""
+    """ASGI middleware: a request body over `max_bytes` answers 413 (by header, or while streaming);
+    headers over `MAX_HEADER_BYTES` answer 431 (`orrery serve` also caps them in the HTTP parser)."""
 
     def __init__(self, app: App, max_bytes: int) -> None:
         self.app, self.max_bytes = app, max_bytes
@@ -98,9 +113,13 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if sum(len(k) + len(v) for k, v in scope.get("headers") or []) > MAX_HEADER_BYTES:
+            message = f"the request headers are larger than {MAX_HEADER_BYTES} bytes"
+            await self._refuse(send, 431, "headers_too_large", message)
+            return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(send, 413, "too_large", self._message())
             return
         seen = 0
 
@@ -118,8 +137,8 @@ class BodySizeLimit:
     def _message(self) -> str:
         return f"the request body is larger than {self.max_bytes} bytes"
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"error": {"code": "too_large", "message": self._message(), "details": None}})
+    async def _refuse(self, send: Send, status: int, code: str, message: str) -> None:
+        body = json.dumps({"error": {"code": code, "message": message, "details": None}})
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})

@@ -45,7 +45,12 @@ class CompletionRequest(BaseModel):
     """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored."""
 
     model: str = Field(default="orrery", max_length=200)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=500)
+    messages: list[ChatMessage] = Field(
+        min_length=1,
+        max_length=500,
+        json_schema_extra={"contains": {"properties": {"role": {"const": "user"}}, "required": ["role"]}},
+        description="Read: the last user message, which must have text.",
+    )
     stream: StrictBool = False
     stream_options: StreamOptions | None = None
     user: Text | None = Field(default=None, max_length=200)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from backend.api.limits import MAX_HEADER_BYTES
 from backend.cli.common import (
     err,
     run,
@@ -16,6 +17,9 @@ from backend.config import Settings, get_settings
 from backend.errors import OrreryError
 
 app = typer.Typer()
+HEADER_BUFFER_BYTES = 2 * MAX_HEADER_BYTES
+"""What the HTTP parser buffers of an unfinished request line and header block before it answers 400
+and closes (h11: httptools has no such limit). Complete blocks over `MAX_HEADER_BYTES` answer 431."""
 
 
 @app.command()
@@ -62,6 +66,8 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level,
         workers=workers,
+        http="h11",
+        h11_max_incomplete_event_size=HEADER_BUFFER_BYTES,
     )
 
 

@@ -170,9 +170,12 @@ def _directories(extra: Path | None) -> list[Path]:
 def load_template(name: str, extra: Path | None = None) -> ContextTemplate:
     """A template by name from `extra` (ORRERY_TEMPLATES_DIR) or the shipped folder; unknown names
     list the available ones."""
+    unknown = f"unknown template {name[:80]!r}; available: {', '.join(template_names(extra))}"
+    if not re.fullmatch(r"[a-z0-9-]{1,80}", name):  # checked before any file name is built from it
+        raise ValidationError(unknown)
     found = next((d / f"{name}.yaml" for d in _directories(extra) if (d / f"{name}.yaml").is_file()), None)
-    if not re.match(r"^[a-z0-9-]+$", name) or found is None:
-        raise ValidationError(f"unknown template {name!r}; available: {', '.join(template_names(extra))}")
+    if found is None:
+        raise ValidationError(unknown)
     try:
         data = yaml.safe_load(found.read_text(encoding="utf-8")) or {}
         return ContextTemplate.model_validate({**data, "name": name})

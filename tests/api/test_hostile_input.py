@@ -79,6 +79,8 @@ async def test_malformed_context_build_requests(ctx: dict[str, Any]) -> None:
         {"existing_context": {"primary": [1, 2]}},
         {"existing_context": {"metadata": "x"}},
         {"exclude": {"older_than": "1000000000d"}},
+        {"template": "a" * 251},  # longer than a file name may be: refused, never an OSError
+        {"template": "../secrets"},
     ):
         _refused(await api.post("/v1/context/build", json={"seeds": seeds, **extra}))
     ok = await api.post("/v1/context/build", json={"seeds": seeds, "exclude": {"older_than": "30d"}})

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, StrictBool
 
 from backend.agents.orchestrator import TurnEvent
 from backend.api.chat_schemas import (
+    AgentName,
     ComparisonOut,
     SessionOut,
     SessionWithMessages,
@@ -26,6 +27,7 @@ from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, Error
 from backend.api.limits import MAX_INT, Text
 from backend.errors import ValidationError
 from backend.repo import chat
+from backend.vocabulary import FocusKind
 
 log = logging.getLogger("orrery.api")
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
@@ -34,7 +36,7 @@ router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONS
 class Focus(BaseModel):
     """What the chat is about."""
 
-    kind: str = Field(description="project, task, plan, goal, milestone, document or output")
+    kind: FocusKind
     id: uuid.UUID
 
 
@@ -43,7 +45,7 @@ class SessionIn(BaseModel):
 
     project_id: uuid.UUID | None = None
     focus: Focus | None = None
-    agent: str | None = Field(default=None, max_length=64)
+    agent: AgentName | None = None
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300)
 
@@ -53,7 +55,7 @@ class SessionPatch(BaseModel):
 
     focus: Focus | None = None
     clear_focus: StrictBool = False
-    agent: str | None = Field(default=None, max_length=64)
+    agent: AgentName | None = None
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
 
@@ -62,7 +64,7 @@ class MessageIn(BaseModel):
     """A user message."""
 
     content: Text = Field(min_length=1, max_length=20_000)
-    agent: str | None = Field(default=None, max_length=64)
+    agent: AgentName | None = None
 
 
 def _session_dict(record: Any) -> dict[str, Any]:

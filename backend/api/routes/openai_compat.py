@@ -1,4 +1,4 @@
-"""An OpenAI-compatible front door: `GET /v1/models` and `POST /v1/chat/completions`.
+"""An OpenAI-compatible front door: `GET /v1/models[/{id}]` and `POST /v1/chat/completions`.
 
 `model` names an agent (`orrery/coach`, `orrery/planner`, ...; plain `orrery` lets the router
 choose); any other model answers 404 `model_not_found`. The conversation lives on the server:
@@ -47,7 +47,7 @@ from backend.api.openai_schemas import (
     sse,
 )
 from backend.db.engine import Database
-from backend.errors import ValidationError
+from backend.errors import NotFoundError, ValidationError
 from backend.repo import chat, identity
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
@@ -55,10 +55,36 @@ _CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
 """UUIDv5 namespace of sessions derived from a conversation."""
 
 
+MODEL_IDS = ["orrery", *(f"orrery/{a}" for a in AGENTS)]
+"""Every model id this door serves, spelled exactly: `orrery` (routed) and `orrery/<agent>`."""
+
+
+def _unknown_model(model: str) -> JSONResponse:
+    """OpenAI's own 404 for a model id it does not serve."""
+    return openai_error(
+        404,
+        f"The model {model!r} does not exist; see GET /v1/models",
+        type_="invalid_request_error",
+        code="model_not_found",
+        param="model",
+    )
+
+
 @router.get("/models", summary="Agents as OpenAI model ids", response_model=ModelList)
 async def models(user: CurrentUser) -> ModelList:
     """`orrery` (routed) and `orrery/<agent>` for each agent."""
-    return ModelList(data=[ModelCard(id=i) for i in ["orrery", *(f"orrery/{a}" for a in AGENTS)]])
+    return ModelList(data=[ModelCard(id=i) for i in MODEL_IDS])
+
+
+@router.get(
+    "/models/{model_id:path}",
+    summary="One model id (OpenAI's model object)",
+    response_model=ModelCard,
+    responses={404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`)"}},
+)
+async def model(model_id: str, user: CurrentUser) -> Any:
+    """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
+    return ModelCard(id=model_id) if model_id in MODEL_IDS else _unknown_model(model_id)
 
 
 def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
@@ -121,17 +147,16 @@ async def completions(
     `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
-    agent = body.model.removeprefix("orrery").strip("/") or None
-    if not body.model.startswith("orrery") or (agent is not None and agent not in AGENTS):
-        return openai_error(
-            404,
-            f"The model {body.model!r} does not exist; see GET /v1/models",
-            type_="invalid_request_error",
-            code="model_not_found",
-            param="model",
-        )
+    if body.model not in MODEL_IDS:  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+        return _unknown_model(body.model)
+    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
-    sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
+    try:
+        sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
+    except NotFoundError as exc:  # an `X-Orrery-Session` that is unknown or not yours: OpenAI's shape
+        return openai_error(
+            404, str(exc), type_="invalid_request_error", code="not_found", param="X-Orrery-Session"
+        )
     events = request.app.state.orchestrator.turn(
         user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
     )

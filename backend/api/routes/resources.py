@@ -9,12 +9,12 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from backend.api.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.api.graph_inputs import EdgeIn, EntityIn, EntityPatch
-from backend.api.limits import JsonObject, Text
+from backend.api.limits import JsonInt, JsonObject, Text
 from backend.api.resource_schemas import (
     BuildOut,
     CheckInCreatedOut,
@@ -33,6 +33,8 @@ from backend.docs.index import IndexResult
 from backend.graph.templates import ExcludeSpec, IncludeSpec
 from backend.knowledge.entries import FullEntry
 from backend.repo import graph, knowledge, memory
+from backend.repo.knowledge import CODE_PATTERN, SLUG_PATTERN
+from backend.vocabulary import EntityKind
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
 
@@ -76,7 +78,7 @@ async def linked(
     entity_id: str,
     user: CurrentUser,
     session: ReadSessionDep,
-    filter_kind: str | None = None,
+    filter_kind: EntityKind | Literal["all"] | None = None,
     max_per_type: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
     """The linked-entity context (full mode, with descriptions)."""
@@ -99,7 +101,7 @@ class BuildIn(BaseModel):
     """build_context arguments."""
 
     seeds: list[Annotated[Text, Field(max_length=100)]] = Field(min_length=1, max_length=20)
-    budget: int | None = Field(default=None, ge=1, le=32_000, strict=True)
+    budget: JsonInt | None = Field(default=None, ge=1, le=32_000)
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
     format: Literal["structured", "narrative", "outline"] | None = None
     template: Text | None = Field(default=None, max_length=100)
@@ -109,7 +111,7 @@ class BuildIn(BaseModel):
     existing_context: dict[str, Any] | None = Field(
         default=None, description="an earlier response of this endpoint, to continue it"
     )
-    additional_budget: int | None = Field(default=None, ge=1, le=32_000, strict=True)
+    additional_budget: JsonInt | None = Field(default=None, ge=1, le=32_000)
 
 
 @router.post("/context/build", response_model=BuildOut, summary="Token-budgeted graph context around seeds")
@@ -135,8 +137,8 @@ class LoadIn(BaseModel):
 
     project_id: uuid.UUID
     task_description: Text = Field(min_length=1, max_length=5_000)
-    max_results: int = Field(default=10, ge=1, le=100, strict=True)
-    max_hops: int = Field(default=2, ge=0, le=5, strict=True)
+    max_results: JsonInt = Field(default=10, ge=1, le=100)
+    max_hops: JsonInt = Field(default=2, ge=0, le=5)
 
 
 @router.post("/context/load-for-task", response_model=LoadOut, summary="Knowledge-base context for a task")
@@ -200,9 +202,9 @@ async def kb_collections(project_id: str, user: CurrentUser, session: ReadSessio
 class CollectionIn(BaseModel):
     """A new collection."""
 
-    slug: Text = Field(min_length=1, max_length=64)
+    slug: Text = Field(min_length=1, max_length=64, pattern=SLUG_PATTERN.pattern)
     name: Text = Field(min_length=1, max_length=200)
-    priority: int | None = Field(default=None, ge=0, le=1000, strict=True)
+    priority: JsonInt | None = Field(default=None, ge=0, le=1000)
 
 
 @router.post(
@@ -225,8 +227,8 @@ class EntryIn(BaseModel):
     """A new entry."""
 
     collection_id: uuid.UUID
-    code: Text = Field(min_length=1, max_length=32)
-    name: Text = Field(min_length=1, max_length=300)
+    code: Text = Field(min_length=1, max_length=32, pattern=CODE_PATTERN.pattern)
+    name: Text = Field(min_length=1, max_length=300, pattern=r"\S")
     description: Text | None = Field(default=None, max_length=20_000)
     data: JsonObject = Field(default_factory=dict)
 
@@ -254,10 +256,31 @@ async def get_entry(project_id: str, code: str, user: CurrentUser, session: Read
     return asdict(await read(session, user.id, project_id, code))
 
 
-class EntryPatch(BaseModel):
-    """The feedback loop."""
+CODE_PATH = r"^\s*[A-Za-z0-9_.][A-Za-z0-9_./@+-]*\s*$"
+CodePath = Annotated[
+    Text,
+    Field(
+        max_length=300,
+        pattern=CODE_PATH,
+        json_schema_extra={"pattern": CODE_PATH, "not": {"pattern": r"(^\s*|/)\.\.(/|\s*$)"}},
+    ),
+]
+"""A relative file path inside the repository (no `..` segment), as `knowledge.entries` checks it."""
 
-    add_code_paths: list[Annotated[Text, Field(max_length=500)]] | None = Field(default=None, max_length=50)
+
+class EntryPatch(BaseModel):
+    """The feedback loop: code paths to add, a correction, or both."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["add_code_paths"], "properties": {"add_code_paths": {"minItems": 1}}},
+                {"required": ["correction"], "properties": {"correction": {"pattern": r"\S"}}},
+            ]
+        }
+    )
+
+    add_code_paths: list[CodePath] | None = Field(default=None, max_length=50)
     correction: Text | None = Field(default=None, max_length=1_000)
 
 
@@ -289,7 +312,7 @@ class RelationIn(BaseModel):
     """A typed link between entries."""
 
     src_entry_id: uuid.UUID
-    rel_type: Text = Field(min_length=2, max_length=64)
+    rel_type: Text = Field(min_length=2, max_length=64, pattern=r"^[a-z][a-z_]{1,63}$")
     dst_entry_id: uuid.UUID
 
 
@@ -338,7 +361,7 @@ class CheckInIn(BaseModel):
     """A check-in."""
 
     note: Text | None = Field(default=None, max_length=5_000)
-    mood: int | None = Field(default=None, ge=1, le=5, strict=True)
+    mood: JsonInt | None = Field(default=None, ge=1, le=5)
     project_id: uuid.UUID | None = None
     goal_id: uuid.UUID | None = None
 
