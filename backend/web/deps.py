@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.api.deps import SettingsDep, get_session
+from backend.api.deps import SettingsDep, get_read_session, get_session
 from backend.db.engine import Database
 from backend.errors import AuthenticationError, NotFoundError, RateLimitedError, UserError
 from backend.repo.web_tokens import WebSession, resolve_web_session
@@ -69,6 +69,8 @@ WebUser = Annotated[WebSession, Depends(get_web_session)]
 WebTx = Annotated[AsyncSession, Depends(get_session, scope="function")]
 """The request's transaction, committed BEFORE the response is sent, so the page a redirect leads
 to already sees the write."""
+WebRead = Annotated[AsyncSession, Depends(get_read_session, scope="function")]
+"""A page that only reads: never takes SQLite's write lock, so pages load while a turn is written."""
 
 
 def safe_next(value: str | None) -> str:

@@ -20,7 +20,7 @@ from backend.repo import chat, identity
 from backend.repo import sessions as repo
 from backend.vocabulary import ENTITY_KINDS
 from backend.web import views
-from backend.web.deps import WebRoute, WebTx, WebUser, render
+from backend.web.deps import WebRead, WebRoute, WebUser, render
 from backend.web.focus_graph import focus_graph, state_class
 from backend.web.labels import receipt_keys, resolve_labels
 
@@ -48,7 +48,7 @@ async def _shell(request: Request, session: Any, web: Any, chat_record: ChatSess
 
 
 @router.get("/")
-async def home(request: Request, web: WebUser, session: WebTx) -> Response:
+async def home(request: Request, web: WebUser, session: WebRead) -> Response:
     """The most recent session, or a start page when there is none."""
     items = await repo.list_sessions(session, web.user.id, limit=1)
     if items:
@@ -58,7 +58,7 @@ async def home(request: Request, web: WebUser, session: WebTx) -> Response:
 
 @router.get("/sessions/more")
 async def more_sessions(
-    request: Request, web: WebUser, session: WebTx, offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0
+    request: Request, web: WebUser, session: WebRead, offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0
 ) -> Response:
     """The next page of the sessions list (the "More chats" button)."""
     items = await repo.list_sessions(session, web.user.id, limit=SIDEBAR_PAGE + 1, offset=offset)
@@ -76,7 +76,7 @@ async def more_sessions(
 
 @router.get("/search")
 async def search(
-    request: Request, web: WebUser, session: WebTx, q: Annotated[str, Query(max_length=200)] = ""
+    request: Request, web: WebUser, session: WebRead, q: Annotated[str, Query(max_length=200)] = ""
 ) -> Response:
     """The sidebar's search: chats whose title or messages match (the list again when empty)."""
     from backend.web.search import search_chats
@@ -86,7 +86,7 @@ async def search(
 
 
 @router.get("/s/{session_id}")
-async def session_page(request: Request, session_id: str, web: WebUser, session: WebTx) -> Response:
+async def session_page(request: Request, session_id: str, web: WebUser, session: WebRead) -> Response:
     """One session: focus, agent and strategy, the latest messages, and the inspector (loaded on open)."""
     record = await chat.get_session(session, web.user.id, session_id)
     context = await _shell(request, session, web, record)
@@ -108,7 +108,7 @@ async def earlier_messages(
     request: Request,
     session_id: str,
     web: WebUser,
-    session: WebTx,
+    session: WebRead,
     before: Annotated[int, Query(ge=1, le=2**31)],
 ) -> Response:
     """A page of earlier messages (the "Show earlier" button)."""
@@ -136,7 +136,7 @@ async def one_message(
     session_id: str,
     seq: Annotated[int, Path(ge=0, le=MAX_INT)],
     web: WebUser,
-    session: WebTx,
+    session: WebRead,
     prompt: Annotated[bool, Query()] = False,
 ) -> Response:
     """One stored message, rendered (replaces the streamed draft when a turn is done); `prompt`:
@@ -167,7 +167,7 @@ async def focus_search(
     request: Request,
     session_id: str,
     web: WebUser,
-    session: WebTx,
+    session: WebRead,
     q: Annotated[str, Query(max_length=200)] = "",
     kind: Annotated[str, Query(max_length=20)] = "",
 ) -> Response:
@@ -183,7 +183,7 @@ async def focus_search(
 
 @router.get("/s/{session_id}/inspector")
 async def inspector(
-    request: Request, session_id: str, web: WebUser, session: WebTx, settings: SettingsDep
+    request: Request, session_id: str, web: WebUser, session: WebRead, settings: SettingsDep
 ) -> Response:
     """The next turn's context (assembled exactly as the API does), the last turn's receipt, the
     focus's linked entities and the knowledge packet with the capture form."""
@@ -226,7 +226,7 @@ async def preview(
     request: Request,
     session_id: str,
     web: WebUser,
-    session: WebTx,
+    session: WebRead,
     settings: SettingsDep,
     scoping: Annotated[str, Query(max_length=64)] = "",
     compare: Annotated[list[str] | None, Query()] = None,

@@ -76,12 +76,18 @@ async def test_every_read_answers_while_another_connection_holds_the_write_lock(
         f"/v1/sessions/{sid}/messages", json={"content": "What next?"}, headers={"Accept": "application/json"}
     )
     assert turn.status_code == 200, turn.text  # (also stamps the key's use: auth needs no write later)
+    signed_in = await api.post("/login", data={"api_key": demo.api_key})  # the web app, too
+    assert signed_in.status_code == 303
+    pages = ["/", f"/s/{sid}", f"/s/{sid}/messages?before=3", f"/s/{sid}/inspector", "/search?q=next"]
     holder = sqlite3.connect(settings.database_url.split("///", 1)[1], isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process writing, as far as the server can tell
     try:
         for method, path, body in _read_requests(demo, sid):
             answer = await api.request(method, path, json=body)
             assert answer.status_code < 500, (path, answer.status_code, answer.text)
+        for page in pages:
+            shown = await api.get(page)
+            assert shown.status_code in (200, 303), (page, shown.status_code, shown.text[:300])
         blocked = await api.post("/v1/sessions", json={})  # the lock is real: a write must wait
         assert blocked.status_code == 503 and "Retry-After" in blocked.headers
     finally:
