@@ -63,6 +63,13 @@ def test_context_build_filters_incremental_and_user_templates(demo: dict[str, An
     code, output = invoke("context", "build", task, "--kind", "plan", "--no-knowledge", "--json")
     plans = json.loads(output)
     assert code == 0 and {i["node"]["kind"] for i in plans["related"]} == {"plan"}
+    code, output = invoke("context", "build", task, "--include-references", "--no-knowledge", "--json")
+    assert code == 0 and json.loads(output)["context"]["references"]  # seed 003's flag; on by default
+    code, output = invoke("context", "build", task, "--no-references", "--no-children", "--json")
+    bare = json.loads(output)
+    skipped = {"references", "referenced_by", "has_task", "contains"}
+    assert code == 0 and bare["related"] and not bare["context"]["references"]
+    assert not {i["relationship"] for i in bare["related"]} & skipped
     code, output = invoke("context", "build", task, "--budget", "300", "--json")
     first = json.loads(output)
     (tmp_path / "first.json").write_text(output)

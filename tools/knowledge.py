@@ -47,7 +47,8 @@ async def load_context_for_task(
     """Load the team's domain knowledge relevant to a task, as a Context Packet. Read-only.
 
     Searches the knowledge base, follows relations between entries, ranks what it finds and says how
-    confident the match is (high, medium, low). Call it before working on a domain task.
+    confident the match is (high, medium, low). Call it before working on a domain task, and when the
+    user asks to load or get context, or what the team knows about something.
 
     Args:
         task_description: The task or question in the user's words.

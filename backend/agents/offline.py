@@ -9,6 +9,8 @@ tools the way a real model would for the README's suggested questions.
 - Knowledge questions ("How does overage billing work?") from a domain agent -> the best entry of the
   auto-loaded Context Packet, else `load_context_for_task`; then `get_entry` for that entry, and the
   answer quotes its description.
+- "Load context for the seat minimum rule" (also "get context on ...") at any point of a chat ->
+  `load_context_for_task` with the message, then `get_entry` for its best entry.
 - A vague question with a low-confidence packet ("What about the seat thing?") -> it asks which of
   the loosely related entries is meant.
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
@@ -37,11 +39,13 @@ from backend.agents.offline_answers import (
     best_code,
     candidates,
     focus_question,
+    packet_codes,
     parse_links,
 )
 from backend.graph.linked_format import parse_abbreviated_line
 from backend.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from backend.knowledge.search import query_codes
+from backend.text import search_terms
 
 NOTICE = (
     "(Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM.)"
@@ -72,6 +76,9 @@ _FOCUS = re.compile(
 )
 _FOCUS_STATE = re.compile(r"^- \*\*State:\*\* (\S+)", re.M)
 _ASKS_GROUP = re.compile(r"\b(?:what|which)\s+(plan|plans|goal|goals|milestone|milestones)\b", re.I)
+_LOAD_REQUEST = re.compile(r"\b(?:load|get|pull)\s+(?:the\s+|some\s+)?(?:kb\s+)?context\b", re.I)
+"""An explicit request to load knowledge ("Load context for the seat minimum rule"; seed 000's skill
+triggers): `load_context_for_task` runs, even when the session already holds a packet."""
 
 
 def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
@@ -145,6 +152,10 @@ def _after_tools(
         return _text(answer_links(user, _subject(instructions), links, _focus_state(instructions)))
     if last.tool_name == "get_entry":
         return _text(answer_entry(content, packet))
+    if last.tool_name == "search_knowledge":
+        options = [f"- **{code}:** {name.split(' (')[0]}" for code, name in packet_codes(content)][:4]
+        if options:
+            return _text("I am not sure which one you mean. Is it one of these?\n\n" + "\n".join(options))
     if last.tool_name == "load_context_for_task":
         code = best_code(user, content)
         if code and "get_entry" in tools:
@@ -154,6 +165,12 @@ def _after_tools(
             "works here, I can record it as knowledge."
         )
     return _text(f"Here is what `{last.tool_name}` found:\n\n{content[:2500]}")
+
+
+def _is_vague_question(user: str) -> bool:
+    """A short question naming no entry ("What about the seat thing?"): worth a search and a
+    "which one?" rather than a guess; statements and long requests are not."""
+    return user.strip().endswith("?") and 0 < len(search_terms(user)) <= 4
 
 
 def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -177,6 +194,8 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     if focus and "get_linked_entities" in tools and about_links:
         return _call("get_linked_entities", {"entity_id": focus.group(3), "entity_kind": focus.group(1)})
     domain_agent = any(f"You are the **{name}**" in instructions for name in DOMAIN_AGENTS)
+    if domain_agent and _LOAD_REQUEST.search(user) and "load_context_for_task" in tools:
+        return _call("load_context_for_task", {"task_description": user})
     if domain_agent and (asks_for_knowledge(user) or query_codes(user)):
         codes = query_codes(user)
         known = codes[0] if codes else best_code(user, instructions)
@@ -188,6 +207,8 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         options = candidates(user, instructions)
         if options:  # ambiguous: ask which one is meant
             return _text("I am not sure which one you mean. Is it one of these?\n\n" + "\n".join(options))
+    if domain_agent and _is_vague_question(user) and "search_knowledge" in tools:
+        return _call("search_knowledge", {"query": user})  # then: "is it one of these?"
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
     return _text(
         f"I read your message{about}, but nothing in Orrery's context or tools answers it, and offline "

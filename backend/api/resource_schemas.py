@@ -144,6 +144,8 @@ class DocsSummaryOut(BaseModel):
     schema_count: int
     last_chunked: datetime
     root: str
+    index_version: str | None = None
+    """The chunker that built the index (null for an index built before it was recorded)."""
 
 
 class CheckInCreatedOut(BaseModel):

@@ -149,6 +149,16 @@ def context_build(
     knowledge: Annotated[
         bool, typer.Option("--knowledge/--no-knowledge", help="Let knowledge-base entries compete.")
     ] = True,
+    references: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-references/--no-references", help="Follow references links (seed 003; default on)."
+        ),
+    ] = None,
+    children: Annotated[
+        bool | None,
+        typer.Option("--include-children/--no-children", help="Follow has_task/contains links (default on)."),
+    ] = None,
     existing: Annotated[
         typer.FileText | None,
         typer.Option(help="An earlier `--json` result (file, or - for stdin): return only new items."),
@@ -185,6 +195,8 @@ def context_build(
                 "kinds": kind or None,
                 "relations": relation or None,
                 "knowledge": None if knowledge else False,
+                "references": references,
+                "children": children,
             }.items()
             if v is not None
         }

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
 from backend.db.models import DocChunk, DocIndex
-from backend.docs.chunker import chunk_folder
+from backend.docs.chunker import CHUNKER_VERSION, chunk_folder
 from backend.docs.story import related_keys, spec_dict, story_context, story_dict
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.scope import as_uuid, require_project
@@ -116,6 +116,7 @@ async def index_docs(
         "models": sum(c.kind == "model" for c in chunks),
         "schemas": sum(c.kind == "schema" for c in chunks),
         "epics": sorted({c.epic for c in chunks if c.epic}),
+        "index_version": CHUNKER_VERSION,
     }
     if existing is None:
         session.add(DocIndex(project_id=project.id, root=str(folder), content_hash=digest, counts=counts))
@@ -347,5 +348,6 @@ async def get_context_summary(
         "db_model_count": c["models"],
         "schema_count": c["schemas"],
         "last_chunked": index.indexed_at.isoformat(),
+        "index_version": c.get("index_version"),  # the chunker that built it (null: not recorded then)
         "root": Path(index.root).name,  # the folder name only, never a server path
     }

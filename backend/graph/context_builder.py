@@ -237,6 +237,7 @@ def _select(
         "candidates": len(candidates),
         "round_trips": trips,
         "encoding": counter.encoding_name,
+        "exact_tokens": counter.exact,  # False: the model's tokenizer is unknown, cl100k_base estimates
     }
     return bundle(request, seeds, new_seeds, [c for c, _ in chosen], excluded, text, meta, now)
 

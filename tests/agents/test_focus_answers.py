@@ -120,7 +120,7 @@ async def test_web_app_plan_focus_answers_and_lists_what_was_cut(web: httpx.Asyn
     assert "Knowledge Context" not in inspector  # no packet loaded, none persisted
     assert "Entity Relationships" in inspector or "relationships" in inspector
     # the plan has 10 tasks and the prompt shows 3: the other 7 are named in the receipt
-    assert "Excluded (" in inspector and "per-type cap of 3" in inspector
+    assert "left out" in inspector and "per-type cap of 3" in inspector
     assert "Write launch email (task)" in inspector
 
 

@@ -37,7 +37,7 @@ async def test_suggested_questions_get_answers_not_dumps(db: Database, settings:
     assert calls[-1] == "get_entry" and "BR-012: Usage overage billing" in billing
     assert "> Usage above the tier allowance is billed per 1,000 events" in billing
     vague, calls = await _ask(db, orch, demo, "What about the seat thing?")
-    assert calls == [] and "Is it one of these?" in vague and "BR-015" in vague
+    assert calls == ["search_knowledge"] and "Is it one of these?" in vague and "BR-015" in vague
     tired, calls = await _ask(db, orch, demo, "I'm exhausted and losing motivation on the pricing work")
     assert calls == [] and "DR-005" not in tired and "nothing in Orrery's context" in tired
 
@@ -66,3 +66,35 @@ def test_links_answer_is_direction_aware_and_says_when_there_is_nothing() -> Non
         "The task **A** has no linked goals."
     )
     assert answer_links("What is it blocked by?", "the task **A**", links[1:]).startswith("Nothing blocks")
+
+
+async def test_an_explicit_load_context_request_mid_chat_runs_the_tool(
+    db: Database, settings: Settings
+) -> None:
+    """Seed 000's skill triggers ("load context", "get context"): asked later in a chat that already
+    holds a packet, the tool still runs and its best entry answers."""
+    demo = await load_demo(db, settings.secret_key)
+    orch = Orchestrator(db, settings)
+    async with db.transaction() as s:
+        sid = (await chat.create_session(s, demo.user_id, project_id=demo.project_id)).id
+
+    async def say(text: str) -> tuple[str, list[str]]:
+        events = [e async for e in orch.turn(demo.user_id, sid, text)]
+        assert events[-1].type == "done", events[-1].data
+        return events[-1].data["reply"], [e.data["name"] for e in events if e.type == "tool_call"]
+
+    await say("How does overage billing work?")  # loads the packet for the session
+    reply, calls = await say("Load context for the seat minimum rule")
+    assert calls == ["load_context_for_task", "get_entry"] and "BR-015: Workspace seat minimum" in reply
+    reply, calls = await say("get context on shared billing")
+    assert calls[0] == "load_context_for_task" and "FT-008: Shared billing" in reply
+
+
+async def test_more_about_the_linked_documents_reads_the_tool(db: Database, settings: Settings) -> None:
+    """Seed 001's manual QA: "tell me more about the linked documents" uses `get_linked_entities`, so
+    the documents the abbreviated section cut are named too."""
+    demo = await load_demo(db, settings.secret_key)
+    reply, calls = await _ask(db, Orchestrator(db, settings), demo, "Tell me more about the linked documents")
+    assert calls == ["get_linked_entities"]
+    for name in ("Pricing research summary", "Team workspaces PRD", "Atlas 2.0 launch brief", "Sales FAQ"):
+        assert f"**{name}**" in reply

@@ -14,6 +14,7 @@ from backend.db.engine import Database
 from backend.demo.workspace import DEMO_DOCS
 from backend.deps import TurnDeps
 from backend.docs import index
+from backend.docs.chunker import CHUNKER_VERSION
 from backend.errors import NotFoundError
 from backend.tokens import counter_for
 from tests.support.factories import make_project, make_user
@@ -150,3 +151,13 @@ async def test_doc_tools(db: Database, settings: Settings, w: dict[str, Any]) ->
     assert '"epic": "Migration"' in await run("list_stories_by_epic", {"epic": "migration"})
     assert '"skipped_unchanged": true' in await run("index_docs", {})
     assert "story 'US-999' not found" in await run("get_context_for_story", {"story_id": "US-999"})
+
+
+async def test_summary_has_the_seed_keys_and_the_index_version(db: Database, w: dict[str, Any]) -> None:
+    """Seed 004's `get_context_summary` keys, `index_version` included (the chunker that built it)."""
+    await _index(db, w)
+    async with db.sessions() as s:
+        summary = await index.get_context_summary(s, w["user"], w["project"])
+    seed_keys = {"project_id", "total_stories", "epics", "api_endpoint_count", "db_model_count"}
+    assert seed_keys | {"last_chunked", "index_version"} <= set(summary)
+    assert summary["index_version"] == CHUNKER_VERSION and summary["total_stories"] == 8

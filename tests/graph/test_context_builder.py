@@ -204,3 +204,33 @@ async def test_knowledge_entries_compete_for_the_budget(db: Database, settings: 
     assert set(kb[0]["factors"]) == {"distance", "recency", "references", "type", "content"}
     assert "(knowledge base, business-rules)" in with_kb["text"]
     assert not [i for i in without["related"] if i["node"]["kind"] == "kb_entry"]
+
+
+async def test_metadata_says_whether_the_count_is_exact_or_an_estimate(
+    db: Database, g: dict[str, Any]
+) -> None:
+    """Seed 003 FR-2 ("report actual vs estimated tokens"): `tokens_used` is the count of the final
+    text, exact with the model's own encoding and flagged an estimate for a model without one."""
+    request = resolve_request([str(g["seed"])], budget=600)
+    async with db.sessions() as s:
+        exact = await build_context(s, g["user"], request, counter_for("gpt-4o"))
+        estimate = await build_context(s, g["user"], request, counter_for("claude-3-5-sonnet"))
+    assert exact["metadata"]["exact_tokens"] and exact["metadata"]["encoding"] == "o200k_base"
+    assert not estimate["metadata"]["exact_tokens"] and estimate["metadata"]["encoding"] == "cl100k_base"
+    for r, model in ((exact, "gpt-4o"), (estimate, "claude-3-5-sonnet")):
+        assert r["metadata"]["tokens_used"] == counter_for(model).count(r["text"]) <= 600
+
+
+async def test_outline_puts_each_item_under_the_one_it_was_reached_from(
+    db: Database, g: dict[str, Any]
+) -> None:
+    """Seed 003's "maintains coherent structure": in an outline a distance-2 item is indented under
+    the item it was reached through, which comes before it."""
+    r = await _build(db, g, strategy="depth", format="outline", budget=3000, include={"knowledge": False})
+    lines = r["text"].splitlines()
+    deep = [i for i in r["related"] if i["distance"] >= 2]
+    assert deep, "the fixture has a chain of at least two links"
+    for item in deep:
+        at = next(n for n, line in enumerate(lines) if f"[{item['node']['id']}]" in line)
+        assert lines[at].startswith("  " * (item["distance"] - 1) + "- ")
+        assert any(f"[{item['via']}]" in line for line in lines[:at])

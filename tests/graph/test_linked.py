@@ -235,3 +235,13 @@ def test_linked_cache_expires_is_bounded_and_checks_versions() -> None:
     off = LinkedCache(0)
     off.put(a, "v", 1, "value")
     assert off.get(a, "v", 1) is None
+
+
+async def test_a_circular_link_is_shown_in_both_directions(db: Database, w: dict[str, Any]) -> None:
+    """Seed 001, open question 3: A -> B and B -> A are two edges, and both are shown."""
+    async with db.transaction() as s:
+        await graph.create_edge(s, w["user"], w["t0"], "depends_on", w["task"])
+    ctx = await _load(db, w, max_per_type=None)
+    both = [(i.relation, i.direction) for i in ctx.linked["tasks"] if i.name == "Dependency 0"]
+    assert sorted(both) == [("depends_on", "incoming"), ("depends_on", "outgoing")]
+    assert ctx.counts["tasks"] == 6
