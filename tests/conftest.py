@@ -18,10 +18,12 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 from pydantic_ai import models
+from sqlalchemy import delete
 
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import upgrade
+from backend.db.models import ApiKey
 from backend.demo.workspace import load_demo
 from backend.graph.cache import linked_cache
 from backend.memory.history_cache import history_cache
@@ -67,16 +69,50 @@ def pg_template(pg_server: ThrowawayPostgres) -> str:
     return "orrery_template"
 
 
+async def _load_demo_template(url: str) -> None:
+    """Load the demo into a template database, then drop its API key (each test's `demo` issues
+    its own), so a copy holds what a fresh `load_demo` would write, minus the key."""
+    database = Database.from_settings(settings_for(url))
+    try:
+        await load_demo(database, "template-secret")
+        async with database.transaction() as session:
+            await session.execute(delete(ApiKey))
+    finally:
+        await database.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_demo_template(sqlite_template: Path) -> Path:
+    path = sqlite_template.with_name("demo-template.db")
+    shutil.copy(sqlite_template, path)
+    in_thread(asyncio.run, _load_demo_template(f"sqlite+aiosqlite:///{path}"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
+    in_thread(asyncio.run, pg_server.execute(f"CREATE DATABASE orrery_demo_template TEMPLATE {pg_template}"))
+    in_thread(asyncio.run, _load_demo_template(pg_server.url("orrery_demo_template")))
+    return "orrery_demo_template"
+
+
+def _template_name(request: pytest.FixtureRequest, dialect: str) -> str:
+    """The migrated template, or the demo-loaded one when the test asks for `demo` (loading the
+    demo costs ~1 s of CPU per test; copying a loaded database costs milliseconds)."""
+    demo = "demo" in request.fixturenames
+    return f"{dialect}_demo_template" if demo else f"{dialect}_template"
+
+
 def _new_database(request: pytest.FixtureRequest, tmp_path: Path, template: bool) -> Iterator[str]:
     if request.param == "sqlite":
         path = tmp_path / "orrery.db"
         if template:
-            shutil.copy(request.getfixturevalue("sqlite_template"), path)
+            shutil.copy(request.getfixturevalue(_template_name(request, "sqlite")), path)
         yield f"sqlite+aiosqlite:///{path}"
         return
     server: ThrowawayPostgres = request.getfixturevalue("pg_server")
     name = f"t_{uuid.uuid4().hex[:16]}"
-    source = f" TEMPLATE {request.getfixturevalue('pg_template')}" if template else ""
+    source = f" TEMPLATE {request.getfixturevalue(_template_name(request, 'pg'))}" if template else ""
     in_thread(asyncio.run, server.execute(f"CREATE DATABASE {name}{source}"))
     yield server.url(name)
     in_thread(asyncio.run, server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
@@ -125,7 +161,10 @@ async def db(settings: Settings) -> AsyncIterator[Database]:
 
 @pytest.fixture
 async def demo(db: Database, settings: Settings) -> Any:
-    """The demo workspace loaded into `db` (its ids, the focus entities and an API key)."""
+    """The demo workspace loaded into `db` (its ids, the focus entities and an API key).
+
+    `db` is then a copy of the demo-loaded template, so this call only finds the demo and issues
+    the key (`created` is False)."""
     return await load_demo(db, settings.secret_key)
 
 
@@ -140,17 +179,25 @@ async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
 
 LONG_FILES = (
     "test_cli_entrypoint.py",
-    "test_cli_embeddings.py",
-    "test_load.py",
+    "test_context_builder_doors.py",
     "test_schema_fuzz.py",
+    "test_load.py",
+    "test_read_your_writes.py",
+    "test_browser.py",
+    "test_write_tool_doors.py",
     "test_package.py",
-    "test_multiprocess.py",
+    "test_cli_embeddings.py",
     "test_mcp.py",
+    "test_multiprocess.py",
+    "test_idempotency_everywhere.py",
+    "test_context_budget_property.py",
 )
-"""Files that run long (subprocesses, servers, fuzzing): collected first, so that `make test`'s two
-processes (one file each at a time) start them early instead of ending on them."""
+"""Files that run long (subprocesses, servers, browsers, fuzzing), longest first (measured with
+`--durations`): collected first, so that `make test`'s two processes (one file each at a time, the
+next file to whichever is free) start them early and end on short files instead."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Long files first; the rest keeps its order."""
-    items.sort(key=lambda item: item.path.name not in LONG_FILES)
+    """Long files first, longest first; the rest keeps its order."""
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
