@@ -55,7 +55,11 @@ _CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
 """UUIDv5 namespace of sessions derived from a conversation."""
 
 
-MODEL_IDS = ["orrery", *(f"orrery/{a}" for a in AGENTS)]
+def model_ids() -> list[str]:
+    """`orrery` (routed) and `orrery/<agent>` for every agent registered now, plugins' included."""
+    return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
+
+
 """Every model id this door serves, spelled exactly: `orrery` (routed) and `orrery/<agent>`."""
 
 
@@ -73,7 +77,7 @@ def _unknown_model(model: str) -> JSONResponse:
 @router.get("/models", summary="Agents as OpenAI model ids", response_model=ModelList)
 async def models(user: CurrentUser) -> ModelList:
     """`orrery` (routed) and `orrery/<agent>` for each agent."""
-    return ModelList(data=[ModelCard(id=i) for i in MODEL_IDS])
+    return ModelList(data=[ModelCard(id=i) for i in model_ids()])
 
 
 @router.get(
@@ -84,7 +88,7 @@ async def models(user: CurrentUser) -> ModelList:
 )
 async def model(model_id: str, user: CurrentUser) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return ModelCard(id=model_id) if model_id in MODEL_IDS else _unknown_model(model_id)
+    return ModelCard(id=model_id) if model_id in model_ids() else _unknown_model(model_id)
 
 
 def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
@@ -147,7 +151,7 @@ async def completions(
     `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
-    if body.model not in MODEL_IDS:  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
         return _unknown_model(body.model)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
