@@ -7,21 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.demo.workspace import load_demo
 from backend.memory.turn_view import UNANSWERED
 from tests.conftest import settings_for
-from tests.support.killable import killable_server
+from tests.support.killable import killable_server, load_demo_into, stored_messages
 from tests.support.upstream import FakeProvider, fake_provider, provider_env
 
 
@@ -29,28 +23,6 @@ from tests.support.upstream import FakeProvider, fake_provider, provider_env
 def provider() -> Iterator[tuple[FakeProvider, str]]:
     with fake_provider() as found:
         yield found
-
-
-async def _demo(settings: Settings) -> Any:
-    db = Database.from_settings(settings)
-    try:
-        return await load_demo(db, settings.secret_key)
-    finally:
-        await db.dispose()
-
-
-async def _messages(settings: Settings, sid: str) -> list[tuple[str, str, str]]:
-    db = Database.from_settings(settings)
-    try:
-        async with db.sessions() as s:
-            rows = await s.execute(
-                select(Message.role, Message.content, Message.status)
-                .where(Message.session_id == uuid.UUID(sid))
-                .order_by(Message.seq)
-            )
-            return [(r.role, r.content, r.status) for r in rows]
-    finally:
-        await db.dispose()
 
 
 def _noted(messages: list[dict[str, Any]], text: str) -> bool:
@@ -72,7 +44,7 @@ async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
 ) -> None:
     fake, base_url = provider
     settings = settings_for(db_url)
-    demo = await _demo(settings)
+    demo = await load_demo_into(settings)
     headers = {"Authorization": f"Bearer {demo.api_key}"}
     env = provider_env(base_url)
     fake.mode = "hang"
@@ -88,7 +60,9 @@ async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
             first.kill()
             with contextlib.suppress(httpx.HTTPError):
                 await sent  # the server died under it
-    assert await _messages(settings, sid) == [("user", "Plan my week please", "complete")]  # the leftover
+    assert await stored_messages(settings, sid) == [
+        ("user", "Plan my week please", "complete")
+    ]  # the leftover
 
     fake.mode = "echo"
     with killable_server(db_url, settings.secret_key, env) as second:
@@ -106,7 +80,7 @@ async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
             assert _noted(given, "Plan my week please") and _no_user_twice(given)
             shown = (await client.get(f"/v1/sessions/{sid}/context")).json()["messages"]
             assert _noted(shown, "Plan my week please") and _no_user_twice(shown)
-    stored = await _messages(settings, sid)
+    stored = await stored_messages(settings, sid)
     assert [(r, st) for r, _, st in stored] == [
         ("user", "failed"),
         ("user", "complete"),

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.demo.workspace import load_demo
 from tests.conftest import settings_for
-from tests.support.killable import killable_server
+from tests.support.killable import killable_server, load_demo_into, stored_messages
 from tests.support.upstream import FakeProvider, fake_provider, provider_env
 
 
@@ -28,28 +22,6 @@ from tests.support.upstream import FakeProvider, fake_provider, provider_env
 def provider() -> Iterator[tuple[FakeProvider, str]]:
     with fake_provider() as found:
         yield found
-
-
-async def _demo(settings: Settings) -> Any:
-    db = Database.from_settings(settings)
-    try:
-        return await load_demo(db, settings.secret_key)
-    finally:
-        await db.dispose()
-
-
-async def _stored(settings: Settings, sid: str) -> list[tuple[str, str, str]]:
-    db = Database.from_settings(settings)
-    try:
-        async with db.sessions() as s:
-            rows = await s.execute(
-                select(Message.role, Message.content, Message.status)
-                .where(Message.session_id == uuid.UUID(sid))
-                .order_by(Message.seq)
-            )
-            return [(r.role, r.content, r.status) for r in rows]
-    finally:
-        await db.dispose()
 
 
 def _session_of(exc: openai.APIStatusError) -> str:
@@ -61,7 +33,7 @@ async def test_sdk_retries_store_one_message_and_a_resend_answers_it(
 ) -> None:
     fake, base_url = provider
     settings = settings_for(db_url)
-    demo = await _demo(settings)
+    demo = await load_demo_into(settings)
     fake.mode = "fail"
     conversation: Any = [{"role": "user", "content": "Retry me, SDK"}]
     with killable_server(db_url, settings.secret_key, provider_env(base_url)) as server:
@@ -71,12 +43,12 @@ async def test_sdk_retries_store_one_message_and_a_resend_answers_it(
         assert failed.value.status_code == 502
         sid = _session_of(failed.value)
         # three requests (the SDK retried twice), one stored message: each retry retried its turn
-        assert await _stored(settings, sid) == [("user", "Retry me, SDK", "failed")]
+        assert await stored_messages(settings, sid) == [("user", "Retry me, SDK", "failed")]
 
         fake.mode = "echo"
         done = await client.chat.completions.create(model="orrery/coach", messages=conversation)
         assert done.choices[0].message.content == f"echo: {_last_user(fake)}"
-        assert [(r, st) for r, _, st in await _stored(settings, sid)] == [
+        assert [(r, st) for r, _, st in await stored_messages(settings, sid)] == [
             ("user", "complete"),
             ("assistant", "complete"),
         ]
@@ -94,7 +66,7 @@ async def test_concurrent_requests_with_one_key_run_the_model_once(
     database's lock and read the outcome from the database, not from a process's memory."""
     fake, base_url = provider
     settings = settings_for(db_url)
-    demo = await _demo(settings)
+    demo = await load_demo_into(settings)
     fake.mode = "fail"
     env = provider_env(base_url)
     with contextlib.ExitStack() as stack:
@@ -132,4 +104,4 @@ async def test_concurrent_requests_with_one_key_run_the_model_once(
     assert all(isinstance(o, openai.APIStatusError) and o.status_code == 502 for o in outcomes), outcomes
     assert len(fake.requests) - per_turn == per_turn  # one turn ran the model; nine shared its outcome
     sid_ten = _session_of(outcomes[0])  # type: ignore[arg-type]
-    assert await _stored(settings, sid_ten) == [("user", "Ten at once", "failed")]
+    assert await stored_messages(settings, sid_ten) == [("user", "Ten at once", "failed")]

@@ -6,11 +6,19 @@ import os
 import signal
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from sqlalchemy import select
+
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.db.models import Message
+from backend.demo.workspace import load_demo
 from tests.support.load import ROOT, _child_env, _cli, _wait_healthy, free_port
 
 
@@ -61,3 +69,27 @@ def killable_server(database_url: str, secret: str, env: dict[str, str] | None =
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+
+
+async def load_demo_into(settings: Settings) -> Any:
+    """The demo workspace, loaded into the database a server process will serve."""
+    db = Database.from_settings(settings)
+    try:
+        return await load_demo(db, settings.secret_key)
+    finally:
+        await db.dispose()
+
+
+async def stored_messages(settings: Settings, sid: str) -> list[tuple[str, str, str]]:
+    """(role, content, status) of a session's messages, in order, as the server process stored them."""
+    db = Database.from_settings(settings)
+    try:
+        async with db.sessions() as s:
+            rows = await s.execute(
+                select(Message.role, Message.content, Message.status)
+                .where(Message.session_id == uuid.UUID(sid))
+                .order_by(Message.seq)
+            )
+            return [(r.role, r.content, r.status) for r in rows]
+    finally:
+        await db.dispose()
