@@ -45,8 +45,6 @@ class SearchHit:
     matched_terms: int
     """How many distinct query terms the entry contains (after light stemming)."""
     exact_code: bool
-    matched: tuple[str, ...] = ()
-    """The query terms the entry contains (what confidence weighs by rarity)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,6 @@ async def search_entries(
                 rank=rank,
                 matched_terms=len(wanted.keys() & words),
                 exact_code=entry.code in codes,
-                matched=tuple(t for k, t in wanted.items() if k in words),
             )
         )
     return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes), project.id)
