@@ -44,9 +44,10 @@ serve: install ## Start the API server only
 
 test: install lint typecheck pytest ## Lint, type-check and run every test (SQLite and a throwaway PostgreSQL)
 
-lint: install ## ruff check + format check
+lint: install ## ruff check + format check + the layer contracts (.importlinter)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: install ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix .

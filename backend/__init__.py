@@ -1,14 +1,17 @@
 """Orrery: a backend for chat assistants that work in context.
 
-Ownership map (each module owns one job):
+The layers, top to bottom (`.importlinter` enforces them; docs/architecture.md explains them):
 
-- `backend.config`   settings from the environment and `.env`.
-- `backend.errors`   the typed error hierarchy every layer raises.
-- `backend.db`       engine/session factory, ORM models, migration checks.
-- `backend.repo`     the async data-access layer; every query is scoped to a user.
-- `backend.demo`     the demo workspace and the synthetic workspace generator.
-- `backend.api`      the FastAPI app (HTTP edge: auth, status mapping).
-- `backend.cli`      the `orrery` command line.
+- `backend.app`        the composition root: plugin registration, the HTTP app, the `orrery` entry point.
+- doors                `backend.api`, `backend.web`, `backend.mcp_server`, `backend.cli` (never each other).
+- `backend.services`   what the doors share: auth, limits, chat turns, the context view, tool calls.
+- `backend.agents`     the orchestrator, model factory and turn machinery (and `backend.evaluation`).
+- `tools`              the agents' tools.
+- `backend.context`    one turn's working context and receipt, strategies, `build_context`.
+- domain               `backend.memory`, `backend.graph`, `backend.knowledge`, `backend.docs`.
+- `backend.repo`       the async data-access layer; every query is scoped to a user (beside `ops`).
+- `backend.db`         engine/session factory, ORM models, migration checks.
+- base                 `config`, `errors`, `text`, `tokens`, `vocabulary`, `sections`, `roster`, ...
 """
 
 __version__ = "0.1.0"

@@ -18,6 +18,8 @@ OrreryError
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class OrreryError(Exception):
     """Base of every error Orrery raises on purpose."""
@@ -78,3 +80,8 @@ class ConfigurationError(OrreryError):
 
 class DatabaseNotMigratedError(ConfigurationError):
     """The database schema is missing or not at the code's revision."""
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The JSON every error response carries (every HTTP door answers errors in this shape)."""
+    return {"error": {"code": code, "message": message, "details": details}}

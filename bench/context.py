@@ -19,12 +19,12 @@ from typing import Any
 
 from sqlalchemy import event, insert, update
 
+from backend.context.working_context import assemble_working_context
 from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, CheckIn, Message
 from backend.demo.synth import synthesize
 from backend.memory.message_index import index_columns
-from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
 from bench.common import bench_settings, databases, median_ms
 

@@ -29,9 +29,9 @@ if sys.argv[1] == "on-loop":
     preload.preload_provider = _nothing
     import backend.agents.orchestrator as orchestrator
     orchestrator.preload_provider = _nothing
-    import backend.api.app as app_module
+    import backend.app.http as app_module
     app_module.preload_provider = _nothing
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from bench.common import bench_settings, fresh_url

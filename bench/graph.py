@@ -17,14 +17,14 @@ from typing import Any
 
 from sqlalchemy import event, insert, select
 
+from backend.context.builder import build_context, resolve_request
 from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import Edge, Entity
 from backend.demo.synth import synthesize
-from backend.graph.cache import linked_cache
-from backend.graph.context_builder import build_context, resolve_request
 from backend.graph.linked import load_linked_entities_context
 from backend.graph.linked_format import abbreviated_within
+from backend.repo.linked_cache import linked_cache
 from backend.tokens import counter_for
 from bench.common import bench_settings, databases, median_ms
 

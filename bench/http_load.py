@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.repo import chat

@@ -20,7 +20,8 @@ from pathlib import Path
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.evaluation.baseline import LexicalBaseline
-from backend.evaluation.dataset import Conversation, Session, Turn, load_dataset
+from backend.evaluation.dataset import Conversation, Session, Turn
+from backend.evaluation.files import load_dataset
 from backend.evaluation.harness import (
     DEFAULT_STRATEGIES,
     evaluate,

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backend.agents.definitions import get_agent
-from backend.chat_cli import read_line
 from backend.cli import app
+from backend.cli.terminal import read_line
 from backend.config import get_settings
+from backend.roster import get_agent
 
 runner = CliRunner()
 

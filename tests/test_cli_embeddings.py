@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from backend.db.engine import Database
+from backend.memory.messages import append_message
 from backend.repo import chat
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
@@ -38,7 +39,7 @@ async def _conversations(db: Database) -> str:
             c = await chat.create_session(s, user.id)
             for i, text in enumerate(texts):
                 new = chat.NewMessage("user" if i % 2 == 0 else "assistant", text)
-                await chat.append_message(s, user.id, c.id, new)
+                await append_message(s, user.id, c.id, new)
             emails.append(user.email)
     return emails[0]
 

@@ -23,7 +23,7 @@ async def _session(db_url: str, api_key: str) -> Any:
         "ORRERY_SECRET_KEY": "test-secret",
         "ORRERY_ENV": "test",
     }
-    return StdioServerParameters(command=sys.executable, args=["-m", "backend.cli", "mcp"], env=env)
+    return StdioServerParameters(command=sys.executable, args=["-m", "backend", "mcp"], env=env)
 
 
 async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: str) -> None:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from pydantic_ai import Agent
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.demo.workspace import DEMO_DOCS, load_demo

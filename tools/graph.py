@@ -96,8 +96,8 @@ async def build_context(
             so you can ask for more around the same seeds.
         additional_budget: With existing_context, the tokens for the new items only (up to 8000).
     """
-    from backend.graph.context_builder import build_context as build
-    from backend.graph.context_builder import resolve_request
+    from backend.context.builder import build_context as build
+    from backend.context.builder import resolve_request
     from backend.tokens import counter_for
 
     with readable_errors(". Seeds must be entity ids you have seen in this conversation."):

@@ -11,8 +11,8 @@ from functools import cache
 
 from pydantic_ai import ModelRetry, RunContext, Tool
 
-from backend.agents.definitions import AGENTS
 from backend.deps import TurnDeps
+from backend.roster import AGENTS
 
 
 async def handoff_to_agent(ctx: RunContext[TurnDeps], agent: str, reason: str) -> str:

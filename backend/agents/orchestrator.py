@@ -32,7 +32,6 @@ from pydantic_ai.models import Model
 from sqlalchemy import func, select
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
-from backend.agents.definitions import AgentDefinition, get_agent
 from backend.agents.detach import run_detached
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
@@ -50,14 +49,15 @@ from backend.agents.turn_store import (
     store_user_message,
 )
 from backend.config import Settings
+from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import CheckIn, Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
+from backend.memory.messages import append_message
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
-from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.ops import observe
 from backend.ops.cost import message_cost
 from backend.ops.jobs import JobWorker, enqueue
@@ -65,6 +65,7 @@ from backend.ops.limits import count_tokens, reserve_turn
 from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
+from backend.roster import AgentDefinition, get_agent
 from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
@@ -82,10 +83,8 @@ class Orchestrator:
         model_factory: Callable[[str, Settings], Model] = build_model,
         on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
-        """`on_context` sees each turn's assembled working context (the testing kit records it)."""
-        from backend.plugins import ensure_plugins
-
-        ensure_plugins(settings)  # once per process: contributed agents, tools and strategies
+        """`on_context` sees each turn's assembled working context (the testing kit records it).
+        Plugins' agents, tools and strategies are those the composition root registered."""
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
@@ -349,7 +348,7 @@ class Orchestrator:
     ) -> Message:
         async with self.db.transaction() as s:
             await mark_answered(s, answered)
-            saved = await chat.append_message(
+            saved = await append_message(
                 s,
                 user_id,
                 sid,

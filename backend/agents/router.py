@@ -5,7 +5,7 @@ Later switches come from the model itself through the `handoff_to_agent` tool.
 
 from __future__ import annotations
 
-from backend.agents.definitions import AGENTS
+from backend.roster import AGENTS
 from backend.text import stem, tokenize
 
 DEFAULT_AGENT = "coach"

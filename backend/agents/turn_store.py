@@ -25,6 +25,7 @@ from backend.db.engine import Database
 from backend.db.models import Message
 from backend.errors import ConflictError, ValidationError
 from backend.memory.embedding_models import LOCAL, EmbeddingModel
+from backend.memory.messages import append_message
 from backend.repo import chat
 
 log = logging.getLogger("orrery.turns")
@@ -126,7 +127,7 @@ async def store_user_message(
             raise ValidationError("message must not be empty")
         if len(text) > MAX_MESSAGE_CHARS:
             raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-        saved = await chat.append_message(
+        saved = await append_message(
             s,
             user_id,
             sid,

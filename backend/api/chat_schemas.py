@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-
-def _agent_names(schema: dict[str, Any]) -> None:
-    """The agents known when the document is built (plugins register theirs before serving)."""
-    from backend.agents.definitions import AGENTS
-
-    schema["enum"] = sorted(AGENTS)
-
-
-AgentName = Annotated[str, Field(max_length=64, json_schema_extra=_agent_names)]
-"""An agent id; the OpenAPI document lists the registered ones."""
+from backend.services.turns import AgentName as AgentName  # the agent id type, shared with the web door
 
 
 class FocusOut(BaseModel):

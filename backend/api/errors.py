@@ -24,6 +24,7 @@ from backend.errors import (
     ServiceUnavailableError,
     UserError,
 )
+from backend.errors import error_body as error_body  # the shape, shared with the services layer
 
 log = logging.getLogger("orrery.api")
 STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
@@ -76,11 +77,6 @@ SSE_CONTENT: dict[str, Any] = {
     }
 }
 """The OpenAPI content of a streamed success response."""
-
-
-def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    """The JSON every error response carries."""
-    return {"error": {"code": code, "message": message, "details": details}}
 
 
 async def _orrery(_request: Request, exc: Exception) -> JSONResponse:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from backend.api.limits import BodySizeLimit
 from backend.config import Settings
+from backend.services.limits import BodySizeLimit
 
 
 def install(app: FastAPI, settings: Settings) -> None:

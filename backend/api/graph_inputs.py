@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from backend.api.limits import BoundedDatetime, JsonObject, Text
+from backend.services.limits import BoundedDatetime, JsonObject, Text
 from backend.vocabulary import EntityKind, GoalType, Relation
 
 

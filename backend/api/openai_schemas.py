@@ -12,7 +12,7 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StrictBool
 
-from backend.api.limits import Text
+from backend.services.limits import Text
 
 
 class ContentPart(BaseModel):

@@ -5,8 +5,6 @@ Heavy modules are imported inside the commands so `orrery --help` stays instant.
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from backend.cli import (
@@ -22,7 +20,6 @@ from backend.cli import (
     keys,
     linked,
     plugins,
-    server,
     sessions,
     tools,
     usage,
@@ -43,13 +40,5 @@ app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")
-for module in (server, linked, chat, usage, plugins, tools):
+for module in (linked, chat, usage, plugins, tools):
     app.registered_commands.extend(module.app.registered_commands)
-
-
-def main() -> None:
-    """Console-script entry point."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        sys.exit(130)

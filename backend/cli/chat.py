@@ -35,7 +35,7 @@ def chat_command(
     as_json: Annotated[bool, typer.Option("--json", help="With --once: print the turn as JSON.")] = False,
 ) -> None:
     """Chat with the assistant in the terminal; `--once` runs a single turn for scripts."""
-    from backend.chat_cli import interactive, resolve_target, run_once
+    from backend.cli.terminal import interactive, resolve_target, run_once
 
     async def body(db: Any) -> Any:
         target = await resolve_target(

@@ -31,8 +31,8 @@ def run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
 async def with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, check: bool = True) -> T:
     from backend.db.engine import Database
     from backend.db.migrations import ensure_current
-    from backend.graph.cache import configure_linked_cache
     from backend.memory.history_cache import configure_history_cache
+    from backend.repo.linked_cache import configure_linked_cache
 
     configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
     configure_history_cache(settings.history_cache_messages)

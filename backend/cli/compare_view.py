@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from backend.cli.common import out
-from backend.memory.compare import GROUPS, Comparison, UnitRow, Verdict
+from backend.context.compare import GROUPS, Comparison, UnitRow, Verdict
 
 
 def print_comparison(comparison: Comparison) -> None:

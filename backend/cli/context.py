@@ -72,7 +72,8 @@ def _previewing(
     session_id: str, agent: str | None, strategy: str | None, at: int | None, base_prompt: str | None
 ) -> Any:
     """The body that assembles one preview (as the session's owner: the CLI has database access)."""
-    from backend.memory.compare import preview_context
+    from backend.context.compare import preview_context
+    from backend.services.context_view import summarizer_for
 
     async def body(db: Any) -> Any:
         async with db.transaction() as session:
@@ -86,6 +87,7 @@ def _previewing(
                 scoping=strategy,
                 at=at,
                 base_prompt=base_prompt,
+                summarizer=summarizer_for(get_settings()),
             )
 
     return body
@@ -93,7 +95,8 @@ def _previewing(
 
 def _show_comparison(session_id: str, agent: str | None, names: str, at: int | None, as_json: bool) -> None:
     from backend.cli.compare_view import print_comparison
-    from backend.memory.compare import compare_strategies
+    from backend.context.compare import compare_strategies
+    from backend.services.context_view import summarizer_for
 
     async def body(db: Any) -> Any:
         async with db.transaction() as session:
@@ -106,6 +109,7 @@ def _show_comparison(session_id: str, agent: str | None, names: str, at: int | N
                 settings=get_settings(),
                 agent=agent,
                 at=at,
+                summarizer=summarizer_for(get_settings()),
             )
 
     comparison = run(lambda s: with_db(s, body))
@@ -174,8 +178,8 @@ def context_build(
     """Build token-budgeted context around seed entities."""
     from pydantic import ValidationError as PydanticValidationError
 
+    from backend.context.builder import build_context, resolve_request
     from backend.errors import ValidationError
-    from backend.graph.context_builder import build_context, resolve_request
     from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template
     from backend.tokens import counter_for
 

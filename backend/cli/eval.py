@@ -22,7 +22,7 @@ def make_dataset_command(
     conversations: Annotated[int, typer.Option(min=1, max=50, help="How many conversations.")] = 5,
 ) -> None:
     """Write a deterministic long-conversation dataset with planted facts and questions."""
-    from backend.evaluation.dataset import save_dataset
+    from backend.evaluation.files import save_dataset
     from backend.evaluation.make_dataset import make_dataset
 
     dataset = make_dataset(seed, conversations)

@@ -89,6 +89,7 @@ def sessions_say(
     from backend.db.models import ChatSession
     from backend.errors import NotFoundError
     from backend.memory.embedding_models import embedding_model
+    from backend.memory.messages import append_message
     from backend.repo import chat
 
     async def body(db: Any, settings: Any) -> int:
@@ -96,7 +97,7 @@ def sessions_say(
             record = await session.get(ChatSession, uuid_or_404(session_id))
             if record is None:
                 raise NotFoundError("session", session_id)
-            message = await chat.append_message(
+            message = await append_message(
                 session,
                 record.user_id,
                 record.id,
@@ -116,8 +117,8 @@ def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print the page as JSON.")] = False,
 ) -> None:
     """A user's sessions, most recently active first, with title and focus."""
-    from backend.api.routes.sessions import list_item_out
     from backend.repo import sessions as repo
+    from backend.services.sessions import list_item_out
 
     async def body(db: Any) -> list[Any]:
         async with db.transaction() as session:

@@ -32,8 +32,8 @@ async def run_tool(
     """Run `name` as the user for the project (no transaction is held while the tool runs)."""
     from backend.deps import TurnDeps
     from backend.errors import NotFoundError, ValidationError
-    from backend.mcp_server import mcp_tool
     from backend.plugins import ensure_plugins
+    from backend.services.tool_calls import mcp_tool
     from tools.registry import REGISTRY
 
     ensure_plugins(settings)

@@ -20,6 +20,7 @@ from backend.db.engine import Database
 from backend.db.models import ChatSession, Entity, Project
 from backend.demo import content
 from backend.docs.index import index_docs
+from backend.memory.messages import append_message
 from backend.repo import chat, graph, identity, knowledge, memory
 
 DEMO_KEY_NAME = "demo"
@@ -180,5 +181,5 @@ async def _create_chat(
         title="Pricing page blockers",
     )
     for role, text, agent in content.CHAT:
-        await chat.append_message(session, user_id, c.id, chat.NewMessage(role, text, agent_id=agent))
+        await append_message(session, user_id, c.id, chat.NewMessage(role, text, agent_id=agent))
     await chat.record_transition(session, user_id, c.id, "planner", "question about task dependencies")

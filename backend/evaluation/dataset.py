@@ -17,20 +17,15 @@ Turn ids are `D<session>:<n>` like the public benchmarks' `dia_id`; `role` is `u
 from __future__ import annotations
 
 import datetime as dt
-import json
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
-
-from backend.errors import ValidationError as OrreryValidationError
+from pydantic import BaseModel, Field, model_validator
 
 CATEGORIES = ("single_hop", "multi_hop", "temporal", "open_domain", "knowledge_update", "adversarial")
 """Known categories in report order; `adversarial` questions have no answer in the conversation and
 are reported apart from the headline recall."""
 UNANSWERABLE = frozenset({"adversarial"})
-FORMATS = ("auto", "orrery", "locomo")
 DEFAULT_TIME = time(18)
 """When a session gives only its date, its turns are timed from 18:00 UTC."""
 
@@ -106,39 +101,3 @@ class Dataset(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)
     """What reading a foreign format had to leave out (evidence ids naming no turn, questions left
     without evidence)."""
-
-
-def load_dataset(path: Path, fmt: str = "auto") -> Dataset:
-    """Read and validate a dataset file, Orrery's own format or LoCoMo's (`fmt`, detected on
-    "auto"); a bad file is a clear `ValidationError`."""
-    if fmt not in FORMATS:
-        raise OrreryValidationError(f"unknown dataset format {fmt!r}; known: {', '.join(FORMATS)}")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise OrreryValidationError(f"dataset file {str(path)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise OrreryValidationError(f"dataset file {str(path)!r} is not readable JSON: {exc}") from None
-    try:
-        return _parse(raw, fmt, path.stem)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise OrreryValidationError(
-            f"dataset file {str(path)!r} is invalid at {where}: {first['msg']}"
-        ) from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise OrreryValidationError(f"dataset file {str(path)!r} is invalid: {exc!r}") from None
-
-
-def _parse(raw: Any, fmt: str, name: str) -> Dataset:
-    from backend.evaluation.locomo import is_locomo, parse_locomo
-
-    if fmt == "locomo" or (fmt == "auto" and is_locomo(raw)):
-        return parse_locomo(raw, name)
-    return Dataset.model_validate(raw)
-
-
-def save_dataset(dataset: Dataset, path: Path) -> None:
-    """Write a dataset as indented JSON (stable, diff-friendly)."""
-    path.write_text(dataset.model_dump_json(indent=1, exclude_defaults=False) + "\n", encoding="utf-8")

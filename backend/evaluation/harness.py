@@ -110,7 +110,8 @@ class LoadedConversation:
 
 async def load_conversation(db: Database, conversation: Conversation) -> LoadedConversation:
     """Write a conversation as one chat session through the normal message path (one transaction)."""
-    from backend.repo.chat import NewMessage, append_message, create_session
+    from backend.memory.messages import append_message
+    from backend.repo.chat import NewMessage, create_session
     from backend.repo.identity import create_user
 
     async with db.transaction() as s:
@@ -166,7 +167,8 @@ async def timed_select(
     """One selection as a turn makes it: the question stored as the newest user message, then its
     transaction rolled back so nothing stays (`ask=False`: only passed as the query, and whatever
     the strategy stores is kept). Time is the strategy's alone."""
-    from backend.repo.chat import NewMessage, append_message
+    from backend.memory.messages import append_message
+    from backend.repo.chat import NewMessage
 
     taken: list[tuple[list[ScopedMessage], float, float]] = []
     try:

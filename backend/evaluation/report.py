@@ -10,7 +10,8 @@ from typing import Any
 from rich.table import Table
 
 from backend.config import Settings
-from backend.evaluation.dataset import CATEGORIES, load_dataset
+from backend.evaluation.dataset import CATEGORIES
+from backend.evaluation.files import load_dataset
 from backend.evaluation.harness import evaluate, resolve_strategies
 
 SHORT = {

@@ -11,7 +11,6 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Entity, Project
-from backend.graph.cache import linked_cache
 from backend.graph.linked import linked_context_for
 from backend.graph.linked_format import (
     ABBREVIATED_MAX_TOKENS,
@@ -19,8 +18,9 @@ from backend.graph.linked_format import (
     FittedBlocks,
     abbreviated_within,
 )
-from backend.memory.sections import ContextSection
 from backend.repo.graph import get_entity
+from backend.repo.linked_cache import linked_cache
+from backend.sections import ContextSection
 from backend.text import inline_data
 from backend.tokens import Budgets, TokenCounter
 from backend.vocabulary import ENTITY_KINDS

@@ -21,10 +21,10 @@ from sqlalchemy.orm import aliased
 
 from backend.db.models import Edge, Entity
 from backend.errors import NotFoundError, ValidationError
-from backend.graph.cache import linked_cache
 from backend.graph.edges import both_directions, far_entity
 from backend.graph.relation_roles import DONE_STATES
 from backend.repo.graph import get_entity
+from backend.repo.linked_cache import linked_cache
 from backend.vocabulary import ENTITY_KINDS
 
 ACTIVE_STATES = ("active", "in_progress")

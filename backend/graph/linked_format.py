@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 from backend.graph.linked import GROUPS, EntityLinkedContext, LinkedEntity
 from backend.graph.relation_roles import guide_lines, is_done
-from backend.memory.scoping.base import ReceiptItem
-from backend.memory.sections import SECTION_JOINT, frame_tokens, items_cost
+from backend.sections import SECTION_JOINT, ReceiptItem, frame_tokens, items_cost
 from backend.text import inline_data
 from backend.tokens import TokenCounter
 

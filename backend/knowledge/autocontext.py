@@ -33,7 +33,7 @@ from backend.knowledge.load_context import ContextLoad, load_context_for_task
 from backend.knowledge.message_intent import asks_for_knowledge, is_link_question
 from backend.knowledge.packet import NO_CONTEXT, format_context_packet
 from backend.knowledge.search import query_codes
-from backend.memory.sections import ContextSection
+from backend.sections import ContextSection
 from backend.text import inline_data, search_terms
 from backend.tokens import TokenCounter
 

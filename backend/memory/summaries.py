@@ -20,13 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.db.base import utcnow
 from backend.db.models import SessionSummary
 from backend.memory import salience
-from backend.memory.scoping.base import ScopedMessage
+from backend.sections import ScopedMessage
 from backend.text import inline_data
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-    from backend.config import Settings
     from backend.tokens import TokenCounter
 
 DATE_PREFIX = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ")
@@ -158,12 +157,7 @@ class ExtractiveSummarizer:
         return salience.fit(lines, max_tokens, self.counter, EXTRACTIVE_HEADER)
 
 
-def default_summarizer(settings: Settings, counter: TokenCounter, model: str | None = None) -> Summarizer:
-    """The offline extractive summarizer for the `offline` model, else an LLM summarizer built by the
-    model factory (so provider setup lives in one place)."""
-    name = model or settings.model
-    if name == "offline":
-        return ExtractiveSummarizer(counter)
-    from backend.agents.models import build_model
-
-    return ModelSummarizer(build_model(name, settings))
+def default_summarizer(counter: TokenCounter) -> Summarizer:
+    """What summarises when the caller passes no summarizer: the offline extractive one. A turn, a
+    preview and a comparison pass the model's own (built by the model factory, in the agents layer)."""
+    return ExtractiveSummarizer(counter)

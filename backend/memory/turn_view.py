@@ -75,7 +75,7 @@ class TurnView:
             settings=self.settings,
             options=options,
             summaries=self.summaries,
-            summarizer=summarizer or default_summarizer(self.settings, self.counter),
+            summarizer=summarizer or default_summarizer(self.counter),
         )
 
     def notes(self) -> list[str]:

@@ -7,13 +7,8 @@ whole (a clash or a bad signature stops startup with an error naming the plugin)
 in the same registries the built-ins use.
 """
 
-from backend.plugins.loader import (
-    ENTRY_POINT_GROUPS,
-    Contribution,
-    PluginError,
-    ensure_plugins,
-    plan_plugins,
-)
+from backend.plugins.contributions import ENTRY_POINT_GROUPS, Contribution, PluginError
+from backend.plugins.loader import ensure_plugins, plan_plugins
 from tools._errors import readable_errors  # the error helper built-in tools use, for plugin tools
 
 __all__ = [

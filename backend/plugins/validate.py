@@ -12,7 +12,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from backend.plugins.loader import Candidate, Contribution, PluginError, loaded
+from backend.plugins.contributions import Candidate, Contribution, PluginError, loaded
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 RESERVED_TOOLS = {"handoff_to_agent"}
@@ -95,13 +95,11 @@ def agent(cand: Candidate, tools: set[str], strategies: set[str]) -> Contributio
     """An `AgentDefinition` with a prompt, routing words and only known tools and strategy."""
     from dataclasses import replace
 
-    from backend.agents.definitions import AgentDefinition
+    from backend.roster import AgentDefinition
 
     found = cand.obj
     if not isinstance(found, AgentDefinition):
-        raise _fail(
-            cand, f"an agent must be a backend.agents.definitions.AgentDefinition, got {type(found).__name__}"
-        )
+        raise _fail(cand, f"an agent must be a backend.roster.AgentDefinition, got {type(found).__name__}")
     name = _named(cand, found.id, "agent")
     if not found.description.strip():
         raise _fail(cand, f"agent {name} needs a description (shown in GET /v1/agents and `orrery plugins`)")
@@ -147,9 +145,9 @@ def expertise(cand: Candidate, agents: set[str]) -> list[Contribution]:
 
 def validate_all(candidates: list[Candidate]) -> list[Contribution]:
     """Validate in dependency order (strategies and tools before the agents that name them)."""
-    from backend.agents.definitions import AGENTS
     from backend.memory.expertise import load_modules
     from backend.memory.scoping import strategy_names
+    from backend.roster import AGENTS
     from tools.registry import REGISTRY
 
     taken: dict[tuple[str, str], str] = {("strategy", n): "Orrery" for n in strategy_names()}

@@ -13,18 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.db.base import utcnow
 from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
-from backend.memory.embedding_models import LOCAL, EmbeddingModel
-from backend.memory.embeddings import DIMENSIONS, MODEL_NAME, get_embedder, message_vector
-from backend.memory.message_index import index_fields
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
-from backend.vocabulary import FOCUS_KINDS, MESSAGE_ROLES
+from backend.vocabulary import FOCUS_KINDS
 
 
 @dataclass(frozen=True)
@@ -47,9 +43,10 @@ class NewMessage:
     """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
 
 
-def _check_agent(agent_id: str | None) -> None:
+def check_agent(agent_id: str | None) -> None:
+    """A known agent id (built-in or a registered plugin's), else a `ValidationError` listing them."""
     if agent_id is not None:
-        from backend.agents.definitions import get_agent
+        from backend.roster import get_agent
 
         get_agent(agent_id)  # built-in or plugin agent, else a ValidationError listing them
 
@@ -67,7 +64,7 @@ async def create_session(
 ) -> ChatSession:
     """Open a chat, optionally in a project and focused on the project or one of its entities;
     a caller-chosen `session_id` makes creation idempotent (a second insert hits the primary key)."""
-    _check_agent(active_agent)
+    check_agent(active_agent)
     if (focus_kind is None) != (focus_id is None):
         raise ValidationError("focus_kind and focus_id go together")
     project = await require_project(session, user_id, project_id) if project_id is not None else None
@@ -125,65 +122,6 @@ async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uui
     return chat
 
 
-async def append_message(
-    session: AsyncSession,
-    user_id: uuid.UUID,
-    session_id: uuid.UUID | str,
-    new: NewMessage,
-    *,
-    embedding: EmbeddingModel = LOCAL,
-) -> Message:
-    """Append a message with the next `seq`; the counter and the row commit together (with the job
-    that embeds it, when `embedding` is a remote model)."""
-    if new.role not in MESSAGE_ROLES:
-        raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
-    _check_agent(new.agent_id)
-    sid = as_uuid(session_id, "session")
-    # computed once, before the row lock is taken: what scoping reads back on every later turn
-    token_counts, terms = index_fields(new.content)
-    embedder = None if embedding.remote else await get_embedder()
-    vector = message_vector(embedder, new.content) if embedder else None
-    seq = (
-        await session.execute(
-            update(ChatSession)
-            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
-            .values(message_count=ChatSession.message_count + 1, updated_at=utcnow())
-            .returning(ChatSession.message_count)
-        )
-    ).scalar_one_or_none()
-    if seq is None:
-        raise NotFoundError("session", sid)
-    message = Message(
-        session_id=sid,
-        seq=seq,
-        role=new.role,
-        content=new.content,
-        agent_id=new.agent_id,
-        tool_calls=new.tool_calls,
-        prompt_tokens=new.prompt_tokens,
-        completion_tokens=new.completion_tokens,
-        token_count=new.token_count,
-        latency_ms=new.latency_ms,
-        cost_usd=new.cost_usd,
-        client_key=new.client_key,
-        request_fingerprint=new.request_fingerprint,
-        status=new.status,
-        created_at=new.created_at or utcnow(),
-        token_counts=token_counts,
-        search_terms=terms,
-        embedding=vector,
-        embedding_model=MODEL_NAME if vector else None,
-        embedding_dim=DIMENSIONS if vector else None,
-    )
-    session.add(message)
-    await session.flush()
-    if embedding.remote and new.content.strip():
-        from backend.memory.embedding_store import queue_embedding
-
-        await queue_embedding(session, message.id, embedding)
-    return message
-
-
 async def list_messages(
     session: AsyncSession,
     user_id: uuid.UUID,
@@ -212,7 +150,7 @@ async def record_transition(
     message_id: uuid.UUID | None = None,
 ) -> AgentTransition | None:
     """Switch the active agent and record why; switching to the current agent records nothing."""
-    _check_agent(to_agent)
+    check_agent(to_agent)
     chat = await get_session(session, user_id, session_id)
     if chat.active_agent == to_agent:
         return None

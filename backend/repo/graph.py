@@ -24,7 +24,7 @@ from backend.errors import (
     UnknownRelationError,
     ValidationError,
 )
-from backend.graph.versions import bump_entities, bump_neighbourhood, bump_project
+from backend.repo.graph_versions import bump_entities, bump_neighbourhood, bump_project
 from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.vocabulary import ENTITY_KINDS, GOAL_TYPES, RELATIONS
 

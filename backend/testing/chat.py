@@ -10,8 +10,8 @@ from pydantic_ai.models import Model
 
 from backend.agents.orchestrator import Orchestrator, TurnEvent
 from backend.config import Settings
+from backend.context.working_context import ContextReceipt, WorkingContext
 from backend.db.engine import Database
-from backend.memory.working_context import ContextReceipt, WorkingContext
 
 
 @dataclass

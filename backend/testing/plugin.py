@@ -30,6 +30,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register plugins once per test process, as the app does at start-up, so code under test that
+    builds an `Orchestrator` or resolves a strategy directly sees the same agents, tools and
+    strategies a server would."""
+    from backend.plugins import ensure_plugins
+
+    ensure_plugins()
+
+
 @dataclass(frozen=True)
 class KitUser:
     """A user with a project and an API key (the plaintext, for Authorization headers)."""
@@ -92,8 +101,8 @@ def orrery_settings(orrery_database_url: str) -> Any:
 async def orrery_db(orrery_settings: Any) -> AsyncIterator[Any]:
     """A `Database` on the throwaway database (plugins loaded, linked cache empty)."""
     from backend.db.engine import Database
-    from backend.graph.cache import linked_cache
     from backend.plugins import ensure_plugins
+    from backend.repo.linked_cache import linked_cache
 
     ensure_plugins(orrery_settings)
     linked_cache.clear()
@@ -149,7 +158,7 @@ async def orrery_client(
     `orrery_orchestrator` (so its model is the injected one)."""
     import httpx
 
-    from backend.api.app import create_app
+    from backend.app.http import create_app
 
     app = create_app(orrery_settings)
     async with app.router.lifespan_context(app):

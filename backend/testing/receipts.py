@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from backend.memory.working_context import ContextReceipt
+from backend.context.working_context import ContextReceipt
 
 Receipt = ContextReceipt | dict[str, Any]
 _SEQS = re.compile(r"^seq (\d+)(?:-(\d+))?$")

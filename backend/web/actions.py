@@ -12,13 +12,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Header, Path, Request, Response
 from fastapi.responses import RedirectResponse, StreamingResponse
 
-from backend.api.limits import MAX_INT
-from backend.api.routes import chat as chat_routes
 from backend.db.engine import Database
 from backend.errors import ValidationError
 from backend.knowledge.entries import update_entry
 from backend.repo import chat
 from backend.repo import sessions as repo
+from backend.services import turns
+from backend.services.limits import MAX_INT
 from backend.web.deps import CsrfUser, WebRoute, WebTx, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
@@ -57,8 +57,8 @@ async def settings(
     session_id: str, web: CsrfUser, session: WebTx, agent: Text = "auto", strategy: Text = ""
 ) -> Response:
     """Choose who answers next (automatic routing or one agent) and how history is scoped."""
-    from backend.agents.definitions import get_agent
     from backend.memory.scoping import get_strategy
+    from backend.roster import get_agent
 
     record = await chat.get_session(session, web.user.id, session_id)
     record.scoping_strategy = get_strategy(strategy).name if strategy else None
@@ -134,8 +134,9 @@ async def say(
     content: Annotated[str, Form(min_length=1, max_length=20_000)],
 ) -> Response:
     """The composer without JavaScript: run the whole turn, then show the session again."""
-    result = await chat_routes.post_message(
-        session_id, chat_routes.MessageIn(content=content), request, web.user, accept="application/json"
+    orchestrator = request.app.state.orchestrator
+    result = await turns.run_turn(
+        orchestrator, web.user.id, session_id, turns.MessageIn(content=content), accept="application/json"
     )
     if isinstance(result, Response):  # the model failed; the message is kept for a retry
         raise ValidationError("the model failed to answer; send the message again to retry")
@@ -146,14 +147,14 @@ async def say(
 async def turn(
     request: Request,
     session_id: str,
-    body: chat_routes.MessageIn,
+    body: turns.MessageIn,
     web: CsrfUser,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
     """Run a turn through the API's SSE endpoint; the `context` event's receipt is kept for the
     inspector's "last turn" view."""
-    response = await chat_routes.post_message(
-        session_id, body, request, web.user, idempotency_key=idempotency_key, accept="text/event-stream"
+    response = await turns.run_turn(
+        request.app.state.orchestrator, web.user.id, session_id, body, idempotency_key=idempotency_key
     )
     return _keeping_receipt(request, web.user.id, session_id, response)
 
@@ -163,14 +164,14 @@ async def edit(
     request: Request,
     session_id: str,
     seq: Annotated[int, Path(ge=1, le=MAX_INT)],
-    body: chat_routes.MessageIn,
+    body: turns.MessageIn,
     web: CsrfUser,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
     """Edit-and-resend the last user message: the old one and its reply are kept, superseded, and
     the turn runs again with the new text (streamed like `/turn`)."""
-    response = await chat_routes.edit_message(
-        session_id, seq, body, request, web.user, idempotency_key=idempotency_key, accept="text/event-stream"
+    response = await turns.edit_and_rerun(
+        request.app.state.orchestrator, web.user.id, session_id, seq, body, idempotency_key=idempotency_key
     )
     return _keeping_receipt(request, web.user.id, session_id, response)
 

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from backend.api.deps import SettingsDep
 from backend.errors import AuthenticationError
 from backend.repo import web_tokens
+from backend.services.deps import SettingsDep
 from backend.web.deps import COOKIE, CsrfUser, WebRoute, WebTx, refuse_cross_origin, render, safe_next
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)

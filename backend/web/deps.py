@@ -15,10 +15,10 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.api.deps import SettingsDep, get_read_session, get_session
 from backend.db.engine import Database
 from backend.errors import AuthenticationError, NotFoundError, RateLimitedError, UserError
 from backend.repo.web_tokens import WebSession, resolve_web_session
+from backend.services.deps import SettingsDep, get_read_session, get_session
 
 COOKIE = "orrery_session"
 CSRF_FIELD = "csrf_token"

@@ -8,16 +8,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from backend.agents.definitions import AGENTS
-from backend.api.deps import SettingsDep
-from backend.api.limits import MAX_INT
-from backend.api.routes import chat as chat_routes
 from backend.db.models import ChatSession
 from backend.errors import NotFoundError, ValidationError
 from backend.graph.linked import load_linked_entities_context
 from backend.memory.scoping import strategy_names
 from backend.repo import chat, identity
 from backend.repo import sessions as repo
+from backend.roster import AGENTS
+from backend.services import context_view
+from backend.services.deps import SettingsDep
+from backend.services.limits import MAX_INT
 from backend.vocabulary import ENTITY_KINDS
 from backend.web import views
 from backend.web.deps import WebRead, WebRoute, WebUser, render
@@ -188,7 +188,9 @@ async def inspector(
     """The next turn's context (assembled exactly as the API does), the last turn's receipt, the
     focus's linked entities and the knowledge packet with the capture form."""
     record = await chat.get_session(session, web.user.id, session_id)
-    next_turn = await chat_routes.next_context(session_id, request, web.user, session, settings)
+    next_turn = await context_view.next_context(
+        session, request.app.state.orchestrator, web.user.id, session_id
+    )
     last = await repo.last_turn_receipt(session, web.user.id, record.id)
     linked = None
     if record.focus_kind not in (None, "project") and record.focus_id is not None:
@@ -234,13 +236,19 @@ async def preview(
 ) -> Response:
     """The inspector's "preview with…": one strategy's view of the next turn (or of the turn at
     `at`), or several side by side. The chat's own Scoping setting is untouched; nothing is stored."""
-    from backend.memory.compare import GROUPS, compare_strategies, preview_context
+    from backend.context.compare import GROUPS, compare_strategies, preview_context
 
     turn = _seq(at)
     names = [n for n in dict.fromkeys([scoping, *(compare or [])]) if n]
     if len(names) > 1:
         found = await compare_strategies(
-            session, user_id=web.user.id, session_id=session_id, names=names, settings=settings, at=turn
+            session,
+            user_id=web.user.id,
+            session_id=session_id,
+            names=names,
+            settings=settings,
+            at=turn,
+            summarizer=context_view.summarizer_for(settings),
         )
         return render(request, "_preview.html", comparison=found, groups=GROUPS)
     wc = await preview_context(
@@ -250,6 +258,7 @@ async def preview(
         settings=settings,
         scoping=scoping or None,
         at=turn,
+        summarizer=context_view.summarizer_for(settings),
     )
     return render(
         request,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from backend.agents.offline_answers import answer_links, focus_question, parse_links
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.repo import chat

@@ -16,6 +16,7 @@ from backend.db.engine import Database
 from backend.db.models import CheckIn
 from backend.demo.workspace import load_demo
 from backend.errors import ValidationError
+from backend.memory.messages import append_message
 from backend.repo import chat
 from tests.support.models import streaming
 
@@ -222,7 +223,7 @@ async def test_summary_strategy_compacts_with_the_turns_model(db: Database, sett
         record = await chat.get_session(s, demo.user_id, sid)
         record.scoping_strategy = "summary"
         for i in range(12):
-            await chat.append_message(
+            await append_message(
                 s,
                 demo.user_id,
                 sid,

@@ -9,17 +9,18 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.agents import definitions
-from backend.agents.definitions import get_agent
+from backend import roster as definitions
 from backend.agents.orchestrator import Orchestrator
-from backend.agents.strategy import resolve_strategy
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
+from backend.context.strategy import resolve_strategy
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.errors import ValidationError
-from backend.memory.working_context import assemble_working_context
+from backend.memory.messages import append_message
 from backend.repo import chat
+from backend.roster import get_agent
 from tests.conftest import settings_for
 
 
@@ -115,7 +116,7 @@ async def test_agent_definition_options_reach_the_strategy(
     demo, sid = await _session(db, settings)
     async with db.transaction() as s:
         for text in ("I shipped the pricing page.", "What should I do next?"):
-            await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
+            await append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
         wc = await assemble_working_context(
             s, agent="coach", session_id=sid, user_id=demo.user_id, settings=settings
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import uvicorn
 from fastapi import FastAPI
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 
 

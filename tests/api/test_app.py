@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import head_revision

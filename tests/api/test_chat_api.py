@@ -14,7 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 

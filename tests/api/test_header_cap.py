@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from backend.api.limits import MAX_HEADER_BYTES
+from backend.services.limits import MAX_HEADER_BYTES
 from tests.conftest import DIALECTS
 from tests.support.killable import killable_server
 

@@ -11,12 +11,12 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from backend.api.app import create_app
-from backend.api.limits import MAX_JSON_FIELD_BYTES
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Entity, KbEntry
 from backend.demo.workspace import load_demo
+from backend.services.limits import MAX_JSON_FIELD_BYTES
 
 HUGE = 2**63
 

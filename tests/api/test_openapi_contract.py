@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo

@@ -23,7 +23,7 @@ from schemathesis.generation.drivers import CoverageGenerator
 from schemathesis.generation.feedback import FeedbackSources
 from schemathesis.generation.overrides import Override
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from tests.api.live import LiveServer, live_server
 

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.ui.vercel_ai import response_types as rt
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo

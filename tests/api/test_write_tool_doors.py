@@ -18,7 +18,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.demo.workspace import DEMO_DOCS
 from backend.deps import TurnDeps
@@ -68,7 +68,7 @@ async def _through(door: str, tool: str, http: httpx.AsyncClient, deps: TurnDeps
             "ORRERY_SECRET_KEY": "test-secret",
             "ORRERY_DOCS_DIR": str(DEMO_DOCS),
         }
-        command = [sys.executable, "-m", "backend.cli", "tool", tool, "--args", json.dumps(arguments)]
+        command = [sys.executable, "-m", "backend", "tool", tool, "--args", json.dumps(arguments)]
         proc = await asyncio.create_subprocess_exec(
             *command, "--project", str(deps.project_id), env=env, stdout=-1, stderr=-1
         )
@@ -136,7 +136,7 @@ async def test_the_cli_tool_door_explains_bad_input(settings: Settings, demo: An
         (["update_entry", "--args", '{"code": "BR-012"}'], "nothing to update"),
     ]:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "backend.cli", "tool", *args, env=env, stdout=-1, stderr=-1
+            sys.executable, "-m", "backend", "tool", *args, env=env, stdout=-1, stderr=-1
         )
         _, stderr = await proc.communicate()
         assert proc.returncode == 1 and message in " ".join(stderr.decode().split()), (args, stderr)

@@ -13,7 +13,8 @@ from backend.cli import app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.errors import ValidationError
-from backend.evaluation.dataset import Dataset, load_dataset, save_dataset
+from backend.evaluation.dataset import Dataset
+from backend.evaluation.files import load_dataset, save_dataset
 from backend.evaluation.harness import evaluate, resolve_strategies
 from backend.evaluation.make_dataset import make_dataset
 from backend.memory.scoping import ScopingContext, ScopingResult, register_strategy

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from backend.cli import app
 from backend.errors import ValidationError
-from backend.evaluation.dataset import load_dataset
+from backend.evaluation.files import load_dataset
 
 
 def locomo() -> list[dict[str, Any]]:

@@ -8,10 +8,10 @@ import random
 from sqlalchemy import select
 
 from backend.config import Settings
+from backend.context.builder import STRATEGIES, build_context, resolve_request
 from backend.db.engine import Database
 from backend.db.models import Entity
 from backend.demo.workspace import load_demo
-from backend.graph.context_builder import STRATEGIES, build_context, resolve_request
 from backend.tokens import counter_for
 
 COUNTER = counter_for("offline")

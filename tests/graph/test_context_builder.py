@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from backend.context.builder import STRATEGIES, build_context, resolve_request
 from backend.db.engine import Database
 from backend.errors import ConfigurationError, NotFoundError, ValidationError
-from backend.graph.context_builder import STRATEGIES, build_context, resolve_request
 from backend.graph.templates import list_templates, load_template
 from backend.repo import graph
 from backend.tokens import counter_for

@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 
 from backend.cli import app
 from backend.config import Settings, get_settings
+from backend.context.builder import build_context, resolve_request
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import Entity
 from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.errors import NotFoundError, ValidationError
-from backend.graph.context_builder import build_context, resolve_request
-from backend.memory.working_context import assemble_working_context
 from backend.tokens import counter_for
 from tools import graph as graph_tools
 

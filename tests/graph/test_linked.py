@@ -212,7 +212,7 @@ async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
 def test_linked_cache_expires_is_bounded_and_checks_versions() -> None:
     import uuid
 
-    from backend.graph.cache import LinkedCache
+    from backend.repo.linked_cache import LinkedCache
 
     now = [0.0]
     cache = LinkedCache(60, max_entities=2, clock=lambda: now[0])

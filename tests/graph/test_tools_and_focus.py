@@ -8,10 +8,11 @@ import pytest
 from pydantic_ai import Agent
 
 from backend.config import Settings
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
-from backend.memory.working_context import assemble_working_context
+from backend.memory.messages import append_message
 from backend.repo import chat, identity
 from tests.support.models import calls
 from tools.registry import agent_tools
@@ -69,7 +70,7 @@ async def test_foreign_entities_are_not_found_for_the_tool(db: Database, setting
 async def _context(db: Database, settings: Settings, demo: Any, **focus: Any) -> Any:
     async with db.transaction() as s:
         c = await chat.create_session(s, demo.user_id, project_id=demo.project_id, **focus)
-        await chat.append_message(s, demo.user_id, c.id, chat.NewMessage("user", "What next?"))
+        await append_message(s, demo.user_id, c.id, chat.NewMessage("user", "What next?"))
         return await assemble_working_context(
             s, agent="planner", base_prompt="Plan.", session_id=c.id, user_id=demo.user_id, settings=settings
         )

@@ -8,12 +8,13 @@ from pydantic_ai import Agent
 from sqlalchemy import event
 
 from backend.config import Settings
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import ChatSession
 from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.knowledge.entries import entry_revisions
-from backend.memory.working_context import assemble_working_context
+from backend.memory.messages import append_message
 from backend.repo import chat
 from backend.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
@@ -26,7 +27,7 @@ async def _turn(
 ) -> Any:
     async with db.transaction() as s:
         c = await chat.create_session(s, user_id, project_id=project_id, **focus)
-        await chat.append_message(s, user_id, c.id, chat.NewMessage("user", text))
+        await append_message(s, user_id, c.id, chat.NewMessage("user", text))
         wc = await assemble_working_context(
             s, agent="coach", base_prompt="Coach.", session_id=c.id, user_id=user_id, settings=settings
         )
@@ -87,9 +88,7 @@ async def test_packet_is_reused_until_the_focus_changes(db: Database, settings: 
     statements: list[str] = []
     event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     async with db.transaction() as s:
-        await chat.append_message(
-            s, demo.user_id, sid, chat.NewMessage("user", "And what about css flexbox?")
-        )
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", "And what about css flexbox?"))
         again = await assemble_working_context(
             s, agent="coach", base_prompt="Coach.", session_id=sid, user_id=demo.user_id, settings=settings
         )
@@ -100,7 +99,7 @@ async def test_packet_is_reused_until_the_focus_changes(db: Database, settings: 
         record = await s.get(ChatSession, sid)
         assert record is not None
         record.focus_kind, record.focus_id = "task", demo.focus["task"]
-        await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", "What blocks this task?"))
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", "What blocks this task?"))
         moved = await assemble_working_context(
             s, agent="coach", base_prompt="Coach.", session_id=sid, user_id=demo.user_id, settings=settings
         )
@@ -148,9 +147,7 @@ async def test_a_question_about_the_focus_links_skips_without_deciding(
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "skipped"
     assert "Knowledge Context" not in wc.system_prompt
     async with db.transaction() as s:
-        await chat.append_message(
-            s, demo.user_id, sid, chat.NewMessage("user", "How does overage billing work?")
-        )
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", "How does overage billing work?"))
         later = await assemble_working_context(
             s, agent="coach", session_id=sid, user_id=demo.user_id, settings=settings
         )

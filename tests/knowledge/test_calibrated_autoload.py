@@ -10,10 +10,11 @@ import httpx
 from pydantic_ai import Agent
 
 from backend.config import Settings
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.deps import TurnDeps
 from backend.knowledge.load_context import load_context_for_task
-from backend.memory.working_context import assemble_working_context
+from backend.memory.messages import append_message
 from backend.repo import chat
 from tests.support.models import calls
 from tools.registry import agent_tools
@@ -27,7 +28,7 @@ async def _session(db: Database, demo: Any) -> uuid.UUID:
 async def _say(db: Database, settings: Settings, demo: Any, sid: uuid.UUID, text: str) -> Any:
     """One user message, then the working context the next turn assembles (decision stored)."""
     async with db.transaction() as s:
-        await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
         return await assemble_working_context(
             s, agent="coach", base_prompt="Coach.", session_id=sid, user_id=demo.user_id, settings=settings
         )
@@ -76,7 +77,7 @@ async def test_the_context_receipt_over_http_shows_the_calibrated_decision(
     ):
         sid = await _session(db, demo)
         async with db.transaction() as s:
-            await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
+            await append_message(s, demo.user_id, sid, chat.NewMessage("user", text))
         got = await api.get(f"/v1/sessions/{sid}/context")
         assert got.status_code == 200, got.text
         k = got.json()["receipt"]["knowledge"]

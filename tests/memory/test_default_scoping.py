@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from backend.agents.definitions import AGENTS
-from backend.agents.strategy import resolve_strategy
+from backend.context.strategy import resolve_strategy
 from backend.memory.scoping import ScopingContext, get_strategy
+from backend.roster import AGENTS
 from tests.support.history import COUNTER, SETTINGS, ListHistory, conversation, scoping_context
 
 NEEDLE = "The legal review of the overage refund wording is owned by Priya."

@@ -17,6 +17,7 @@ from backend.db.engine import Database
 from backend.db.models import ChatSession, Message
 from backend.memory.history import DbHistory
 from backend.memory.history_cache import history_cache
+from backend.memory.messages import append_message
 from backend.memory.scoping import ScopingContext, get_strategy
 from backend.repo import chat
 from backend.text import analyze
@@ -39,7 +40,7 @@ async def _append(db: Database, user_id: uuid.UUID, sid: uuid.UUID, texts: list[
         for text_ in texts:
             count = (await chat.get_session(s, user_id, sid)).message_count
             role = "user" if count % 2 == 0 else "assistant"
-            await chat.append_message(s, user_id, sid, chat.NewMessage(role, text_))
+            await append_message(s, user_id, sid, chat.NewMessage(role, text_))
 
 
 async def _window(db: Database, sid: uuid.UUID, limit: int = 100) -> tuple[list[str], int]:
@@ -108,6 +109,7 @@ async def test_another_process_rewinding_the_session_is_seen(db: Database, setti
         import asyncio, uuid
         from backend.db.engine import Database
         from backend.repo import chat
+        from backend.memory.messages import append_message
         from tests.conftest import settings_for
 
         async def main():
@@ -115,7 +117,7 @@ async def test_another_process_rewinding_the_session_is_seen(db: Database, setti
             user, sid = uuid.UUID({str(user)!r}), uuid.UUID({str(sid)!r})
             async with db.transaction() as s:
                 await chat.rewind_to_user_message(s, user, sid, 2)
-                await chat.append_message(s, user, sid, chat.NewMessage("assistant", "In June, not May."))
+                await append_message(s, user, sid, chat.NewMessage("assistant", "In June, not May."))
             await db.dispose()
 
         asyncio.run(main())
@@ -194,7 +196,7 @@ async def test_a_held_row_that_was_never_committed_is_not_served(db: Database) -
     user, sid = await _session(db, ["First question?", "First answer."])
     await _window(db, sid)
     async with db.sessions() as s:  # append, read the window in the same transaction, roll back
-        await chat.append_message(s, user, sid, chat.NewMessage("user", "A draft never sent."))
+        await append_message(s, user, sid, chat.NewMessage("user", "A draft never sent."))
         async with DbHistory(s, sid, 3).window(100) as window:
             assert window.messages[-1].content == "A draft never sent."
         await s.rollback()
@@ -206,7 +208,7 @@ async def test_an_archived_match_comes_with_its_tool_results(db: Database, setti
     settings = settings.model_copy(update={"history_scan_limit": 10})
     user, sid = await _session(db, ["Which breed is Biscuit?", "Looking up Biscuit in the registry."])
     async with db.transaction() as s:
-        await chat.append_message(s, user, sid, chat.NewMessage("tool", "registry: Biscuit, greyhound"))
+        await append_message(s, user, sid, chat.NewMessage("tool", "registry: Biscuit, greyhound"))
     await _append(db, user, sid, [f"Weekend plan number {i} is hiking." for i in range(12)])
     async with db.sessions() as s:
         latest = (

@@ -13,6 +13,7 @@ from backend.db.engine import Database
 from backend.db.models import Message
 from backend.memory.embeddings import DIMENSIONS
 from backend.memory.history import DbHistory
+from backend.memory.messages import append_message
 from backend.memory.scoping import ScopingContext, get_strategy
 from backend.repo import chat
 from backend.text import analyze
@@ -27,7 +28,7 @@ async def _session(db: Database, texts: list[str], name: str = "Ada") -> tuple[A
         user = await make_user(s, name)
         c = await chat.create_session(s, user.id)
         for i, text in enumerate(texts):
-            await chat.append_message(
+            await append_message(
                 s, user.id, c.id, chat.NewMessage("user" if i % 2 == 0 else "assistant", text)
             )
     return user.id, c.id
@@ -107,7 +108,7 @@ async def test_only_messages_that_called_tools_say_so(db: Database) -> None:
     user, sid = await _session(db, ["Look it up, please."])
     call = [{"id": "c1", "name": "search_knowledge", "args": {"query": "pricing"}}]
     async with db.transaction() as s:
-        await chat.append_message(s, user, sid, chat.NewMessage("assistant", "", tool_calls=call))
+        await append_message(s, user, sid, chat.NewMessage("assistant", "", tool_calls=call))
     async with db.sessions() as s:
         history = DbHistory(s, sid, 2)
         assert [m.has_tool_calls for m in await history.fetch([1, 2])] == [False, True]

@@ -20,6 +20,7 @@ from backend.db.models import Job, Message
 from backend.memory.embedding_models import EmbeddingModel, embedding_model
 from backend.memory.embedding_store import EMBED_JOB, reembed
 from backend.memory.history import DbHistory
+from backend.memory.messages import append_message
 from backend.repo import chat
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
@@ -71,7 +72,7 @@ async def _session(db: Database, model: EmbeddingModel, texts: list[str] = HISTO
         c = await chat.create_session(s, user.id)
         for i, text in enumerate(texts):
             role = "user" if i % 2 == 0 else "assistant"
-            await chat.append_message(s, user.id, c.id, chat.NewMessage(role, text), embedding=model)
+            await append_message(s, user.id, c.id, chat.NewMessage(role, text), embedding=model)
     return user.id, c.id
 
 
@@ -196,7 +197,7 @@ async def test_slow_provider_means_lexical_with_a_note(
 async def test_provider_down_answers_the_turn_over_http(
     db: Database, remote: Settings, fake: FakeEmbeddings, demo: Any
 ) -> None:
-    from backend.api.app import create_app
+    from backend.app.http import create_app
     from tests.ops.conftest import sse_events
     from tests.support.serving import serving
 
@@ -204,7 +205,7 @@ async def test_provider_down_answers_the_turn_over_http(
         c = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
         for i, text in enumerate(HISTORY):
             new = chat.NewMessage("user" if i % 2 == 0 else "assistant", text)
-            await chat.append_message(s, demo.user_id, c.id, new, embedding=embedding_model(remote))
+            await append_message(s, demo.user_id, c.id, new, embedding=embedding_model(remote))
     await Orchestrator(db, remote).jobs.run_due()
     fake.mode = "down"
     async with serving(create_app(impatient(remote)), demo.api_key) as client:

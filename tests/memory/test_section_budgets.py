@@ -12,10 +12,10 @@ from pydantic_ai.models.function import AgentInfo
 
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.demo.workspace import load_demo
 from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, HINT
-from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
 from tests.support.models import streaming
 

@@ -10,10 +10,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import select
 
 from backend.config import Settings
+from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import SessionSummary
+from backend.memory.messages import append_message
 from backend.memory.summaries import ModelSummarizer
-from backend.memory.working_context import assemble_working_context
 from backend.repo import chat
 from tests.support.factories import make_project, make_user
 from tests.support.history import conversation
@@ -41,14 +42,14 @@ async def _session_with(db: Database, turns: int) -> tuple[Any, Any]:
         project = await make_project(s, user)
         c = await chat.create_session(s, user.id, project_id=project.id)
         for role, text in conversation(turns):
-            await chat.append_message(s, user.id, c.id, chat.NewMessage(role, text))
+            await append_message(s, user.id, c.id, chat.NewMessage(role, text))
     return user.id, c.id
 
 
 async def _say(db: Database, user_id: Any, session_id: Any, *texts: str) -> None:
     async with db.transaction() as s:
         for text in texts:
-            await chat.append_message(s, user_id, session_id, chat.NewMessage("user", text))
+            await append_message(s, user_id, session_id, chat.NewMessage("user", text))
 
 
 async def _assemble(db: Database, settings: Settings, user_id: Any, session_id: Any, model: Any) -> Any:

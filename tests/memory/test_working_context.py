@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy import event, insert
 
 from backend.config import Settings
+from backend.context.working_context import ContextSection, assemble_working_context
 from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, Message
 from backend.errors import NotFoundError, ValidationError
-from backend.memory.working_context import ContextSection, assemble_working_context
+from backend.memory.messages import append_message
 from backend.repo import chat, memory
 from tests.support.factories import make_entity, make_project, make_user
 
@@ -27,9 +28,7 @@ async def _demo_session(db: Database, demo: Any, **kw: Any) -> Any:
         c = await chat.create_session(
             s, demo.user_id, project_id=demo.project_id, focus_kind="task", focus_id=demo.focus["task"], **kw
         )
-        await chat.append_message(
-            s, demo.user_id, c.id, chat.NewMessage("user", "What blocks the pricing page?")
-        )
+        await append_message(s, demo.user_id, c.id, chat.NewMessage("user", "What blocks the pricing page?"))
     return c.id
 
 
@@ -84,9 +83,7 @@ async def test_budgets_drop_whole_items_and_say_why(db: Database, demo: Any) -> 
     sid = await _demo_session(db, demo)
     async with db.transaction() as s:
         for i in range(5):
-            await chat.append_message(
-                s, demo.user_id, sid, chat.NewMessage("assistant", f"Reply number {i} " * 5)
-            )
+            await append_message(s, demo.user_id, sid, chat.NewMessage("assistant", f"Reply number {i} " * 5))
         wc = await assemble_working_context(
             s, agent="coach", base_prompt=BASE, session_id=sid, user_id=demo.user_id, settings=tight
         )

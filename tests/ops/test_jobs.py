@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select
 
 from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.base import utcnow
 from backend.db.engine import Database

@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 
 from backend.agents.orchestrator import Orchestrator
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.repo import chat

@@ -37,11 +37,11 @@ def _free_port() -> int:
 
 @contextmanager
 def servers(env: dict[str, str], count: int) -> Iterator[list[str]]:
-    """`count` processes of `uvicorn backend.api.app:create_app`, started together; their base URLs."""
+    """`count` processes of `uvicorn backend.app.http:create_app`, started together; their base URLs."""
     ports = [_free_port() for _ in range(count)]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "backend.api.app:create_app", "--factory"]
+            [sys.executable, "-m", "uvicorn", "backend.app.http:create_app", "--factory"]
             + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
             cwd=ROOT,
             env=env,

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from backend.agents.litellm_model import LiteLLMModel
 from backend.agents.orchestrator import Orchestrator
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.ops.tracing import setup_tracing, shutdown_tracing

@@ -16,8 +16,8 @@ EXAMPLE = {"decisions_first", "project_pulse", "retro", "retrospectives"}
 
 
 def test_installed_example_plugin_is_found_through_its_entry_points() -> None:
-    from backend.agents.definitions import AGENTS
     from backend.memory.scoping import strategy_names
+    from backend.roster import AGENTS
     from tools.registry import REGISTRY
 
     found = {c.name: c for c in ensure_plugins()}
@@ -47,7 +47,7 @@ HEADER = """
 from typing import ClassVar
 from pydantic_ai import RunContext
 from backend.deps import TurnDeps
-from backend.agents.definitions import AgentDefinition
+from backend.roster import AgentDefinition
 """
 
 BAD_PLUGINS = {

@@ -9,6 +9,7 @@ import pytest
 
 from backend.db.engine import Database
 from backend.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
+from backend.memory.messages import append_message
 from backend.repo import chat, identity, knowledge, memory
 from tests.support.factories import make_entity, make_project, make_user
 
@@ -50,7 +51,7 @@ async def test_messages_are_numbered_in_order_with_attribution(db: Database) -> 
         project = await make_project(s, user)
         task = await make_entity(s, user, project)
         c = await chat.create_session(s, user.id, project_id=project.id, focus_kind="task", focus_id=task.id)
-        await chat.append_message(s, user.id, c.id, chat.NewMessage("user", "Where do I start?"))
+        await append_message(s, user.id, c.id, chat.NewMessage("user", "Where do I start?"))
         reply = chat.NewMessage(
             "assistant",
             "With the outline.",
@@ -60,7 +61,7 @@ async def test_messages_are_numbered_in_order_with_attribution(db: Database) -> 
             completion_tokens=8,
             latency_ms=40,
         )
-        await chat.append_message(s, user.id, c.id, reply)
+        await append_message(s, user.id, c.id, reply)
         t = await chat.record_transition(s, user.id, c.id, "planner", "asked about order of work")
         assert t is not None and t.from_agent is None
         assert await chat.record_transition(s, user.id, c.id, "planner") is None
@@ -82,7 +83,7 @@ async def test_concurrent_appends_never_share_a_seq(db: Database) -> None:
 
     async def append(i: int) -> None:
         async with db.transaction() as s:
-            await chat.append_message(s, user.id, c.id, chat.NewMessage("user", f"m{i}"))
+            await append_message(s, user.id, c.id, chat.NewMessage("user", f"m{i}"))
 
     await asyncio.gather(*(append(i) for i in range(8)))
     async with db.sessions() as s:

@@ -8,6 +8,7 @@ import pytest
 
 from backend.db.engine import Database
 from backend.errors import NotFoundError, ValidationError
+from backend.memory.messages import append_message
 from backend.repo import chat, graph, identity, knowledge, memory
 from tests.support.factories import make_entity, make_project, make_user
 
@@ -64,7 +65,7 @@ async def test_bob_cannot_write_into_alices_project(db: Database, two_users: dic
             graph.delete_edge(s, bob, w["edge"]),
             graph.update_entity(s, bob, w["task"], state="done"),
             knowledge.create_entry(s, bob, w["collection"], "GT-2", "x"),
-            chat.append_message(s, bob, w["chat"], chat.NewMessage(role="user", content="hi")),
+            append_message(s, bob, w["chat"], chat.NewMessage(role="user", content="hi")),
             chat.create_session(s, bob, project_id=w["project"]),
             memory.add_check_in(s, bob, project_id=w["project"]),
         ]

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from backend.db.engine import Database
 from backend.db.models import Message, SessionSummary
+from backend.memory.messages import append_message
 from backend.repo import chat
 
 TOPICS = (
@@ -28,9 +29,9 @@ async def write_conversation(db: Database, user_id: Any, session_id: Any) -> Non
     """Append the 16 messages of TOPICS and their replies."""
     async with db.transaction() as s:
         for topic in TOPICS:
-            await chat.append_message(s, user_id, session_id, chat.NewMessage("user", topic))
+            await append_message(s, user_id, session_id, chat.NewMessage("user", topic))
             reply = chat.NewMessage("assistant", f"Noted: {topic.lower()}", agent_id="planner")
-            await chat.append_message(s, user_id, session_id, reply)
+            await append_message(s, user_id, session_id, reply)
 
 
 async def stored(db: Database, session_id: Any) -> tuple[int, list[tuple[str, int]]]:

@@ -128,7 +128,7 @@ async def test_scripted_model_records_what_it_was_shown(
 async def test_receipt_assertions_name_what_was_dropped(
     orrery_orchestrator: TestOrchestrator, orrery_user: KitUser
 ) -> None:
-    from backend.memory.working_context import assemble_working_context
+    from backend.context.working_context import assemble_working_context
 
     session = await orrery_orchestrator.start_session(orrery_user.id, orrery_user.project_id)
     for n in range(14):

@@ -27,6 +27,7 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import upgrade
 from backend.demo.workspace import load_demo
+from backend.memory.messages import append_message
 from backend.repo import chat, identity
 from tests.conftest import in_thread, settings_for
 from tests.support.factories import make_user
@@ -85,7 +86,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "ORRERY_MODEL": "offline",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
-    command = [sys.executable, "-m", "uvicorn", "backend.api.app:create_app", "--factory"]
+    command = [sys.executable, "-m", "uvicorn", "backend.app.http:create_app", "--factory"]
     process = subprocess.Popen(
         [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env=env,
@@ -263,7 +264,7 @@ async def _store_exchange(db_url: str, user_id: str, sid: str, question: str, re
         async with db.transaction() as s:
             for role, text in (("user", question), ("assistant", reply)):
                 agent = "planner" if role == "assistant" else None
-                await chat.append_message(s, uuid.UUID(user_id), sid, chat.NewMessage(role, text, agent))
+                await append_message(s, uuid.UUID(user_id), sid, chat.NewMessage(role, text, agent))
     finally:
         await db.dispose()
 

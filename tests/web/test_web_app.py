@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.knowledge.entries import get_entry
+from backend.memory.messages import append_message
 from backend.repo import chat, identity, web_tokens
 from tests.support.factories import make_user
 
@@ -183,10 +184,8 @@ async def test_stored_html_is_shown_as_text(
     sid = await _session(client, demo, await _csrf(client, "/"))
     hostile = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) **bold**"
     async with db.transaction() as s:
-        await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", hostile))
-        await chat.append_message(
-            s, demo.user_id, sid, chat.NewMessage("assistant", hostile, agent_id="coach")
-        )
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", hostile))
+        await append_message(s, demo.user_id, sid, chat.NewMessage("assistant", hostile, agent_id="coach"))
     page = (await client.get(f"/s/{sid}")).text
     assert "<script>alert" not in page and "<img src=x" not in page and 'href="javascript' not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -254,7 +253,7 @@ async def test_history_pages_back_from_the_newest_messages(
     sid = await _session(client, demo, await _csrf(client, "/"))
     async with db.transaction() as s:
         for n in range(1, 36):
-            await chat.append_message(s, demo.user_id, sid, chat.NewMessage("user", f"note number {n}"))
+            await append_message(s, demo.user_id, sid, chat.NewMessage("user", f"note number {n}"))
     page = (await client.get(f"/s/{sid}")).text
     assert "note number 35" in page and "note number 6<" in page and "note number 5<" not in page
     assert f"/s/{sid}/messages?before=6" in page

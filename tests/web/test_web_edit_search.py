@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from backend.api.app import create_app
+from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Message

@@ -3,17 +3,13 @@ Events (or JSON), with `Idempotency-Key` support; plus the session's next workin
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, StrictBool
 
-from backend.agents.orchestrator import TurnEvent
 from backend.api.chat_schemas import (
     AgentName,
     ComparisonOut,
@@ -22,11 +18,13 @@ from backend.api.chat_schemas import (
     TurnOut,
     WorkingContextOut,
 )
-from backend.api.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
-from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut, error_body
-from backend.api.limits import MAX_INT, Text
+from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT, ErrorOut
 from backend.errors import ValidationError
 from backend.repo import chat
+from backend.services import context_view, turns
+from backend.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
+from backend.services.limits import MAX_INT, Text
+from backend.services.turns import MessageIn
 from backend.vocabulary import FocusKind
 
 log = logging.getLogger("orrery.api")
@@ -58,13 +56,6 @@ class SessionPatch(BaseModel):
     agent: AgentName | None = None
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
-
-
-class MessageIn(BaseModel):
-    """A user message."""
-
-    content: Text = Field(min_length=1, max_length=20_000)
-    agent: AgentName | None = None
 
 
 def _session_dict(record: Any) -> dict[str, Any]:
@@ -134,8 +125,8 @@ async def patch_session(
     session_id: str, body: SessionPatch, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
     """Switch what the chat is about, who answers next, or how history is scoped."""
-    from backend.agents.definitions import get_agent
     from backend.memory.scoping import get_strategy
+    from backend.roster import get_agent
 
     record = await chat.get_session(session, user.id, session_id)
     if body.title is not None:
@@ -156,10 +147,6 @@ async def patch_session(
         await chat.check_focus(session, user.id, record.project_id, body.focus.kind, body.focus.id)
         record.focus_kind, record.focus_id = body.focus.kind, body.focus.id
     return _session_dict(record)
-
-
-def _sse(event: Any) -> str:
-    return f"event: {event.type}\ndata: {json.dumps(event.data, default=str)}\n\n"
 
 
 @router.post(
@@ -191,27 +178,14 @@ async def post_message(
     with `Accept: application/json` returns the finished turn instead (a failed turn: 502, or 503 with
     `Retry-After` when the database is unavailable). A repeated `Idempotency-Key` returns the original
     turn; the same key with a different body is a 409."""
-    orchestrator = request.app.state.orchestrator
-    sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
-    events = orchestrator.turn(user.id, sid, body.content, agent=body.agent, client_key=idempotency_key)
-    if accept and "application/json" in accept and "text/event-stream" not in accept:
-        collected = [e async for e in events]
-        last = collected[-1]
-        if last.type == "error":
-            return _failed_turn(last.data, request.app.state.settings.retry_after_seconds)
-        return last.data
-    first = await anext(events)  # validation errors surface as HTTP errors before the stream starts
-
-    async def stream() -> AsyncIterator[str]:
-        yield _sse(first)
-        try:
-            async for event in events:
-                yield _sse(event)
-        except Exception:  # never cut a stream without saying so
-            log.exception("turn stream on session %s broke", session_id)
-            yield _sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))
-
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return await turns.run_turn(
+        request.app.state.orchestrator,
+        user.id,
+        session_id,
+        body,
+        idempotency_key=idempotency_key,
+        accept=accept,
+    )
 
 
 @router.post(
@@ -236,35 +210,15 @@ async def edit_message(
     """Replace the session's latest user message (`seq`) with `content`: the old message and its
     reply stay stored, marked superseded, and are neither listed nor sent to the model again; then
     the turn runs as `POST /messages` does (same events, same `Idempotency-Key` rules)."""
-    from backend.repo.edits import supersede_last_user_message
-
-    db = request.app.state.db
-    async with db.readers() as session:
-        sid = (await chat.get_session(session, user.id, session_id)).id
-    # under the session's turn lock: an edit never lands while a turn on the old message runs
-    async with request.app.state.orchestrator.locks.hold(sid), db.transaction() as session:
-        await supersede_last_user_message(session, user.id, sid, seq, body.content, idempotency_key)
-    return await post_message(session_id, body, request, user, idempotency_key, accept)
-
-
-def _failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
-    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
-    if data.get("code") == "unavailable":
-        return JSONResponse(
-            error_body("unavailable", data["message"], {"retry_after": retry_after}),
-            status_code=503,
-            headers={"Retry-After": str(retry_after)},
-        )
-    details = {"retry": True, "code": data.get("code")}
-    return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
+    return await turns.edit_and_rerun(
+        request.app.state.orchestrator,
+        user.id,
+        session_id,
+        seq,
+        body,
+        idempotency_key=idempotency_key,
+        accept=accept,
+    )
 
 
 @router.get(
@@ -277,7 +231,6 @@ async def next_context(
     request: Request,
     user: CurrentUser,
     session: ReadSessionDep,
-    settings: SettingsDep,
     scoping: Annotated[
         str | None, Query(max_length=64, description="Preview with this scoping strategy.")
     ] = None,
@@ -293,37 +246,6 @@ async def next_context(
     """System prompt, scoped messages and the receipt, assembled exactly as for the next turn.
     `scoping` previews another strategy and `at` a past turn's view; `compare` returns the
     strategies side by side instead. Previews and comparisons store nothing."""
-    from backend.agents.definitions import get_agent
-    from backend.memory.compare import compare_strategies, preview_context
-    from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
-    from backend.memory.working_context import assemble_working_context
-
-    if compare is not None:
-        if scoping is not None:
-            raise ValidationError("pass `scoping` or `compare`, not both")
-        found = await compare_strategies(
-            session, user_id=user.id, session_id=session_id, names=compare, settings=settings, at=at
-        )
-        return found.as_dict()
-    if scoping is not None or at is not None:
-        wc = await preview_context(
-            session, user_id=user.id, session_id=session_id, settings=settings, scoping=scoping, at=at
-        )
-    else:
-        record = await chat.get_session(session, user.id, session_id)
-        wc = await assemble_working_context(
-            session,
-            agent=get_agent(record.active_agent or "coach").id,
-            session_id=record.id,
-            user_id=user.id,
-            settings=settings,
-        )
-        # the notes the model reads after failed turns (a crashed one: its lock is free)
-        live = await request.app.state.orchestrator.locks.live(record.id)
-        failed = await unanswered_texts(session, record.id, live=live)
-        return {
-            "system_prompt": wc.system_prompt,
-            "messages": with_unanswered_notes(wc.messages, failed, ends_with_query=False),
-            "receipt": wc.receipt.as_dict(),
-        }
-    return {"system_prompt": wc.system_prompt, "messages": wc.messages, "receipt": wc.receipt.as_dict()}
+    return await context_view.next_context(
+        session, request.app.state.orchestrator, user.id, session_id, scoping=scoping, compare=compare, at=at
+    )

@@ -15,10 +15,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES
 from backend.deps import TurnDeps
 from backend.errors import NotFoundError, ValidationError
+from backend.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1", tags=["extensions"], responses=ERROR_RESPONSES)
 
@@ -77,7 +77,7 @@ def _plugins(request: Request) -> None:
 @router.get("/agents", response_model=list[AgentOut], summary="Agents, built-in and contributed")
 async def agents(request: Request, user: CurrentUser) -> list[AgentOut]:
     """Every agent, with its routing words, strategy, tools and OpenAI-compatible model id."""
-    from backend.agents.definitions import AGENTS
+    from backend.roster import AGENTS
 
     _plugins(request)
     return [
@@ -140,12 +140,12 @@ async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUs
 
     The route holds no transaction while the tool runs: each tool opens its own (as through MCP, the
     CLI or an agent), so a writing tool never waits for a write lock its own request holds."""
-    await asyncio.to_thread(importlib.import_module, "backend.mcp_server")  # its first import is heavy
+    await asyncio.to_thread(importlib.import_module, "mcp.server.mcpserver")  # its first import is heavy
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-    from backend.mcp_server import mcp_tool
     from backend.repo import identity
     from backend.repo.scope import require_project
+    from backend.services.tool_calls import mcp_tool
     from tools.registry import REGISTRY
 
     _plugins(request)

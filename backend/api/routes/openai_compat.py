@@ -31,8 +31,6 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy.exc import IntegrityError
 
-from backend.agents.definitions import AGENTS
-from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
 from backend.api.openai_schemas import (
     AssistantMessage,
@@ -49,6 +47,8 @@ from backend.api.openai_schemas import (
 from backend.db.engine import Database
 from backend.errors import NotFoundError, ValidationError
 from backend.repo import chat, identity
+from backend.roster import AGENTS
+from backend.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
 _CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from backend.api.deps import CurrentUser, ReadSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.ops.metrics import exposition
 from backend.repo.usage import usage_by_day
+from backend.services.deps import CurrentUser, ReadSessionDep
 
 router = APIRouter()
 

@@ -11,10 +11,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from backend.api.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES
 from backend.api.graph_inputs import EdgeIn, EntityIn, EntityPatch
-from backend.api.limits import JsonInt, JsonObject, Text
 from backend.api.resource_schemas import (
     BuildOut,
     CheckInCreatedOut,
@@ -34,6 +32,8 @@ from backend.graph.templates import ExcludeSpec, IncludeSpec
 from backend.knowledge.entries import FullEntry
 from backend.repo import graph, knowledge, memory
 from backend.repo.knowledge import CODE_PATTERN, SLUG_PATTERN
+from backend.services.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
+from backend.services.limits import JsonInt, JsonObject, Text
 from backend.vocabulary import EntityKind
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
@@ -120,7 +120,7 @@ async def build(
 ) -> dict[str, Any]:
     """The build_context response (query, context {primary, related, references, timeline},
     metadata, excluded, and the text, whose footer the budget counts)."""
-    from backend.graph.context_builder import build_context, resolve_request
+    from backend.context.builder import build_context, resolve_request
     from backend.tokens import counter_for
 
     request = resolve_request(

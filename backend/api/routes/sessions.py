@@ -2,43 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
-from backend.api.deps import CurrentUser, ReadSessionDep, WriteSessionDep
 from backend.api.errors import ERROR_RESPONSES
-from backend.api.limits import MAX_INT
 from backend.repo import sessions as repo
+from backend.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
+from backend.services.limits import MAX_INT
+from backend.services.sessions import SessionListItemOut, list_item_out
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
-
-
-class SessionFocusOut(BaseModel):
-    """A session's focus with its name (null when the entity was deleted), state and due date."""
-
-    kind: str
-    id: str
-    name: str | None
-    state: str | None
-    due_at: datetime | None
-
-
-class SessionListItemOut(BaseModel):
-    """One session in the list."""
-
-    id: str
-    title: str | None
-    project_id: str | None
-    project_name: str | None
-    focus: SessionFocusOut | None
-    active_agent: str | None
-    scoping_strategy: str | None
-    message_count: int
-    created_at: datetime
-    updated_at: datetime
 
 
 class SessionPage(BaseModel):
@@ -48,27 +23,6 @@ class SessionPage(BaseModel):
     limit: int
     offset: int
     next_offset: int | None
-
-
-def list_item_out(item: repo.SessionListItem) -> SessionListItemOut:
-    """The JSON shape of one list row (shared with the web app)."""
-    chat, focus = item.session, item.focus
-    return SessionListItemOut(
-        id=str(chat.id),
-        title=chat.title,
-        project_id=str(chat.project_id) if chat.project_id else None,
-        project_name=item.project_name,
-        focus=SessionFocusOut(
-            kind=focus.kind, id=str(focus.id), name=focus.name, state=focus.state, due_at=focus.due_at
-        )
-        if focus
-        else None,
-        active_agent=chat.active_agent,
-        scoping_strategy=chat.scoping_strategy,
-        message_count=chat.message_count,
-        created_at=chat.created_at,
-        updated_at=chat.updated_at,
-    )
 
 
 @router.get("", response_model=SessionPage, summary="List your chat sessions")

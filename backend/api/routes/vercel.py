@@ -26,10 +26,10 @@ from pydantic_ai.ui.vercel_ai import VercelAIEventStream
 from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, RequestData, SubmitMessage
 
 from backend.agents.orchestrator import ModelEvent, TurnEvent
-from backend.api.deps import CurrentUser
 from backend.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
 from backend.errors import ValidationError
 from backend.repo import chat
+from backend.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 SDK_VERSION: Literal[5] = 5

@@ -44,7 +44,7 @@ class Entity(UUIDPrimaryKey, Timestamps, Base):
     is_context_document: Mapped[bool] = mapped_column(Boolean, default=False)
     graph_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """Bumped with every write that changes this entity's linked context (linked-entity caches of
-    every process compare it on read; see `backend/graph/versions.py`)."""
+    every process compare it on read; see `backend/repo/graph_versions.py`)."""
 
     __table_args__ = (
         CheckConstraint(f"kind IN {sql_in(ENTITY_KINDS)}", name="kind_known"),

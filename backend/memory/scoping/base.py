@@ -17,9 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from backend.errors import ValidationError
+from backend.sections import ReceiptItem as ReceiptItem  # the receipt line strategies return
+from backend.sections import ScopedMessage as ScopedMessage  # what the model receives
 from backend.tokens import MESSAGE_OVERHEAD, TokenCounter
 
 if TYPE_CHECKING:
@@ -39,24 +41,6 @@ class HistoryMessage:
     has_tool_calls: bool = False
     token_counts: Mapping[str, int] | None = None
     """Content tokens per encoding, stored when the message was written (None: count on read)."""
-
-
-class ScopedMessage(TypedDict):
-    """What the model receives: role and content, nothing else."""
-
-    role: str
-    content: str
-
-
-@dataclass(frozen=True)
-class ReceiptItem:
-    """One line of a receipt: what was considered, its cost, and why it is in or out."""
-
-    kind: str
-    key: str
-    tokens: int | None
-    reason: str
-    score: float | None = None
 
 
 @dataclass
@@ -124,11 +108,8 @@ def register_strategy(cls: type[Any]) -> type[Any]:
 
 
 def get_strategy(name: str) -> MessageScopingStrategy:
-    """A fresh instance of the named strategy, or a `ValidationError` listing the known ones."""
-    if name not in _REGISTRY:
-        from backend.plugins import ensure_plugins
-
-        ensure_plugins()
+    """A fresh instance of the named strategy, or a `ValidationError` listing the known ones.
+    Plugins' strategies are here once the composition root has registered them (`backend.app`)."""
     if name not in _REGISTRY:
         raise ValidationError(f"unknown scoping strategy {name!r}; known: {', '.join(strategy_names())}")
     return _REGISTRY[name]()

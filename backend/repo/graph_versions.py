@@ -18,7 +18,7 @@ from sqlalchemy import select, union, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import Edge, Entity
-from backend.graph.cache import linked_cache
+from backend.repo.linked_cache import linked_cache
 
 
 def _bump() -> dict[str, object]:

@@ -146,11 +146,8 @@ assert set(AGENTS) == set(AGENT_IDS)  # built-ins; plugins add theirs at startup
 
 
 def get_agent(agent_id: str) -> AgentDefinition:
-    """An agent by id (plugins' too), or a `ValidationError` listing the roster."""
-    if agent_id not in AGENTS:
-        from backend.plugins import ensure_plugins
-
-        ensure_plugins()
+    """An agent by id (plugins' too, once the composition root registered them), or a
+    `ValidationError` listing the roster."""
     if agent_id not in AGENTS:
         raise ValidationError(f"unknown agent {agent_id!r}; expected one of {', '.join(AGENTS)}")
     return AGENTS[agent_id]

@@ -94,7 +94,7 @@ def agent_prompts() -> list[Any]:
     """One prompt per agent (plugins' too, once registered): its base prompt, then the request."""
     from mcp.server.mcpserver.prompts.base import Prompt
 
-    from backend.agents.definitions import AGENTS
+    from backend.roster import AGENTS
 
     def make(agent: Any) -> Any:
         def render(request: str) -> str:

@@ -21,15 +21,15 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.agents.definitions import get_agent
-from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
+from backend.context.strategy import resolve_strategy
+from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.errors import ValidationError
 from backend.memory.scoping import ReceiptItem, ScopingResult, get_strategy, strategy_names
 from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import turn_view
-from backend.memory.working_context import WorkingContext, assemble_working_context
 from backend.repo.chat import get_session
+from backend.roster import get_agent
 
 MAX_COMPARED = 6
 """Each strategy is a full selection (and `summary` may call a model): a preview stays bounded."""
@@ -136,6 +136,7 @@ async def preview_context(
     scoping: str | None = None,
     at: int | None = None,
     base_prompt: str | None = None,
+    summarizer: Summarizer | None = None,
 ) -> WorkingContext:
     """The working context with `scoping` (default: as resolved) for the next turn or the turn at
     `at`, assembled as a turn would and then discarded."""
@@ -153,6 +154,7 @@ async def preview_context(
             settings=settings,
             scoping=scoping,
             through_seq=at,
+            summarizer=summarizer,
         )
 
 

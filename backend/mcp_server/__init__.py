@@ -10,100 +10,20 @@ failures the model can fix come back as MCP tool errors with the same readable m
 from __future__ import annotations
 
 import asyncio
-import inspect
 import typing
 import uuid
-from collections.abc import Awaitable, Callable
-from types import SimpleNamespace
-from typing import Annotated, Any
-
-import pydantic
+from typing import Any
 
 from backend import __version__
 from backend.config import Settings
 from backend.errors import AuthenticationError, OrreryError, ValidationError
+from backend.services.tool_calls import Resolver, mcp_tool
 
 if typing.TYPE_CHECKING:  # imported where used: the stdio server answers `initialize` before them
     from backend.db.engine import Database
     from backend.deps import TurnDeps
-    from tools.registry import ToolSpec
 
-Resolver = Callable[[], Awaitable["TurnDeps"]]
 INSTRUCTIONS = "Orrery's context tools: graph, knowledge base, document index."
-
-
-def annotations_for(spec: ToolSpec) -> Any:
-    """MCP hints: read-only tools say so; writing ones say whether they overwrite and can be repeated."""
-    from mcp.types import ToolAnnotations
-
-    if spec.read_only:
-        return ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    return ToolAnnotations(
-        read_only_hint=False,
-        destructive_hint=spec.destructive,
-        idempotent_hint=spec.idempotent,
-        open_world_hint=False,
-    )
-
-
-def _reject_unknown_arguments(tool: Any) -> None:
-    """Unknown argument names fail the call with a tool error that lists the real ones."""
-    base = tool.fn_metadata.arg_model
-    known = sorted(f.alias or n for n, f in base.model_fields.items())
-    takes = ", ".join(known) or "nothing"
-
-    class Strict(base):  # type: ignore[misc,valid-type]
-        @pydantic.model_validator(mode="before")
-        @classmethod
-        def known_only(cls, data: Any) -> Any:
-            unknown = sorted(set(data) - set(known)) if isinstance(data, dict) else []
-            if unknown:
-                raise ValueError(f"unknown argument(s) {', '.join(unknown)}; {tool.name} takes: {takes}")
-            return data
-
-    Strict.__name__ = Strict.__qualname__ = f"{tool.name}_arguments"
-    tool.fn_metadata.arg_model = Strict
-    tool.parameters = {**Strict.model_json_schema(by_alias=True), "additionalProperties": False}
-
-
-def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
-    """The registry tool as an MCP tool: every parameter described (the docstring's `Args:`, exactly
-    what the agents read), read-only/destructive hints, unknown arguments refused; `resolve` says who
-    is calling."""
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.server.mcpserver.tools import Tool as MCPTool
-    from pydantic_ai import ModelRetry
-
-    from tools.registry import agent_tools
-
-    definition = agent_tools([spec.name])[0].tool_def
-    described = definition.parameters_json_schema.get("properties", {})
-    fn = spec.function
-    hints = typing.get_type_hints(fn, include_extras=True)
-    params = [
-        p.replace(
-            annotation=Annotated[
-                hints.get(p.name, Any), pydantic.Field(description=described[p.name]["description"])
-            ]
-        )
-        for p in list(inspect.signature(fn).parameters.values())[1:]
-    ]
-
-    async def call(**kwargs: Any) -> Any:
-        try:
-            return await fn(SimpleNamespace(deps=await resolve()), **kwargs)
-        except ModelRetry as exc:
-            raise ToolError(str(exc)) from None
-
-    call.__name__ = call.__qualname__ = spec.name
-    call.__doc__ = definition.description
-    call.__signature__ = inspect.Signature(params, return_annotation=hints.get("return", Any))  # type: ignore[attr-defined]
-    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints.get("return", Any)}
-    tool = MCPTool.from_function(
-        call, name=spec.name, description=definition.description, annotations=annotations_for(spec)
-    )
-    _reject_unknown_arguments(tool)
-    return tool
 
 
 async def resolve_deps(
@@ -142,7 +62,7 @@ def registry_tools(resolve: Resolver, settings: Settings) -> list[Any]:
 def build_server(resolve: Resolver, settings: Settings, **server_options: Any) -> Any:
     """An MCP server exposing every registry tool, the caller's knowledge entries and story context
     as resources and the agents as prompts; `resolve` gives the caller's `TurnDeps`."""
-    from backend.mcp_catalog import catalog_server
+    from backend.mcp_server.catalog import catalog_server
 
     return catalog_server(
         resolve,

@@ -3,7 +3,7 @@
 A `cachetools.TTLCache` keyed by entity id holds, per variant (limits, descriptions, filter), the
 linked context and the entity's `graph_version` it was built at. A read counts only when the
 entity's current version (loaded with the entity on every read) still matches, so a write committed
-by any process invalidates the others on their next read (see `backend/graph/versions.py`); the
+by any process invalidates the others on their next read (see `backend/repo/graph_versions.py`); the
 writing process also drops its own entry at once. Size and lifetime are settings; a TTL of 0 turns
 caching off.
 """

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backend.agents.definitions import AgentDefinition
 from backend.config import Settings
 from backend.memory.scoping import get_strategy
+from backend.roster import AgentDefinition
 
 StrategySource = Literal["explicit", "session", "agent setting", "global setting", "agent default"]
 

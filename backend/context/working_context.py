@@ -25,20 +25,20 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.agents.definitions import get_agent
-from backend.agents.strategy import resolve_strategy
 from backend.config import Settings
+from backend.context.strategy import resolve_strategy
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
 from backend.memory.injection import InjectionItem, injection_items, render
 from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
 from backend.memory.scoping import ReceiptItem, ScopedMessage, get_strategy
-from backend.memory.sections import SECTION_JOINT, ContextSection, frame_tokens, items_cost
 from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import turn_view
 from backend.repo.chat import get_session
 from backend.repo.scope import as_uuid
+from backend.roster import get_agent
+from backend.sections import SECTION_JOINT, ContextSection, frame_tokens, items_cost
 from backend.tokens import Budgets, TokenCounter, counter_for, fit_whole_items
 
 PROFILE_DROP_ORDER = ("goals", "known", "user")

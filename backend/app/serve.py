@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from backend.api.limits import MAX_HEADER_BYTES
 from backend.cli.common import (
     err,
     run,
@@ -15,6 +14,7 @@ from backend.cli.common import (
 )
 from backend.config import Settings, get_settings
 from backend.errors import OrreryError
+from backend.services.limits import MAX_HEADER_BYTES
 
 app = typer.Typer()
 HEADER_BUFFER_BYTES = 2 * MAX_HEADER_BYTES
@@ -60,7 +60,7 @@ def serve(
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
     uvicorn.run(
-        "backend.api.app:create_app",
+        "backend.app.http:create_app",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,

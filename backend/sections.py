@@ -1,19 +1,35 @@
 """A section a caller adds to the system prompt (focus entity, linked entities, knowledge packet),
-and the one rule for what a section's frame costs, shared by every fitter."""
+the receipt line that says what went in or out, and the one rule for what a section's frame costs,
+shared by every fitter. Base layer: every domain renders sections, so none owns them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypedDict
 
 from backend.tokens import TokenCounter
 
-if TYPE_CHECKING:
-    from backend.memory.scoping.base import ReceiptItem
-
 SECTION_JOINT = "\n\n"
 """What goes between sections of the system prompt."""
+
+
+class ScopedMessage(TypedDict):
+    """What the model receives: role and content, nothing else."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ReceiptItem:
+    """One line of a receipt: what was considered, its cost, and why it is in or out."""
+
+    kind: str
+    key: str
+    tokens: int | None
+    reason: str
+    score: float | None = None
 
 
 @dataclass(frozen=True)

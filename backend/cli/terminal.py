@@ -222,9 +222,9 @@ async def _command(
     db: Database, settings: Settings, target: ChatTarget, line: str, state: dict[str, Any], console: Console
 ) -> None:
     """`/context`, `/agent NAME`, `/strategy NAME`, `/focus KIND:ID|none`."""
-    from backend.agents.definitions import get_agent
     from backend.memory.scoping import get_strategy
     from backend.repo import chat
+    from backend.roster import get_agent
 
     command, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -260,8 +260,9 @@ async def _show_next_context(
 ) -> None:
     """The receipt table of the working context the next turn will see (nothing is stored)."""
     from backend.cli.receipt import receipt_table
-    from backend.memory.working_context import assemble_working_context
+    from backend.context.working_context import assemble_working_context
     from backend.repo import chat
+    from backend.services.context_view import summarizer_for
 
     async with db.sessions() as s:
         record = await chat.get_session(s, target.user_id, target.session_id)
@@ -271,6 +272,7 @@ async def _show_next_context(
             session_id=record.id,
             user_id=target.user_id,
             settings=settings,
+            summarizer=summarizer_for(settings),
         )
         await s.rollback()
     console.print(receipt_table(context.receipt))

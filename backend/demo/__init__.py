@@ -1,0 +1,1 @@
+"""The demo workspace and the synthetic workspace generator."""

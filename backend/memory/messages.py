@@ -1,0 +1,78 @@
+"""Appending a message: the row, its next `seq`, and what scoping reads back on every later turn
+(token counts, search terms, the local embedding), computed once when the message is written."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.base import utcnow
+from backend.db.models import ChatSession, Message
+from backend.errors import NotFoundError, ValidationError
+from backend.memory.embedding_models import LOCAL, EmbeddingModel
+from backend.memory.embeddings import DIMENSIONS, MODEL_NAME, get_embedder, message_vector
+from backend.memory.message_index import index_fields
+from backend.repo.chat import NewMessage, check_agent
+from backend.repo.scope import as_uuid
+from backend.vocabulary import MESSAGE_ROLES
+
+
+async def append_message(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID | str,
+    new: NewMessage,
+    *,
+    embedding: EmbeddingModel = LOCAL,
+) -> Message:
+    """Append a message with the next `seq`; the counter and the row commit together (with the job
+    that embeds it, when `embedding` is a remote model)."""
+    if new.role not in MESSAGE_ROLES:
+        raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
+    check_agent(new.agent_id)
+    sid = as_uuid(session_id, "session")
+    # computed once, before the row lock is taken: what scoping reads back on every later turn
+    token_counts, terms = index_fields(new.content)
+    embedder = None if embedding.remote else await get_embedder()
+    vector = message_vector(embedder, new.content) if embedder else None
+    seq = (
+        await session.execute(
+            update(ChatSession)
+            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
+            .values(message_count=ChatSession.message_count + 1, updated_at=utcnow())
+            .returning(ChatSession.message_count)
+        )
+    ).scalar_one_or_none()
+    if seq is None:
+        raise NotFoundError("session", sid)
+    message = Message(
+        session_id=sid,
+        seq=seq,
+        role=new.role,
+        content=new.content,
+        agent_id=new.agent_id,
+        tool_calls=new.tool_calls,
+        prompt_tokens=new.prompt_tokens,
+        completion_tokens=new.completion_tokens,
+        token_count=new.token_count,
+        latency_ms=new.latency_ms,
+        cost_usd=new.cost_usd,
+        client_key=new.client_key,
+        request_fingerprint=new.request_fingerprint,
+        status=new.status,
+        created_at=new.created_at or utcnow(),
+        token_counts=token_counts,
+        search_terms=terms,
+        embedding=vector,
+        embedding_model=MODEL_NAME if vector else None,
+        embedding_dim=DIMENSIONS if vector else None,
+    )
+    session.add(message)
+    await session.flush()
+    if embedding.remote and new.content.strip():
+        from backend.memory.embedding_store import queue_embedding
+
+        await queue_embedding(session, message.id, embedding)
+    return message
