@@ -23,13 +23,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.models import Model
-from sqlalchemy import func, select
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
@@ -42,26 +40,26 @@ from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
     Arrival,
     PendingTurn,
+    StoredReply,
     arrival_of,
-    mark_answered,
     mark_failed,
+    persist_reply,
     request_fingerprint,
     store_user_message,
 )
 from backend.config import Settings
 from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.db.engine import Database
-from backend.db.models import CheckIn, Message
+from backend.db.models import Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
-from backend.memory.messages import append_message
 from backend.memory.summaries import ModelSummarizer, Summarizer
 from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
 from backend.ops import observe
 from backend.ops.cost import message_cost
 from backend.ops.jobs import JobWorker, enqueue
-from backend.ops.limits import count_tokens, reserve_turn
+from backend.ops.limits import reserve_turn
 from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
@@ -71,6 +69,29 @@ from tools.registry import agent_tools
 
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
 __all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
+
+
+@dataclass
+class ModelRun:
+    """What one model run left behind: its result, and the tool calls seen while it streamed."""
+
+    result: Any = None
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def context_event(wc: WorkingContext) -> TurnEvent:
+    """The `context` event: the receipt, and exactly what the model is about to see."""
+    return TurnEvent(
+        "context",
+        {
+            "receipt_tokens": wc.receipt.total_tokens,
+            "strategy": wc.receipt.strategy,
+            "knowledge": wc.receipt.knowledge,
+            "receipt": wc.receipt.as_dict(),
+            "system_prompt": wc.system_prompt,
+            "messages": wc.messages,
+        },
+    )
 
 
 class Orchestrator:
@@ -90,6 +111,8 @@ class Orchestrator:
         self.model_factory = model_factory
         self.on_context = on_context
         self.locks = TurnLocks(settings)
+        self._models: dict[str, Model] = {}
+        self._summarizers: dict[str, Summarizer] = {}
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
         self.embedding = embedding_model(settings)
@@ -128,7 +151,9 @@ class Orchestrator:
         source = self._serialised(
             user_id, record.id, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
-        async for event in run_detached(source, self.background, lambda exc: _failed(exc, record.id)):
+        async for event in run_detached(
+            source, self.background, lambda exc: _failed(exc, record.id), _joined
+        ):
             yield event
 
     async def _serialised(
@@ -172,33 +197,40 @@ class Orchestrator:
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
     ) -> AsyncIterator[TurnEvent]:
+        """Prepare the context, stream the model's run, then store the reply: the turn's path in order."""
         started = time.perf_counter()
-        text = pending.text
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        chosen, wc, deps, failed = await self._prepare(user_id, sid, text, agent, model)
-        handoff = deps.handoff
+        chosen, wc, deps = await self._prepare(user_id, sid, pending.text, agent, model)
         if self.on_context is not None:
             self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
-        yield TurnEvent(
-            "context",
-            {
-                "receipt_tokens": wc.receipt.total_tokens,
-                "strategy": wc.receipt.strategy,
-                "knowledge": wc.receipt.knowledge,
-                "receipt": wc.receipt.as_dict(),
-                "system_prompt": wc.system_prompt,  # exactly what the model is about to see
-                "messages": wc.messages,
-            },
-        )
+        yield context_event(wc)
+        run = ModelRun()
+        try:
+            async for out in self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event):
+                yield out
+        except Exception as exc:  # any model or tool failure: report it, keep the session consistent
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
+            await mark_failed(self.db, pending.message_id)
+            yield _failed(exc, sid, logged=True)
+            return
+        latency = int((time.perf_counter() - started) * 1000)
+        saved = await self._finish(user_id, sid, pending, chosen.id, run, latency, deps.handoff, model)
+        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
+
+    async def _run_model(
+        self,
+        chosen: AgentDefinition,
+        wc: WorkingContext,
+        deps: TurnDeps,
+        text: str,
+        model: str | None,
+        run: ModelRun,
+        on_model_event: Callable[[ModelEvent], None] | None,
+    ) -> AsyncIterator[TurnEvent]:
+        """The model's run as turn events; its result and tool calls are left in `run`."""
         runner = Agent(
-            MeteredModel(
-                timed(
-                    self.model_factory(model or self.settings.model, self.settings),
-                    self.settings.model_timeout_seconds,
-                ),
-                chosen.id,
-            ),
+            MeteredModel(self._model(model), chosen.id),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), handoff_tool()],
@@ -208,50 +240,65 @@ class Orchestrator:
         history = history_of(  # the notes after failed turns are in `wc.messages` already
             wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
         )
-        calls: dict[str, dict[str, Any]] = {}
-        result = None
-        try:
-            async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
-                async for event in events:
-                    if on_model_event is not None:
-                        on_model_event(event)
-                    for out in translate(event, calls):
-                        yield out
-                    if isinstance(event, AgentRunResultEvent):
-                        result = event.result
-        except Exception as exc:  # any model or tool failure: report it, keep the session consistent
-            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
-            await mark_failed(self.db, pending.message_id)
-            yield _failed(exc, sid, logged=True)
-            return
-        assert result is not None
-        usage = result.usage
-        reply = str(result.output)
-        latency = int((time.perf_counter() - started) * 1000)
-        truncated = is_truncated(result.response)
+        async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
+            async for event in events:
+                if on_model_event is not None:
+                    on_model_event(event)
+                for out in translate(event, run.calls):
+                    yield out
+                if isinstance(event, AgentRunResultEvent):
+                    run.result = event.result
+
+    async def _finish(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        pending: PendingTurn,
+        agent_id: str,
+        run: ModelRun,
+        latency: int,
+        handoff: HandoffRequest,
+        model: str | None,
+    ) -> Message:
+        """Store the reply with its usage and cost, then the bookkeeping a finished turn triggers."""
+        assert run.result is not None
+        usage = run.result.usage
         cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
-        saved = await self._persist_reply(
-            user_id,
-            sid,
-            pending.message_id,
-            chosen.id,
-            reply,
-            list(calls.values()),
+        reply = StoredReply(
+            agent_id,
+            str(run.result.output),
+            list(run.calls.values()),
             usage,
             latency,
-            handoff,
-            truncated,
+            is_truncated(run.result.response),
             cost,
         )
+        saved = await persist_reply(
+            self.db, self.settings, self.embedding, user_id, sid, pending.message_id, reply, handoff
+        )
         self._embeddings_queued()
-        observe.turn_finished(chosen.id, latency / 1000, usage, calls.values())
+        observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
         await self._maybe_refresh_patterns(user_id, saved.seq, model)
-        yield TurnEvent("done", done_data(saved, handoff=handoff.to))
+        return saved
+
+    def _model(self, model: str | None) -> Model:
+        """The turn's model with its timeout, built once per process and model name."""
+        name = model or self.settings.model
+        if name not in self._models:
+            self._models[name] = timed(
+                self.model_factory(name, self.settings), self.settings.model_timeout_seconds
+            )
+        return self._models[name]
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
-        """The turn's model compacts history for the `summary` strategy (offline: extractive)."""
+        """The turn's model compacts history for the `summary` strategy (offline: extractive); built
+        once per process and model."""
         name = model or self.settings.model
-        return None if name == "offline" else ModelSummarizer(self.model_factory(name, self.settings))
+        if name == "offline":
+            return None
+        if name not in self._summarizers:
+            self._summarizers[name] = ModelSummarizer(self.model_factory(name, self.settings))
+        return self._summarizers[name]
 
     async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
         """Every `pattern_every_turns` replies, queue a durable summary refresh (any worker runs it)."""
@@ -297,7 +344,7 @@ class Orchestrator:
 
     async def _prepare(
         self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, frozenset[str]]:
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps]:
         async with self.db.transaction() as s:
             record = await chat.get_session(s, user_id, sid)
             failed = await unanswered_texts(s, sid, live=True)  # we hold the lock: leftovers are marked
@@ -330,66 +377,14 @@ class Orchestrator:
                 focus_id=record.focus_id,
             )
         wc = replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
-        return chosen, wc, deps, failed
-
-    async def _persist_reply(
-        self,
-        user_id: uuid.UUID,
-        sid: uuid.UUID,
-        answered: uuid.UUID | None,
-        agent_id: str,
-        reply: str,
-        calls: list[dict[str, Any]],
-        usage: Any,
-        latency: int,
-        handoff: HandoffRequest,
-        truncated: bool,
-        cost: float | None = None,
-    ) -> Message:
-        async with self.db.transaction() as s:
-            await mark_answered(s, answered)
-            saved = await append_message(
-                s,
-                user_id,
-                sid,
-                chat.NewMessage(
-                    "assistant",
-                    reply,
-                    agent_id=agent_id,
-                    tool_calls=calls or None,
-                    prompt_tokens=usage.input_tokens,
-                    completion_tokens=usage.output_tokens,
-                    token_count=usage.output_tokens,
-                    latency_ms=latency,
-                    status="truncated" if truncated else "complete",
-                    cost_usd=cost,
-                ),
-                embedding=self.embedding,
-            )
-            await count_tokens(
-                s, self.settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0)
-            )
-            if handoff.to and handoff.to != agent_id:
-                await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
-            await _check_in_today(s, user_id, sid)
-            return saved
+        return chosen, wc, deps
 
 
-async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
-    """Engagement: one check-in per day of chat activity."""
-    from backend.repo.memory import add_check_in
-
-    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    today = (
-        await s.execute(
-            select(func.count())
-            .select_from(CheckIn)
-            .where(CheckIn.user_id == user_id, CheckIn.created_at >= start)
-        )
-    ).scalar_one()
-    if not today:
-        record = await chat.get_session(s, user_id, sid)
-        await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
+def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:
+    """Text deltas waiting together travel as one event (one SSE write instead of one per token)."""
+    if first.type == "text" and second.type == "text":
+        return TurnEvent("text", {"delta": first.data["delta"] + second.data["delta"]})
+    return None
 
 
 def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:

@@ -17,15 +17,20 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.config import Settings
 from backend.db.engine import Database
-from backend.db.models import Message
+from backend.db.models import CheckIn, Message
+from backend.deps import HandoffRequest
 from backend.errors import ConflictError, ValidationError
 from backend.memory.embedding_models import LOCAL, EmbeddingModel
 from backend.memory.messages import append_message
+from backend.ops.limits import count_tokens
 from backend.repo import chat
 
 log = logging.getLogger("orrery.turns")
@@ -201,3 +206,72 @@ async def mark_answered(s: AsyncSession, message_id: uuid.UUID | None) -> None:
             .where(Message.id == message_id, Message.status == "failed")
             .values(status="complete")
         )
+
+
+@dataclass(frozen=True)
+class StoredReply:
+    """The assistant message a finished run stores, with its usage and cost."""
+
+    agent_id: str
+    text: str
+    calls: list[dict[str, Any]]
+    usage: Any
+    latency: int
+    truncated: bool
+    cost: float | None
+
+
+async def persist_reply(
+    db: Database,
+    settings: Settings,
+    embedding: EmbeddingModel,
+    user_id: uuid.UUID,
+    sid: uuid.UUID,
+    answered: uuid.UUID | None,
+    reply: StoredReply,
+    handoff: HandoffRequest,
+) -> Message:
+    """The reply, the answered mark, token usage, a handoff and the day's check-in: one transaction."""
+    usage = reply.usage
+    async with db.transaction() as s:
+        await mark_answered(s, answered)
+        saved = await append_message(
+            s,
+            user_id,
+            sid,
+            chat.NewMessage(
+                "assistant",
+                reply.text,
+                agent_id=reply.agent_id,
+                tool_calls=reply.calls or None,
+                prompt_tokens=usage.input_tokens,
+                completion_tokens=usage.output_tokens,
+                token_count=usage.output_tokens,
+                latency_ms=reply.latency,
+                status="truncated" if reply.truncated else "complete",
+                cost_usd=reply.cost,
+            ),
+            embedding=embedding,
+        )
+        await count_tokens(s, settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0))
+        if handoff.to and handoff.to != reply.agent_id:
+            await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
+        await _check_in_today(s, user_id, sid)
+        return saved
+
+
+async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
+    """Engagement: one check-in per day of chat activity."""
+    from backend.repo.memory import add_check_in
+
+    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = (
+        await s.execute(
+            select(func.count())
+            .select_from(CheckIn)
+            .where(CheckIn.user_id == user_id, CheckIn.created_at >= start)
+        )
+    ).scalar_one()
+    if not today:
+        record = await chat.get_session(s, user_id, sid)
+        await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
