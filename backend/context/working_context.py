@@ -26,13 +26,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
-from backend.context.strategy import resolve_strategy
+from backend.context.strategy import StrategyChoice, resolve_strategy
+from backend.db.models import ChatSession
 from backend.graph.focus import focus_sections
-from backend.knowledge.autocontext import auto_context
+from backend.knowledge.autocontext import AutoContext, auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
 from backend.memory.injection import InjectionItem, injection_items, render
 from backend.memory.long_term import LongTermMemory, fetch_long_term_memory
-from backend.memory.scoping import ReceiptItem, ScopedMessage, get_strategy
+from backend.memory.scoping import ReceiptItem, ScopedMessage, ScopingResult, get_strategy
 from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import turn_view
 from backend.repo.chat import get_session
@@ -132,8 +133,53 @@ async def assemble_working_context(
     counter = counter_for(settings.model)
     budgets = Budgets.from_settings(settings)
     view = await turn_view(session, chat, settings, through_seq=through_seq, query=query)
-    query = view.query
+    prompt = await _system_prompt(
+        session,
+        user_id,
+        chat,
+        agent,
+        base_prompt,
+        view.query,
+        memory,
+        budgets,
+        counter,
+        expertise_dir=expertise_dir,
+        auto_knowledge=auto_knowledge,
+        sections=sections,
+    )
+    scoped = await get_strategy(choice.name).select(
+        view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
+    )
+    receipt = _receipt(agent, counter, budgets, choice, scoped, prompt, view.notes())
+    return WorkingContext(prompt.text, scoped.messages, [], receipt, memory)
 
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    """The system prompt's text, a receipt per section, and the knowledge packet decision."""
+
+    text: str
+    receipts: list[SectionReceipt]
+    knowledge: AutoContext | None
+
+
+async def _system_prompt(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    chat: ChatSession,
+    agent: str,
+    base_prompt: str,
+    query: str | None,
+    memory: LongTermMemory,
+    budgets: Budgets,
+    counter: TokenCounter,
+    *,
+    expertise_dir: Path,
+    auto_knowledge: bool,
+    sections: Sequence[ContextSection],
+) -> SystemPrompt:
+    """Base prompt, profile, expertise, then focus, knowledge and linked sections, each fitted to its
+    budget; what does not fit is in the receipt with its reason."""
     base_text, base_receipt = _fit_paragraphs("system", base_prompt, budgets.system, counter)
     profile_text, profile_receipt = _fit_profile(injection_items(memory), budgets.profile, counter)
     expertise_text, expertise_receipt = _fit_expertise(
@@ -148,12 +194,21 @@ async def assemble_working_context(
     for _, section_receipt in extra:  # entries the packet left out (max_results), with their reason
         if knowledge and section_receipt.name == "knowledge":
             section_receipt.excluded.extend(ReceiptItem("knowledge", k, None, r) for k, r in knowledge.cut)
+    parts = [base_text, profile_text, expertise_text, *(text for text, _ in extra)]
+    receipts = [base_receipt, profile_receipt, expertise_receipt, *(r for _, r in extra)]
+    return SystemPrompt("\n\n".join(p for p in parts if p), receipts, knowledge)
 
-    name = choice.name
-    strategy = get_strategy(name)
-    scoped = await strategy.select(
-        view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
-    )
+
+def _receipt(
+    agent: str,
+    counter: TokenCounter,
+    budgets: Budgets,
+    choice: StrategyChoice,
+    scoped: ScopingResult,
+    prompt: SystemPrompt,
+    view_notes: list[str],
+) -> ContextReceipt:
+    """What went in and what stayed out, section by section, with the conversation last."""
     conversation = SectionReceipt(
         "conversation",
         budgets.conversation,
@@ -161,32 +216,30 @@ async def assemble_working_context(
         scoped.included,
         scoped.excluded,
     )
-    parts = [base_text, profile_text, expertise_text, *(text for text, _ in extra)]
-    system_prompt = "\n\n".join(p for p in parts if p)
-    receipts = [base_receipt, profile_receipt, expertise_receipt, *(r for _, r in extra), conversation]
-    receipt = ContextReceipt(
+    return ContextReceipt(
         agent=agent,
         model=counter.model,
         encoding=counter.encoding_name,
         exact_tokens=counter.exact,
         budget_scale=budgets.scale,
-        strategy=scoped.strategy or name,
+        strategy=scoped.strategy or choice.name,
         strategy_source=choice.source,
-        sections=receipts,
-        notes=[*scoped.notes, *view.notes()],
-        total_tokens=counter.count(system_prompt) + conversation.tokens,
-        knowledge=(
-            {
-                "status": knowledge.status,
-                "confidence": knowledge.confidence,
-                "receipt": knowledge.receipt,
-                "reason": knowledge.reason,
-            }
-            if knowledge
-            else None
-        ),
+        sections=[*prompt.receipts, conversation],
+        notes=[*scoped.notes, *view_notes],
+        total_tokens=counter.count(prompt.text) + conversation.tokens,
+        knowledge=_knowledge_summary(prompt.knowledge),
     )
-    return WorkingContext(system_prompt, scoped.messages, [], receipt, memory)
+
+
+def _knowledge_summary(knowledge: AutoContext | None) -> dict[str, Any] | None:
+    if knowledge is None:
+        return None
+    return {
+        "status": knowledge.status,
+        "confidence": knowledge.confidence,
+        "receipt": knowledge.receipt,
+        "reason": knowledge.reason,
+    }
 
 
 def _fit_paragraphs(name: str, text: str, budget: int, counter: TokenCounter) -> tuple[str, SectionReceipt]:
