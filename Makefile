@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run chat serve test lint format typecheck pytest bench clean lock
+.PHONY: help install migrate demo run chat serve test lint format typecheck docs pytest bench clean lock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
@@ -42,7 +42,7 @@ chat: demo ## Chat with the demo workspace in the terminal (offline model), focu
 serve: install ## Start the API server only
 	$(BIN)/orrery serve
 
-test: install lint typecheck pytest ## Lint, type-check and run every test (SQLite and a throwaway PostgreSQL)
+test: install lint typecheck docs pytest ## Lint, type-check, build the docs and run every test (SQLite and a throwaway PostgreSQL)
 
 lint: install ## ruff check + format check + the layer contracts (.importlinter)
 	$(BIN)/ruff check .
@@ -56,6 +56,9 @@ format: install ## Apply ruff's formatting and safe fixes
 typecheck: install ## mypy --strict over backend/ and tools/
 	$(BIN)/mypy
 
+docs: install ## Build the documentation site strictly (any warning fails) into site/
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
 pytest: install ## Run the test suite on both dialects, on two processes (one file stays on one)
 	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
 
@@ -67,4 +70,4 @@ lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, n
 		-o requirements.lock pyproject.toml
 
 clean: ## Remove the virtualenv, caches and the local SQLite database
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache orrery.db orrery.db-shm orrery.db-wal
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site orrery.db orrery.db-shm orrery.db-wal

@@ -1,0 +1,50 @@
+"""The docs site and the README keep their promises: the configuration page names every setting (and
+so does `.env.example`), the README stays a short front page whose links all land, and the strategy
+docs say what `ctx.history` holds."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+from backend.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _hook() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("config_table", DOCS / "hooks" / "config_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_setting_is_in_env_example_and_on_the_configuration_page() -> None:
+    hook = _hook()
+    variables = [hook.env_name(name, field) for name, field in Settings.model_fields.items()]
+    example = (ROOT / ".env.example").read_text()
+    in_example = set(re.findall(r"^#? ?([A-Z][A-Z0-9_]+)=", example, re.M))
+    assert not [v for v in variables if v not in in_example], "missing from .env.example"
+    table = hook.settings_table()
+    assert not [v for v in variables if f"| `{v}` |" not in table], "missing from the generated table"
+    assert not [row for row in hook.settings_rows() if not row[2]], "a setting has no docstring"
+    assert hook.MARKER in (DOCS / hook.PAGE).read_text()
+
+
+def test_the_readme_is_a_short_front_page_whose_links_land() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 400
+    assert "docs/screenshots/chat-and-inspector.png" in text
+    assert "make run" in text and "make test" in text
+    links = re.findall(r"\]\(((?:docs/)[^)#]+)", text)
+    assert len(links) >= 25
+    assert not [link for link in links if not (ROOT / link).exists()], "README links to missing pages"
+
+
+def test_the_strategy_docs_say_history_includes_the_current_message() -> None:
+    page = (DOCS / "extending" / "strategies.md").read_text()
+    assert "`ctx.history` **includes the current user message**" in page
