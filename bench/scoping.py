@@ -2,7 +2,7 @@
 2,000-message session next to the plain lexical baseline.
 
 Part 1 runs `orrery eval scoping` (all strategies + `lexical_baseline`, budgets 1000/2000/4000) on
-`bench/data/scoping_dataset.json` and prints the Markdown table the README shows. Part 2 writes one
+`bench/data/scoping_dataset.json` and prints the Markdown table docs/evaluation.md shows. Part 2 writes one
 ~2,000-message session (the first conversation, repeated) and reports the median CPU ms per
 selection of `relevance` (turns after the first, which read only new messages; and first turns in
 a process, which read the window whole) and `lexical_baseline` at a 2,000-token budget.

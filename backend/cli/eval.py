@@ -40,7 +40,7 @@ def make_dataset_command(
 
 @eval_app.command("scoping")
 def scoping_command(
-    dataset: Annotated[Path, typer.Argument(help="A dataset JSON file (see README, 'Evaluating context').")],
+    dataset: Annotated[Path, typer.Argument(help="A dataset JSON file (see docs/evaluation.md).")],
     strategies: Annotated[
         str, typer.Option(help="Comma-separated registered strategy names.")
     ] = "last_n,token_budget,summary,relevance",

@@ -92,7 +92,7 @@ async def build_context(
     *,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """Build the context bundle (see the README for the response shape)."""
+    """Build the context bundle (docs/concepts/focus.md shows the response shape)."""
     user_id = as_uuid(user_id, "user")
     now = now or utcnow()
     params = STRATEGIES[request.strategy]

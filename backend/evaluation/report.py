@@ -109,7 +109,7 @@ def results_table(results: list[dict[str, Any]]) -> Table:
 
 
 def markdown_table(results: list[dict[str, Any]]) -> str:
-    """The same table as Markdown (for the README and the benchmark)."""
+    """The same table as Markdown (for docs/evaluation.md and the benchmark)."""
     cats = categories_of(results)
     head = [
         "strategy",
