@@ -1,13 +1,13 @@
 """The turn's writes around the model call, each in its own short transaction.
 
 Rules (docs/operations/guarantees.md): a refused turn stores nothing (unknown agent, deleted focus,
-empty text are
-checked before the insert); an Idempotency-Key is bound to a fingerprint of its request, so a reused key
-with another body is a 409, and a repeat of an answered request replays the stored reply; a failed turn
-marks its user message `failed`, and it can be retried (same key, or `message=None`) while it is the
-latest message; once the conversation moved on it is shown to the model as unanswered instead. A turn
-whose process died (`kill -9`) left its message `complete` and unanswered: the next turn, holding the
-session's turn lock (so no live process owns that message), marks it `failed` first.
+empty text are checked before the insert); an Idempotency-Key is bound to a fingerprint of its request,
+so a reused key with another body is a 409, and a repeat of an answered request replays the stored
+reply; a failed turn marks its user message `failed`, and it can be retried (same key, or
+`message=None`) while it is the latest message; once the conversation moved on it is shown to the model
+as unanswered instead. A turn whose process died (`kill -9`) left its message `complete` and unanswered:
+the next turn, holding the session's turn lock (so no live process owns that message), marks it `failed`
+first.
 """
 
 from __future__ import annotations
