@@ -18,8 +18,15 @@ def build() -> typer.Typer:
     return cli_app
 
 
-def _register_plugins() -> None:
+SERVERS = ("serve", "mcp")
+"""Commands whose server registers plugins itself, in the process that serves (so `orrery serve`
+answers /health without paying for them first)."""
+
+
+def _register_plugins(ctx: typer.Context) -> None:
     """Orrery: a backend for chat assistants that work in context."""
+    if ctx.invoked_subcommand in SERVERS:
+        return
     from backend.config import get_settings
     from backend.plugins import ensure_plugins
 

@@ -60,7 +60,7 @@ def serve(
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
     uvicorn.run(
-        "backend.app.http:create_app",
+        "backend.app.boot:create_booting_app",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,
