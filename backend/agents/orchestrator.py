@@ -366,6 +366,7 @@ class Orchestrator:
                 settings=self.settings,
                 query=text,
                 summarizer=self._summarizer(model),
+                chat=record,
             )
             deps = TurnDeps(
                 db=self.db,

@@ -18,9 +18,10 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
+from cachetools import TTLCache
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -98,14 +99,9 @@ async def store_user_message(
     """Store the user message (or find the one to retry, or the reply to replay); a remote
     `embedding` model gets a job queued with it, never a call here. Runs under the turn lock."""
     async with db.transaction() as s:
-        record = await chat.get_session(s, user_id, sid)
+        record, latest = await chat.session_and_latest(s, user_id, sid)
         if record.focus_kind and record.project_id and record.focus_id:
             await chat.check_focus(s, user_id, record.project_id, record.focus_kind, record.focus_id)
-        latest = (
-            await s.execute(
-                select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
-            )
-        ).scalar_one_or_none()
         leftover = None
         if latest is not None and latest.role == "user" and latest.status == "complete":
             latest.status = "failed"  # a crash leftover: we hold the lock, so its turn has no live owner
@@ -257,15 +253,23 @@ async def persist_reply(
         await count_tokens(s, settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0))
         if handoff.to and handoff.to != reply.agent_id:
             await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
-        await _check_in_today(s, user_id, sid)
-        return saved
+        checked_in = await _check_in_today(s, user_id, sid)
+    _CHECKED_IN[user_id] = checked_in  # remembered once it is committed
+    return saved
 
 
-async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
-    """Engagement: one check-in per day of chat activity."""
+_CHECKED_IN: TTLCache[uuid.UUID, date] = TTLCache(maxsize=50_000, ttl=24 * 3600)
+"""Users this process saw checked in, by day: a later turn that day skips the lookup. The database
+stays the record (another process's check-in is found by its own lookup)."""
+
+
+async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> date:
+    """Engagement: one check-in per day of chat activity; returns the day it is recorded for."""
     from backend.repo.memory import add_check_in
 
     start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if _CHECKED_IN.get(user_id) == start.date():
+        return start.date()
     today = (
         await s.execute(
             select(func.count())
@@ -276,3 +280,4 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> None:
     if not today:
         record = await chat.get_session(s, user_id, sid)
         await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
+    return start.date()

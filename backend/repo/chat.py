@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
@@ -111,6 +111,24 @@ async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID
             select(ChatSession).where(ChatSession.id == sid, ChatSession.user_id == user_id)
         )
     ).scalar_one_or_none()
+
+
+async def session_and_latest(
+    session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID
+) -> tuple[ChatSession, Message | None]:
+    """One of the user's chat sessions with its latest message (`seq == message_count`, which
+    appending and truncating keep true), in one round trip; `NotFoundError` if not theirs."""
+    latest = and_(Message.session_id == ChatSession.id, Message.seq == ChatSession.message_count)
+    row = (
+        await session.execute(
+            select(ChatSession, Message)
+            .outerjoin(Message, latest)
+            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
+        )
+    ).first()
+    if row is None:
+        raise NotFoundError("session", sid)
+    return row[0], row[1]
 
 
 async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:
