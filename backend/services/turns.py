@@ -4,11 +4,12 @@ so both doors stream, fail and retry alike."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
@@ -39,9 +40,28 @@ class MessageIn(BaseModel):
     agent: AgentName | None = None
 
 
-def sse(event: Any) -> str:
-    """One Server-Sent Event."""
-    return f"event: {event.type}\ndata: {json.dumps(event.data, default=str)}\n\n"
+ContextDetail = Literal["digest", "full"]
+"""How a `context` event carries the prompt: its digest (default), or the full text as well."""
+
+
+def sse(event: Any, context: ContextDetail = "full") -> str:
+    """One Server-Sent Event; a `context` event carries only the prompt's digest unless `full`."""
+    data = event.data if event.type != "context" or context == "full" else digested(event.data)
+    return f"event: {event.type}\ndata: {json.dumps(data, default=str)}\n\n"
+
+
+def digested(data: dict[str, Any]) -> dict[str, Any]:
+    """The `context` event without the prompt's text: a digest that changes when the system prompt
+    or the messages do, and their sizes. `GET /v1/sessions/{id}/context?at=SEQ` shows the text."""
+    prompt, messages = data.get("system_prompt", ""), data.get("messages", [])
+    body = json.dumps([prompt, messages], ensure_ascii=False, default=str).encode()
+    slim = {k: v for k, v in data.items() if k not in ("system_prompt", "messages")}
+    slim["digest"] = {
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "system_prompt_chars": len(prompt),
+        "messages": len(messages),
+    }
+    return slim
 
 
 def wants_json(accept: str | None) -> bool:
@@ -57,9 +77,11 @@ async def run_turn(
     *,
     idempotency_key: str | None = None,
     accept: str | None = None,
+    context: ContextDetail = "digest",
 ) -> Any:
     """Run a turn: the finished turn as a dict (or a failed turn's JSON response) when JSON is asked
-    for, else a streaming response. Validation errors raise before the stream starts."""
+    for, else a streaming response (`context` says what its `context` event carries). Validation
+    errors raise before the stream starts."""
     sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
     events = orchestrator.turn(user_id, sid, body.content, agent=body.agent, client_key=idempotency_key)
     if wants_json(accept):
@@ -71,10 +93,10 @@ async def run_turn(
     first = await anext(events)
 
     async def stream() -> AsyncIterator[str]:
-        yield sse(first)
+        yield sse(first, context)
         try:
             async for event in events:
-                yield sse(event)
+                yield sse(event, context)
         except Exception:  # never cut a stream without saying so
             log.exception("turn stream on session %s broke", session_id)
             yield sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))
@@ -91,6 +113,7 @@ async def edit_and_rerun(
     *,
     idempotency_key: str | None = None,
     accept: str | None = None,
+    context: ContextDetail = "digest",
 ) -> Any:
     """Supersede the session's latest user message (`seq`) with `body.content`, then run the turn
     as `run_turn` does. The edit lands under the session's turn lock, never beside a running turn."""
@@ -102,7 +125,13 @@ async def edit_and_rerun(
     async with orchestrator.locks.hold(sid), db.transaction() as session:
         await supersede_last_user_message(session, user_id, sid, seq, body.content, idempotency_key)
     return await run_turn(
-        orchestrator, user_id, session_id, body, idempotency_key=idempotency_key, accept=accept
+        orchestrator,
+        user_id,
+        session_id,
+        body,
+        idempotency_key=idempotency_key,
+        accept=accept,
+        context=context,
     )
 
 

@@ -153,8 +153,13 @@ async def turn(
 ) -> Response:
     """Run a turn through the API's SSE endpoint; the `context` event's receipt is kept for the
     inspector's "last turn" view."""
-    response = await turns.run_turn(
-        request.app.state.orchestrator, web.user.id, session_id, body, idempotency_key=idempotency_key
+    response = await turns.run_turn(  # the full prompt: the inspector's "last turn" shows it
+        request.app.state.orchestrator,
+        web.user.id,
+        session_id,
+        body,
+        idempotency_key=idempotency_key,
+        context="full",
     )
     return _keeping_receipt(request, web.user.id, session_id, response)
 
@@ -171,7 +176,13 @@ async def edit(
     """Edit-and-resend the last user message: the old one and its reply are kept, superseded, and
     the turn runs again with the new text (streamed like `/turn`)."""
     response = await turns.edit_and_rerun(
-        request.app.state.orchestrator, web.user.id, session_id, seq, body, idempotency_key=idempotency_key
+        request.app.state.orchestrator,
+        web.user.id,
+        session_id,
+        seq,
+        body,
+        idempotency_key=idempotency_key,
+        context="full",
     )
     return _keeping_receipt(request, web.user.id, session_id, response)
 

@@ -204,10 +204,11 @@ async def test_vercel_ai_stream_parsed_by_pydantic_ai_types(api: httpx.AsyncClie
 
 
 async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> None:
-    """The exact shape of a streamed turn (volatile values replaced by their types)."""
+    """The exact shape of a streamed turn (volatile values replaced by their types), with the
+    prompt's full text in the `context` event as `?context=full` asks."""
     sid = await _focused_session(api, demo)
     response = await api.post(
-        f"/v1/sessions/{sid}/messages", json={"content": "What plan does this task belong to?"}
+        f"/v1/sessions/{sid}/messages?context=full", json={"content": "What plan does this task belong to?"}
     )
 
     def shape(value: Any) -> Any:
@@ -244,3 +245,23 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
         "truncated": "bool",
         "usage": {"input_tokens": "int", "output_tokens": "int"},
     }
+
+
+async def test_context_event_carries_a_digest_unless_the_full_text_is_asked_for(
+    api: httpx.AsyncClient, demo: Any
+) -> None:
+    """By default the `context` event has the receipt and a digest of the prompt, not the prompt: the
+    digest changes when the prompt does, and `GET .../context?at=SEQ` shows that turn's text."""
+    sid = await _focused_session(api, demo)
+    digests = []
+    for question in ("What plan does this task belong to?", "And what is it blocked by?"):
+        response = await api.post(f"/v1/sessions/{sid}/messages", json={"content": question})
+        context = dict(_events(response.text))["context"]
+        assert "system_prompt" not in context and "messages" not in context
+        assert context["receipt"]["total_tokens"] == context["receipt_tokens"]
+        digest = context["digest"]
+        assert len(digest["sha256"]) == 64 and digest["system_prompt_chars"] > 0 and digest["messages"] >= 1
+        digests.append(digest)
+    assert digests[0]["sha256"] != digests[1]["sha256"] and digests[1]["messages"] > digests[0]["messages"]
+    past = (await api.get(f"/v1/sessions/{sid}/context?at=1")).json()
+    assert past["messages"][-1]["content"] == "What plan does this task belong to?"

@@ -173,8 +173,15 @@ async def post_message(
     user: CurrentUser,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
+    context: Annotated[
+        turns.ContextDetail,
+        Query(
+            description="What the `context` event carries: the prompt's `digest` (default) or `full` text."
+        ),
+    ] = "digest",
 ) -> Any:
     """Streams `agent`, `context`, `text`, `tool_call`, `tool_result`, `done` (or `error`) events;
+    the `context` event has the receipt and a digest of the prompt (`?context=full`: its text too);
     with `Accept: application/json` returns the finished turn instead (a failed turn: 502, or 503 with
     `Retry-After` when the database is unavailable). A repeated `Idempotency-Key` returns the original
     turn; the same key with a different body is a 409."""
@@ -185,6 +192,7 @@ async def post_message(
         body,
         idempotency_key=idempotency_key,
         accept=accept,
+        context=context,
     )
 
 
@@ -206,6 +214,12 @@ async def edit_message(
     user: CurrentUser,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
+    context: Annotated[
+        turns.ContextDetail,
+        Query(
+            description="What the `context` event carries: the prompt's `digest` (default) or `full` text."
+        ),
+    ] = "digest",
 ) -> Any:
     """Replace the session's latest user message (`seq`) with `content`: the old message and its
     reply stay stored, marked superseded, and are neither listed nor sent to the model again; then
@@ -218,6 +232,7 @@ async def edit_message(
         body,
         idempotency_key=idempotency_key,
         accept=accept,
+        context=context,
     )
 
 
