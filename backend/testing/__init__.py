@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, so loading the pytest
         run_strategy_conformance,
     )
     from backend.testing.history import MemoryHistory, MemorySummaryStore, tool_conversation
-    from backend.testing.models import Rule, ScriptedModel, Seen, on
+    from backend.testing.models import Called, Rule, ScriptedModel, Seen, on
     from backend.testing.plugin import KitUser
     from backend.testing.receipts import (
         assert_excluded,
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, so loading the pytest
     )
 
 _WHERE = {
+    "Called": "backend.testing.models",
     "ConformanceReport": "backend.testing.conformance",
     "KitUser": "backend.testing.plugin",
     "MemoryHistory": "backend.testing.history",
@@ -59,6 +60,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Called",
     "ConformanceReport",
     "KitUser",
     "MemoryHistory",
