@@ -130,118 +130,143 @@ async def _owner(session: Any, session_id: str) -> Any:
     return record.user_id
 
 
+# The `build` options whose help does not fit beside them.
+TemplateOption = Annotated[str | None, typer.Option(help="A template name (see `orrery context templates`).")]
+QueryOption = Annotated[str | None, typer.Option(help="What the context is for; similar items rank higher.")]
+OlderThanOption = Annotated[
+    str | None, typer.Option(help="Leave out items untouched for this long (30d, 6m, 1y).")
+]
+KnowledgeOption = Annotated[
+    bool, typer.Option("--knowledge/--no-knowledge", help="Let knowledge-base entries compete.")
+]
+ReferencesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--include-references/--no-references", help="Follow references links (seed 003; default on)."
+    ),
+]
+ChildrenOption = Annotated[
+    bool | None,
+    typer.Option("--include-children/--no-children", help="Follow has_task/contains links (default on)."),
+]
+ExistingOption = Annotated[
+    typer.FileText | None,
+    typer.Option(help="An earlier `--json` result (file, or - for stdin): return only new items."),
+]
+AdditionalBudgetOption = Annotated[
+    int | None, typer.Option(help="With --existing: the token budget for the new items.")
+]
+UserOption = Annotated[
+    str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
+]
+
+
 @context_app.command("build")
 def context_build(
     seeds: Annotated[list[str], typer.Argument(help="Seed entity ids.")],
     budget: Annotated[int | None, typer.Option(help="Token budget (default 4000 or the template's).")] = None,
     strategy: Annotated[str | None, typer.Option(help="relevance, breadth, depth or semantic.")] = None,
-    template: Annotated[
-        str | None, typer.Option(help="A template name (see `orrery context templates`).")
-    ] = None,
+    template: TemplateOption = None,
     fmt: Annotated[str | None, typer.Option("--format", help="structured, narrative or outline.")] = None,
-    query: Annotated[
-        str | None, typer.Option(help="What the context is for; similar items rank higher.")
-    ] = None,
+    query: QueryOption = None,
     depth: Annotated[int | None, typer.Option(help="Override the traversal depth.")] = None,
     exclude_state: Annotated[list[str] | None, typer.Option(help="Leave out items in this state.")] = None,
     exclude_kind: Annotated[list[str] | None, typer.Option(help="Leave out items of this kind.")] = None,
-    older_than: Annotated[
-        str | None, typer.Option(help="Leave out items untouched for this long (30d, 6m, 1y).")
-    ] = None,
+    older_than: OlderThanOption = None,
     kind: Annotated[list[str] | None, typer.Option(help="Include only items of this kind.")] = None,
     relation: Annotated[list[str] | None, typer.Option(help="Follow only this relation.")] = None,
-    knowledge: Annotated[
-        bool, typer.Option("--knowledge/--no-knowledge", help="Let knowledge-base entries compete.")
-    ] = True,
-    references: Annotated[
-        bool | None,
-        typer.Option(
-            "--include-references/--no-references", help="Follow references links (seed 003; default on)."
-        ),
-    ] = None,
-    children: Annotated[
-        bool | None,
-        typer.Option("--include-children/--no-children", help="Follow has_task/contains links (default on)."),
-    ] = None,
-    existing: Annotated[
-        typer.FileText | None,
-        typer.Option(help="An earlier `--json` result (file, or - for stdin): return only new items."),
-    ] = None,
-    additional_budget: Annotated[
-        int | None, typer.Option(help="With --existing: the token budget for the new items.")
-    ] = None,
-    user: Annotated[
-        str | None, typer.Option(help="Act as this user (id or email); default: the project owner.")
-    ] = None,
+    knowledge: KnowledgeOption = True,
+    references: ReferencesOption = None,
+    children: ChildrenOption = None,
+    existing: ExistingOption = None,
+    additional_budget: AdditionalBudgetOption = None,
+    user: UserOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole response structure.")] = False,
 ) -> None:
     """Build token-budgeted context around seed entities."""
-    from pydantic import ValidationError as PydanticValidationError
+    include = {
+        "depth": depth,
+        "kinds": kind or None,
+        "relations": relation or None,
+        "knowledge": None if knowledge else False,
+        "references": references,
+        "children": children,
+    }
+    exclude = {"states": exclude_state, "kinds": exclude_kind, "older_than": older_than}
+    request = {
+        "budget": budget,
+        "strategy": strategy,
+        "format": fmt,
+        "template": template,
+        "query": query,
+        "existing_context": _earlier_result(existing),
+        "additional_budget": additional_budget,
+    }
+    result = run(lambda s: with_db(s, _building(seeds, user, include, exclude, request)))
+    _print_built(result, as_json)
 
-    from backend.context.builder import build_context, resolve_request
-    from backend.errors import ValidationError
-    from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template
-    from backend.tokens import counter_for
 
-    settings = get_settings()
+def _earlier_result(existing: Any) -> Any:
+    """The `--existing` result to extend, read before touching the database (a bad file exits 1)."""
     try:
-        earlier = json.loads(existing.read()) if existing is not None else None
+        return json.loads(existing.read()) if existing is not None else None
     except json.JSONDecodeError as exc:
         err.print(f"[bold red]error:[/] --existing is not the JSON of an earlier result: {exc}")
         raise typer.Exit(1) from None
 
+
+def _filters(template: str | None, include: dict[str, Any], exclude: dict[str, Any]) -> tuple[Any, Any]:
+    """The template's include/exclude specs with the options given on the command line on top
+    (unset options keep the template's); an invalid filter is a `ValidationError`, so exit 1."""
+    from pydantic import ValidationError as PydanticValidationError
+
+    from backend.errors import ValidationError
+    from backend.graph.templates import ExcludeSpec, IncludeSpec, load_template
+
+    tpl = load_template(template, get_settings().templates_dir) if template else None
+    overrides = {k: v for k, v in include.items() if v is not None}
+    changes = {k: v for k, v in exclude.items() if v}
+    try:
+        return (
+            IncludeSpec.model_validate({**(tpl.include if tpl else IncludeSpec()).model_dump(), **overrides}),
+            ExcludeSpec.model_validate({**(tpl.exclude if tpl else ExcludeSpec()).model_dump(), **changes}),
+        )
+    except PydanticValidationError as exc:
+        raise ValidationError(f"bad filter: {exc.errors()[0]['msg']}") from None
+
+
+def _building(
+    seeds: list[str],
+    user: str | None,
+    include: dict[str, Any],
+    exclude: dict[str, Any],
+    request: dict[str, Any],
+) -> Any:
+    """The body that builds the context (errors inside it are `OrreryError`s `run` reports)."""
+    from backend.context.builder import build_context, resolve_request
+    from backend.tokens import counter_for
+
     async def body(db: Any) -> Any:
-        tpl = load_template(template, settings.templates_dir) if template else None
-        overrides = {
-            k: v
-            for k, v in {
-                "depth": depth,
-                "kinds": kind or None,
-                "relations": relation or None,
-                "knowledge": None if knowledge else False,
-                "references": references,
-                "children": children,
-            }.items()
-            if v is not None
-        }
-        changes = {
-            k: v
-            for k, v in {"states": exclude_state, "kinds": exclude_kind, "older_than": older_than}.items()
-            if v
-        }
-        try:
-            include = IncludeSpec.model_validate(
-                {**(tpl.include if tpl else IncludeSpec()).model_dump(), **overrides}
-            )
-            exclude = ExcludeSpec.model_validate(
-                {**(tpl.exclude if tpl else ExcludeSpec()).model_dump(), **changes}
-            )
-        except PydanticValidationError as exc:
-            raise ValidationError(f"bad filter: {exc.errors()[0]['msg']}") from None
-        request = resolve_request(
-            seeds,
-            budget=budget,
-            strategy=strategy,
-            include=include,
-            exclude=exclude,
-            format=fmt,
-            template=template,
-            query=query,
-            existing_context=earlier,
-            additional_budget=additional_budget,
-            templates_dir=settings.templates_dir,
+        settings = get_settings()
+        included, excluded = _filters(request["template"], include, exclude)
+        resolved = resolve_request(
+            seeds, include=included, exclude=excluded, templates_dir=settings.templates_dir, **request
         )
         async with db.sessions() as session:
             user_id = await acting_user(session, user, seeds[0])
-            return await build_context(session, user_id, request, counter_for(get_settings().model))
+            return await build_context(session, user_id, resolved, counter_for(settings.model))
 
-    result = run(lambda s: with_db(s, body))
+    return body
+
+
+def _print_built(result: dict[str, Any], as_json: bool) -> None:
+    """The budgeted text on stdout (exactly it, footer included), a one-line tally on stderr."""
     if as_json:
         print(json.dumps(result, default=str))
         return
-    out.print(result["text"], markup=False, highlight=False, soft_wrap=True)  # footer inside the budget
+    out.print(result["text"], markup=False, highlight=False, soft_wrap=True)
     meta = result["metadata"]
-    err.print(  # on stderr: stdout is exactly the budgeted text
+    err.print(
         f"[dim]{meta['items_included']} items · {meta['tokens_used']}/{meta['tokens_budget']} tokens · "
         f"{meta['items_excluded']} excluded · {meta['round_trips']} queries[/]"
     )

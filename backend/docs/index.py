@@ -88,36 +88,8 @@ async def index_docs(
         and not force
     ):
         return _result(existing.counts, skipped=True)
-    await session.execute(delete(DocChunk).where(DocChunk.project_id == project.id))
-    if chunks:
-        await session.execute(
-            insert(DocChunk),
-            [
-                {
-                    "id": uuid.uuid4(),
-                    "project_id": project.id,
-                    "kind": c.kind,
-                    "key": c.key,
-                    "title": c.title[:300],
-                    "epic": c.epic,
-                    "content": c.content,
-                    "data": c.data,
-                    "keywords": c.keywords,
-                    "links": c.links,
-                    "source_path": c.source_path,
-                }
-                for c in chunks
-            ],
-        )
-    counts = {
-        "chunks": len(chunks),
-        "stories": sum(c.kind == "story" for c in chunks),
-        "endpoints": sum(c.kind == "endpoint" for c in chunks),
-        "models": sum(c.kind == "model" for c in chunks),
-        "schemas": sum(c.kind == "schema" for c in chunks),
-        "epics": sorted({c.epic for c in chunks if c.epic}),
-        "index_version": CHUNKER_VERSION,
-    }
+    await _replace_chunks(session, project.id, chunks)
+    counts = _counts(chunks)
     if existing is None:
         session.add(DocIndex(project_id=project.id, root=str(folder), content_hash=digest, counts=counts))
     else:
@@ -129,6 +101,45 @@ async def index_docs(
         )
     await session.flush()
     return _result(counts, skipped=False)
+
+
+async def _replace_chunks(session: AsyncSession, project_id: uuid.UUID, chunks: list[Any]) -> None:
+    """Drop the project's chunks and insert the new ones in one statement (a re-index is whole)."""
+    await session.execute(delete(DocChunk).where(DocChunk.project_id == project_id))
+    if not chunks:
+        return
+    await session.execute(
+        insert(DocChunk),
+        [
+            {
+                "id": uuid.uuid4(),
+                "project_id": project_id,
+                "kind": c.kind,
+                "key": c.key,
+                "title": c.title[:300],
+                "epic": c.epic,
+                "content": c.content,
+                "data": c.data,
+                "keywords": c.keywords,
+                "links": c.links,
+                "source_path": c.source_path,
+            }
+            for c in chunks
+        ],
+    )
+
+
+def _counts(chunks: list[Any]) -> dict[str, Any]:
+    """What the index holds, stored with it (and shown by `orrery docs index`)."""
+    return {
+        "chunks": len(chunks),
+        "stories": sum(c.kind == "story" for c in chunks),
+        "endpoints": sum(c.kind == "endpoint" for c in chunks),
+        "models": sum(c.kind == "model" for c in chunks),
+        "schemas": sum(c.kind == "schema" for c in chunks),
+        "epics": sorted({c.epic for c in chunks if c.epic}),
+        "index_version": CHUNKER_VERSION,
+    }
 
 
 def _read_folder(root: Path | str) -> tuple[Path, list[Any], str]:

@@ -11,6 +11,7 @@ The cost does not grow with the number of edges beyond the rows returned.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -138,6 +139,14 @@ async def _load(
     descriptions: bool,
     filter_kind: str | None,
 ) -> EntityLinkedContext:
+    """Run the one query and group its rows by kind."""
+    rows = (await session.execute(_linked_query(source, max_per_type, filter_kind))).mappings().all()
+    return _grouped(source, rows, descriptions)
+
+
+def _linked_query(source: Entity, max_per_type: int | None, filter_kind: str | None) -> Any:
+    """Edges both ways plus the project's context document, ranked within each kind (active
+    first, then newest), cut at `max_per_type` while the window functions still count them all."""
     other = far_entity()
     columns = (
         other.kind,
@@ -153,26 +162,7 @@ async def _load(
     )
     visible = [other.is_scratch.is_(False)] + ([other.kind == filter_kind] if filter_kind else [])
     outgoing, incoming = both_directions([source.id], other, columns, visible)
-    already_linked = exists().where(
-        or_(
-            and_(Edge.src_id == source.id, Edge.dst_id == other.id),
-            and_(Edge.dst_id == source.id, Edge.src_id == other.id),
-        )
-    )
-    context_doc = select(
-        cast(null(), Uuid).label("edge_id"),
-        literal(source.id, Uuid).label("from_id"),
-        literal("project_context", String).label("relation"),
-        literal("project", String).label("direction"),
-        *columns,
-    ).where(
-        other.project_id == source.project_id,
-        other.is_context_document,
-        other.id != source.id,
-        ~already_linked,
-        *visible,
-    )
-    linked = union_all(outgoing, incoming, context_doc).subquery()
+    linked = union_all(outgoing, incoming, _context_document(source, other, columns, visible)).subquery()
     rank = case((linked.c.state.in_(ACTIVE_STATES), 0), else_=1)
     ranked = select(
         linked,
@@ -185,9 +175,34 @@ async def _load(
         .label("kind_done"),
     ).subquery()
     query = select(ranked).order_by(ranked.c.kind, ranked.c.rn)
-    if max_per_type is not None:
-        query = query.where(ranked.c.rn <= max_per_type)
-    rows = (await session.execute(query)).mappings().all()
+    return query if max_per_type is None else query.where(ranked.c.rn <= max_per_type)
+
+
+def _context_document(source: Entity, other: Any, columns: tuple[Any, ...], visible: list[Any]) -> Any:
+    """The project's context document as one more (pseudo-)link, unless an edge already links it."""
+    already_linked = exists().where(
+        or_(
+            and_(Edge.src_id == source.id, Edge.dst_id == other.id),
+            and_(Edge.dst_id == source.id, Edge.src_id == other.id),
+        )
+    )
+    return select(
+        cast(null(), Uuid).label("edge_id"),
+        literal(source.id, Uuid).label("from_id"),
+        literal("project_context", String).label("relation"),
+        literal("project", String).label("direction"),
+        *columns,
+    ).where(
+        other.project_id == source.project_id,
+        other.is_context_document,
+        other.id != source.id,
+        ~already_linked,
+        *visible,
+    )
+
+
+def _grouped(source: Entity, rows: Sequence[Any], descriptions: bool) -> EntityLinkedContext:
+    """Rows into groups (every group present, empty or not), with each kind's full and done counts."""
     groups: dict[str, list[LinkedEntity]] = {name: [] for name in GROUPS.values()}
     counts = dict.fromkeys(GROUPS.values(), 0)
     done = dict.fromkeys(GROUPS.values(), 0)
@@ -195,22 +210,7 @@ async def _load(
         group = GROUPS[row["kind"]]
         counts[group] = int(row["kind_total"])
         done[group] = int(row["kind_done"] or 0)
-        groups[group].append(
-            LinkedEntity(
-                kind=row["kind"],
-                id=row["id"],
-                name=row["name"],
-                state=row["state"],
-                type_key=row["type_key"],
-                relation=row["relation"],
-                direction=row["direction"],
-                edge_id=row["edge_id"],
-                description=row["description"] if descriptions else None,
-                due_at=row["due_at"] if row["kind"] == "milestone" else None,
-                is_context_document=bool(row["is_context_document"]),
-                open_dependencies=int(row["open_deps"] or 0),
-            )
-        )
+        groups[group].append(_linked_entity(row, descriptions))
     return EntityLinkedContext(
         source_kind=source.kind,
         source_id=source.id,
@@ -219,6 +219,24 @@ async def _load(
         counts=counts,
         truncated=any(counts[g] > len(groups[g]) for g in groups),
         done=done,
+    )
+
+
+def _linked_entity(row: Any, descriptions: bool) -> LinkedEntity:
+    """One row; the description only when asked for, a due date only on milestones."""
+    return LinkedEntity(
+        kind=row["kind"],
+        id=row["id"],
+        name=row["name"],
+        state=row["state"],
+        type_key=row["type_key"],
+        relation=row["relation"],
+        direction=row["direction"],
+        edge_id=row["edge_id"],
+        description=row["description"] if descriptions else None,
+        due_at=row["due_at"] if row["kind"] == "milestone" else None,
+        is_context_document=bool(row["is_context_document"]),
+        open_dependencies=int(row["open_deps"] or 0),
     )
 
 

@@ -41,6 +41,33 @@ async def project_summary(
     """Summarize one of the user's projects."""
     project = await require_project(session, user_id, project_id)
     pid = project.id
+    kinds, task_states = await _entity_counts(session, pid)
+    edges = (
+        await session.execute(select(func.count()).select_from(Edge).where(Edge.project_id == pid))
+    ).scalar_one()
+    context_doc = (
+        await session.execute(select(Entity.name).where(Entity.project_id == pid, Entity.is_context_document))
+    ).scalar_one_or_none()
+    collections, kb_relations = await _knowledge_counts(session, pid)
+    check_ins, last, sessions = await _activity(session, user_id, pid)
+    return ProjectSummary(
+        project_id=pid,
+        name=project.name,
+        description=project.description,
+        entities=kinds,
+        task_states=task_states,
+        edges=int(edges),
+        context_document=context_doc,
+        kb_collections=collections,
+        kb_relations=kb_relations,
+        check_ins=check_ins,
+        last_check_in=last,
+        chat_sessions=sessions,
+    )
+
+
+async def _entity_counts(session: AsyncSession, pid: uuid.UUID) -> tuple[dict[str, int], dict[str, int]]:
+    """Entities per kind (every kind, zeros too) and tasks per state (sorted), from one grouped query."""
     kinds = dict.fromkeys(ENTITY_KINDS, 0)
     states: dict[str, int] = {}
     rows = await session.execute(
@@ -52,12 +79,11 @@ async def project_summary(
         kinds[kind] += n
         if kind == "task":
             states[state] = n
-    edges = (
-        await session.execute(select(func.count()).select_from(Edge).where(Edge.project_id == pid))
-    ).scalar_one()
-    context_doc = (
-        await session.execute(select(Entity.name).where(Entity.project_id == pid, Entity.is_context_document))
-    ).scalar_one_or_none()
+    return kinds, dict(sorted(states.items()))
+
+
+async def _knowledge_counts(session: AsyncSession, pid: uuid.UUID) -> tuple[dict[str, int], int]:
+    """Entries per knowledge collection (in priority order, empty ones included) and relations."""
     kb = await session.execute(
         select(KbCollection.slug, func.count(KbEntry.id))
         .outerjoin(KbEntry, KbEntry.collection_id == KbCollection.id)
@@ -65,11 +91,19 @@ async def project_summary(
         .group_by(KbCollection.slug, KbCollection.priority)
         .order_by(KbCollection.priority, KbCollection.slug)
     )
-    kb_relations = (
+    collections = {slug: int(n) for slug, n in kb.all()}
+    relations = (
         await session.execute(
             select(func.count()).select_from(KbRelation).where(KbRelation.project_id == pid)
         )
     ).scalar_one()
+    return collections, int(relations)
+
+
+async def _activity(
+    session: AsyncSession, user_id: uuid.UUID, pid: uuid.UUID
+) -> tuple[int, datetime | None, int]:
+    """This user's check-ins (how many, the last one's time) and chat sessions in the project."""
     check_ins, last = (
         await session.execute(
             select(func.count(), func.max(CheckIn.created_at)).where(
@@ -84,17 +118,4 @@ async def project_summary(
             .where(ChatSession.user_id == user_id, ChatSession.project_id == pid)
         )
     ).scalar_one()
-    return ProjectSummary(
-        project_id=pid,
-        name=project.name,
-        description=project.description,
-        entities=kinds,
-        task_states=dict(sorted(states.items())),
-        edges=int(edges),
-        context_document=context_doc,
-        kb_collections={slug: int(n) for slug, n in kb.all()},
-        kb_relations=int(kb_relations),
-        check_ins=int(check_ins),
-        last_check_in=last,
-        chat_sessions=int(sessions),
-    )
+    return int(check_ins), last, int(sessions)

@@ -2,7 +2,19 @@
 
 Installed with Orrery, it is a pytest plugin (entry point `pytest11: orrery`): the fixtures
 `orrery_settings`, `orrery_db`, `orrery_user`, `orrery_demo`, `orrery_model`, `orrery_orchestrator`
-and `orrery_client` are there in every test, no conftest needed (pytest-asyncio for the async ones).
+and `orrery_client` are there in every test, no conftest needed (pytest-asyncio for the async ones,
+in strict or auto mode). Set pytest-asyncio's fixture loop scope, or it warns on every run:
+
+```toml
+[tool.pytest.ini_options]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+```
+
+`ScriptedModel(on(trigger, call=(tool, args), say=...))` scripts the model; a fixture's value reaches
+a script through `{name}` placeholders filled from `model.values` when the model is asked (or through
+callables of the request), and `model.tool_calls` lists each call made as `Called(name, args)`. A
+turn's own record, `TurnOutcome.tool_calls`, also carries each call's result.
 """
 
 from __future__ import annotations
@@ -18,7 +30,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, so loading the pytest
         run_strategy_conformance,
     )
     from backend.testing.history import MemoryHistory, MemorySummaryStore, tool_conversation
-    from backend.testing.models import Rule, ScriptedModel, Seen, on
+    from backend.testing.models import Called, Rule, ScriptedModel, Seen, on
     from backend.testing.plugin import KitUser
     from backend.testing.receipts import (
         assert_excluded,
@@ -30,6 +42,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, so loading the pytest
     )
 
 _WHERE = {
+    "Called": "backend.testing.models",
     "ConformanceReport": "backend.testing.conformance",
     "KitUser": "backend.testing.plugin",
     "MemoryHistory": "backend.testing.history",
@@ -59,6 +72,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Called",
     "ConformanceReport",
     "KitUser",
     "MemoryHistory",

@@ -21,6 +21,7 @@ class TurnOutcome:
     reply: str
     agent: str | None
     tool_calls: list[dict[str, Any]]
+    """Each call of the turn as stored: `{"id", "name", "args", "result", "error"}` (result truncated)."""
     context: WorkingContext | None
     events: list[TurnEvent] = field(default_factory=list)
     error: str | None = None

@@ -4,6 +4,18 @@ Fixtures are prefixed `orrery_` so they never shadow a project's own. Databases 
 default; set `ORRERY_TESTKIT_DATABASE_URL` (or pass `--orrery-database-url`) to a PostgreSQL server
 URL (`postgresql+asyncpg://user@host:5432/postgres`) to run them there, one new database per test.
 Everything heavy is imported inside the fixtures, so loading the plugin costs nothing.
+
+The async fixtures are pytest-asyncio fixtures, so they work in its default strict mode (mark your
+tests `@pytest.mark.asyncio`) and in auto mode alike. They run in the loop of your
+`asyncio_default_fixture_loop_scope`, which must match your tests' loop; leaving it unset makes
+pytest-asyncio warn (`PytestDeprecationWarning: ... "asyncio_default_fixture_loop_scope" is unset`)
+in every run, so set it next to the mode:
+
+```toml
+[tool.pytest.ini_options]
+asyncio_mode = "auto"                          # async tests without a marker
+asyncio_default_fixture_loop_scope = "function"  # each test and its fixtures share one loop
+```
 """
 
 from __future__ import annotations
@@ -18,6 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+try:
+    from pytest_asyncio import fixture as async_fixture
+except ImportError:  # without pytest-asyncio the async fixtures cannot run, but loading must not fail
+    async_fixture = pytest.fixture  # type: ignore[assignment]
 
 ENV_URL = "ORRERY_TESTKIT_DATABASE_URL"
 
@@ -71,7 +88,7 @@ def orrery_template(orrery_server_url: str | None, tmp_path_factory: pytest.Temp
     _blocking(drop_template(orrery_server_url, template))
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_database_url(
     orrery_server_url: str | None, orrery_template: str, tmp_path: Path
 ) -> AsyncIterator[str]:
@@ -97,7 +114,7 @@ def orrery_settings(orrery_database_url: str) -> Any:
     )
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_db(orrery_settings: Any) -> AsyncIterator[Any]:
     """A `Database` on the throwaway database (plugins loaded, linked cache empty)."""
     from backend.db.engine import Database
@@ -111,7 +128,7 @@ async def orrery_db(orrery_settings: Any) -> AsyncIterator[Any]:
     await database.dispose()
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_user(orrery_db: Any, orrery_settings: Any) -> KitUser:
     """A minimal workspace: one user, one project, one API key."""
     from backend.repo import identity
@@ -124,7 +141,7 @@ async def orrery_user(orrery_db: Any, orrery_settings: Any) -> KitUser:
     return KitUser(user.id, email, key, project.id)
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_demo(orrery_db: Any, orrery_settings: Any) -> Any:
     """The demo workspace (Maya Chen, Atlas 2.0): `.user_id`, `.project_id`, `.api_key`, `.focus`."""
     from backend.demo.workspace import load_demo
@@ -140,7 +157,7 @@ def orrery_model() -> Any:
     return ScriptedModel()
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_orchestrator(orrery_db: Any, orrery_settings: Any, orrery_model: Any) -> AsyncIterator[Any]:
     """A `TestOrchestrator` on the throwaway database with the injectable `orrery_model`."""
     from backend.testing.chat import TestOrchestrator
@@ -150,7 +167,7 @@ async def orrery_orchestrator(orrery_db: Any, orrery_settings: Any, orrery_model
     await orchestrator.drain()
 
 
-@pytest.fixture
+@async_fixture
 async def orrery_client(
     orrery_settings: Any, orrery_orchestrator: Any, orrery_user: KitUser
 ) -> AsyncIterator[Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
@@ -58,9 +59,6 @@ _CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
 def model_ids() -> list[str]:
     """`orrery` (routed) and `orrery/<agent>` for every agent registered now, plugins' included."""
     return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
-
-
-"""Every model id this door serves, spelled exactly: `orrery` (routed) and `orrery/<agent>`."""
 
 
 def _unknown_model(model: str) -> JSONResponse:
@@ -165,71 +163,84 @@ async def completions(
         user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
     )
     first = await anext(events)  # validation errors surface as HTTP errors before anything streams
-    completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+    completion = _Completion.new(body.model)
     headers = {"X-Orrery-Session": str(sid)}
-    if not body.stream:
-        done = [first, *[e async for e in events]][-1]
-        if done.type == "error":
-            outage = done.data.get("code") == "unavailable"  # the database, not the model: retry later
-            failed = openai_error(
-                503 if outage else 502,
-                done.data["message"],
-                type_="api_error",
-                code=done.data.get("code", "model_error"),
-            )
-            failed.headers.update(headers)
-            if outage:
-                failed.headers["Retry-After"] = str(request.app.state.settings.retry_after_seconds)
-            return failed
-        reply = ChatCompletion(
-            id=completion_id,
-            created=created,
-            model=body.model,
-            choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
-            usage=Usage.of(done.data["usage"]),
-        )
-        return JSONResponse(reply.model_dump(), headers=headers)
+    if body.stream:
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        chunks = _stream(completion, _chain(first, events), include_usage=usage)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+    done = [first, *[e async for e in events]][-1]
+    if done.type == "error":
+        return _failed(done.data, headers, request.app.state.settings.retry_after_seconds)
+    reply = ChatCompletion(
+        id=completion.id,
+        created=completion.created,
+        model=completion.model,
+        choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
+        usage=Usage.of(done.data["usage"]),
+    )
+    return JSONResponse(reply.model_dump(), headers=headers)
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return sse(
-            {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": body.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-        )
 
-    async def stream() -> AsyncIterator[str]:
-        yield chunk({"role": "assistant", "content": ""})
-        done: dict[str, Any] = {}
-        async for event in _chain(first, events):
-            if event.type == "text":
-                yield chunk({"content": event.data["delta"]})
-            elif event.type == "error":
-                error = {"message": event.data["message"], "type": "api_error", "code": "model_error"}
-                yield sse({"error": error})
-                yield sse("[DONE]")
-                return
-            elif event.type == "done":
-                done = event.data
-        yield chunk({}, "stop")
-        if body.stream_options and body.stream_options.include_usage:
-            usage = Usage.of(done.get("usage") or {}).model_dump()
+def _failed(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
+    """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
+    database was unavailable (the client should retry later, not give up)."""
+    outage = error.get("code") == "unavailable"
+    failed = openai_error(
+        503 if outage else 502, error["message"], type_="api_error", code=error.get("code", "model_error")
+    )
+    failed.headers.update(headers)
+    if outage:
+        failed.headers["Retry-After"] = str(retry_after)
+    return failed
+
+
+@dataclass(frozen=True)
+class _Completion:
+    """What every chunk of one completion repeats: its id, creation time and model."""
+
+    id: str
+    created: int
+    model: str
+
+    @classmethod
+    def new(cls, model: str) -> _Completion:
+        return cls(f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()), model)
+
+    def chunk(self, choices: list[dict[str, Any]], **extra: Any) -> str:
+        head = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+        }
+        return sse({**head, "choices": choices, **extra})
+
+    def delta(self, delta: dict[str, Any], finish: str | None = None) -> str:
+        return self.chunk([{"index": 0, "delta": delta, "finish_reason": finish}])
+
+
+async def _stream(
+    completion: _Completion, events: AsyncIterator[Any], *, include_usage: bool
+) -> AsyncIterator[str]:
+    """The turn's events as `chat.completion.chunk`s; a failure is an error event, then `[DONE]`."""
+    yield completion.delta({"role": "assistant", "content": ""})
+    done: dict[str, Any] = {}
+    async for event in events:
+        if event.type == "text":
+            yield completion.delta({"content": event.data["delta"]})
+        elif event.type == "error":
             yield sse(
-                {
-                    "id": completion_id,
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": body.model,
-                    "choices": [],
-                    "usage": usage,
-                }
+                {"error": {"message": event.data["message"], "type": "api_error", "code": "model_error"}}
             )
-        yield sse("[DONE]")
-
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+            yield sse("[DONE]")
+            return
+        elif event.type == "done":
+            done = event.data
+    yield completion.delta({}, "stop")
+    if include_usage:
+        yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
+    yield sse("[DONE]")
 
 
 async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
@@ -232,53 +233,22 @@ class RelevanceStrategy:
         orphans = next((i for i, tool in enumerate(window.is_tool) if not tool), len(messages))
         units = Units(messages, [i for i in range(orphans, len(messages)) if not window.is_tool[i]])
         prefix = list(accumulate(window.costs(ctx.counter), initial=0))
-        unit_costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
+        costs = [prefix[b] - prefix[a] for a, b in zip(units.starts, units.ends, strict=True)]
         recent_n = recent_messages(ctx)
-        split = recent_split(units, recent_n)
-        scores = await rank_units(ctx, window, units)
+        offer = _Offer(units, costs, await rank_units(ctx, window, units), recent_split(units, recent_n))
         far, far_scores = await _archive(ctx, src, window)
-        if far:  # older units go first, in order
-            flat = [m for unit in far for m in unit]
-            bounds = list(accumulate((len(unit) for unit in far), initial=0))
-            units = Units(
-                [*flat, *messages],
-                [*bounds[:-1], *(s + len(flat) for s in units.starts)],
-                [*bounds[1:], *(e + len(flat) for e in units.ends)],
-            )
-            unit_costs = [sum(message_tokens(m, ctx.counter) for m in unit) for unit in far] + unit_costs
-            scores, split = far_scores + scores, split + len(far)
-        packer = DatedPacker(units, unit_costs, ctx.budget, ctx.counter, session_day(messages))
-        recent_budget = max(ctx.budget * RECENT_SHARE, unit_costs[-1] if unit_costs else 0)
-        cut = len(units)
-        while cut > split and packer.used + unit_costs[cut - 1] <= recent_budget and packer.try_add(cut - 1):
-            cut -= 1  # the recent window, newest first, contiguous, within its share
-        over: list[ReceiptItem] = []
-        for i in sorted((i for i in range(cut) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
-            if i not in packer.chosen and not packer.try_add(i) and i < split:
-                key = units.key(i)
-                over.append(ReceiptItem("message", key, unit_costs[i], RECALLED + ", over budget", scores[i]))
-        while cut > split and (cut - 1 in packer.chosen or packer.try_add(cut - 1)):
-            cut -= 1  # what is left of the budget goes on to the rest of the recent window
-        result = ScopingResult(packer.messages({i: units[i] for i in packer.chosen}), strategy=self.name)
-        kept = set(packer.chosen)
-        result.included = [
-            ReceiptItem(
-                "message",
-                units.key(i),
-                unit_costs[i],
-                RECALLED if i < cut else f"recent: among the last {recent_n} messages",
-                scores[i] if i < cut else None,
-            )
-            for i in packer.chosen
-        ]
-        markers = packer.used - sum(unit_costs[i] for i in kept)
-        if markers:
-            result.included += date_receipt(markers)
-        unrelated = sum(1 for i in range(split) if scores[i] <= 0)
-        window_end = ctx.history.latest_seq + 1
+        if far:
+            offer = offer.after_archived(far, far_scores, ctx)
+        packer = DatedPacker(offer.units, offer.costs, ctx.budget, ctx.counter, session_day(messages))
+        cut, over = offer.pack(packer, ctx.budget)
+        result = ScopingResult(
+            packer.messages({i: offer.units[i] for i in packer.chosen}), strategy=self.name
+        )
+        result.included = offer.included(packer, cut, recent_n)
+        scanned_from = messages[0].seq if messages else ctx.history.latest_seq + 1
         result.excluded = (
             older_than_window(
-                messages[0].seq if messages else window_end,
+                scanned_from,
                 "beyond the scan limit"
                 + (" (full-text matches considered; those kept are listed as included)" if far else ""),
             )
@@ -286,9 +256,78 @@ class RelevanceStrategy:
                 ReceiptItem("message", f"seq {m.seq}", None, "tool result whose call is outside the window")
                 for m in messages[:orphans]
             ]
-            + [
-                ReceiptItem("message", units.key(i), unit_costs[i], "over the conversation budget")
-                for i in range(split, len(units))
+            + offer.left_out(packer, over)
+        )
+        return result
+
+
+@dataclass
+class _Offer:
+    """The units on offer, oldest first, with their costs and scores; those from `split` on are the
+    recent window (kept verbatim while its share of the budget lasts)."""
+
+    units: Units
+    costs: list[int]
+    scores: list[float]
+    split: int
+
+    def after_archived(
+        self, far: list[list[HistoryMessage]], far_scores: list[float], ctx: ScopingContext
+    ) -> _Offer:
+        """The archive's full-text matches go first (they are older than the window), in order."""
+        flat = [m for unit in far for m in unit]
+        bounds = list(accumulate((len(unit) for unit in far), initial=0))
+        units = Units(
+            [*flat, *self.units.messages],
+            [*bounds[:-1], *(s + len(flat) for s in self.units.starts)],
+            [*bounds[1:], *(e + len(flat) for e in self.units.ends)],
+        )
+        costs = [sum(message_tokens(m, ctx.counter) for m in unit) for unit in far] + self.costs
+        return _Offer(units, costs, far_scores + self.scores, self.split + len(far))
+
+    def pack(self, packer: DatedPacker, budget: int) -> tuple[int, list[ReceiptItem]]:
+        """Fill `packer`: the newest units within the recent share, then related older units
+        best-first, then the rest of the recent window. Returns where the recent window kept starts
+        (`cut`) and the related units that did not fit."""
+        costs, scores, split = self.costs, self.scores, self.split
+        recent_budget = max(budget * RECENT_SHARE, costs[-1] if costs else 0)
+        cut = len(self.units)
+        while cut > split and packer.used + costs[cut - 1] <= recent_budget and packer.try_add(cut - 1):
+            cut -= 1  # the recent window, newest first, contiguous, within its share
+        over: list[ReceiptItem] = []
+        for i in sorted((i for i in range(cut) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
+            if i not in packer.chosen and not packer.try_add(i) and i < split:
+                over.append(
+                    ReceiptItem("message", self.units.key(i), costs[i], RECALLED + ", over budget", scores[i])
+                )
+        while cut > split and (cut - 1 in packer.chosen or packer.try_add(cut - 1)):
+            cut -= 1  # what is left of the budget goes on to the rest of the recent window
+        return cut, over
+
+    def included(self, packer: DatedPacker, cut: int, recent_n: int) -> list[ReceiptItem]:
+        """What was kept and why (recalled, with its score, or recent), then the date markers' cost."""
+        items = [
+            ReceiptItem(
+                "message",
+                self.units.key(i),
+                self.costs[i],
+                RECALLED if i < cut else f"recent: among the last {recent_n} messages",
+                self.scores[i] if i < cut else None,
+            )
+            for i in packer.chosen
+        ]
+        markers = packer.used - sum(self.costs[i] for i in set(packer.chosen))
+        return items + (date_receipt(markers) if markers else [])
+
+    def left_out(self, packer: DatedPacker, over: list[ReceiptItem]) -> list[ReceiptItem]:
+        """Recent units the budget could not hold, related ones that did not fit, and a count of the
+        older units not related enough to be considered."""
+        kept = set(packer.chosen)
+        unrelated = sum(1 for i in range(self.split) if self.scores[i] <= 0)
+        return (
+            [
+                ReceiptItem("message", self.units.key(i), self.costs[i], "over the conversation budget")
+                for i in range(self.split, len(self.units))
                 if i not in kept
             ]
             + over
@@ -298,4 +337,3 @@ class RelevanceStrategy:
                 else []
             )
         )
-        return result
