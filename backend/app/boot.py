@@ -3,9 +3,10 @@
 Importing and building the whole app (FastAPI, pydantic-ai, SQLAlchemy, the tokenizer, the provider)
 takes seconds. This ASGI app is what uvicorn starts instead: its own start-up completes at once, a
 thread imports and builds the real app, then the real app's start-up runs (schema check, provider
-preload, embedder warm-up). Meanwhile `GET /health` answers `{"status": "starting"}` and every other
-request waits for the real app, so no request is refused and no user turn pays the warm-up. If the
-real app cannot start, the process stops, as it would have without this wrapper.
+preload, embedder warm-up). Meanwhile `GET /health` answers 503 `{"status": "starting"}` (with
+`Retry-After`: alive, not ready yet; a 200 means ready, as before) and every other request waits for
+the real app, so no request is refused and no user turn pays the warm-up. If the real app cannot
+start, the process stops, as it would have without this wrapper.
 """
 
 from __future__ import annotations
@@ -53,9 +54,7 @@ class BootingApp:
             await self._lifespan(receive, send)
             return
         if self._app is None and scope["type"] == "http" and scope.get("path") == "/health":
-            await _json(
-                send, 503 if self._failed else 200, {"status": "failed" if self._failed else "starting"}
-            )
+            await _json(send, 503, {"status": "failed" if self._failed else "starting"})
             return
         assert self._ready is not None
         await self._ready.wait()

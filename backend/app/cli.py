@@ -12,9 +12,10 @@ from backend.cli import app as cli_app
 
 
 def build() -> typer.Typer:
-    """The whole command line: every door command, then the server launchers."""
-    cli_app.registered_commands.extend(serve.app.registered_commands)
-    cli_app.callback()(_register_plugins)
+    """The whole command line: every door command, then the server launchers (added once)."""
+    if not any(c in cli_app.registered_commands for c in serve.app.registered_commands):
+        cli_app.registered_commands.extend(serve.app.registered_commands)
+        cli_app.callback()(_register_plugins)
     return cli_app
 
 

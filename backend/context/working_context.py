@@ -112,13 +112,10 @@ async def assemble_working_context(
     through_seq: int | None = None,
     chat: ChatSession | None = None,
 ) -> WorkingContext:
-    """Build the agent's working context for the session's current turn.
-
-    `base_prompt` defaults to the agent's own prompt and `scoping` (an explicit override) to the
-    strategy `resolve_strategy` picks; `scoping_options` add to the agent definition's options.
-    `through_seq` (a user message's seq) rebuilds the view that past turn had instead. `chat` is the
-    session's row when the caller has just read it in `session` (one read fewer per turn).
-    """
+    """The agent's working context for the session's current turn. `base_prompt` defaults to the
+    agent's prompt, `scoping` (an override) to what `resolve_strategy` picks; `scoping_options` add to
+    the agent's options; `through_seq` (a user message's seq) rebuilds that past turn's view; `chat` is
+    the session's row when the caller has just read it in `session` (one read fewer per turn)."""
     user_id = as_uuid(user_id, "user")  # a malformed id is not found, never a database error
     definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     if chat is None or chat.id != as_uuid(session_id, "session") or chat.user_id != user_id:

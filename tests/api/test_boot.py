@@ -1,11 +1,13 @@
-"""`orrery serve` answers /health while the real app is still being built, and no other request is
-refused meanwhile: it waits and is then served by the real app."""
+"""`orrery serve` answers /health while the real app is still being built (503 "starting": alive, not
+ready), and no other request is refused meanwhile: it waits and is then served by the real app."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from typing import Any
+
+import pytest
 
 from backend.app.boot import BootingApp
 
@@ -60,10 +62,10 @@ async def test_health_answers_while_booting_and_other_requests_wait_for_the_real
         release.wait(10)  # the heavy imports, still running
         return _echo_app
 
-    app = BootingApp(build)
+    app = BootingApp(build, stop=lambda: pytest.fail("the app failed to start"))
     lifespan = _Lifespan(app)
     assert (await lifespan.start())["type"] == "lifespan.startup.complete"  # uvicorn binds at once
-    assert await _request(app, "/health") == (200, b'{"status": "starting"}')
+    assert await _request(app, "/health") == (503, b'{"status": "starting"}')  # alive, not ready
     waiting = asyncio.create_task(_request(app, "/v1/me"))
     await asyncio.sleep(0.05)
     assert not waiting.done()  # held, not refused

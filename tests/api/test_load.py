@@ -63,6 +63,6 @@ async def test_two_server_processes_on_one_postgresql(db_url: str) -> None:
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_workers_on_sqlite_are_refused_with_a_message(db_url: str, tmp_path: Any) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DATABASE_URL": db_url, "ORRERY_SECRET_KEY": "x"}
-    command = [sys.executable, "-c", "from backend.cli import app; app()", "serve", "--workers", "2"]
+    command = [sys.executable, "-m", "backend", "serve", "--workers", "2"]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--workers needs PostgreSQL" in done.stdout + done.stderr

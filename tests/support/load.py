@@ -54,8 +54,18 @@ def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str]
     }
 
 
+ENTRY = """import sys
+sys.argv[0] = "orrery"
+try:
+    from backend.app.cli import main  # the console script's entry point
+except ImportError:  # an older checkout served with --source (its entry point was backend.cli)
+    from backend.cli import main
+main()
+"""
+
+
 def _cli() -> list[str]:
-    return [sys.executable, "-c", "import sys; from backend.cli import app; sys.argv[0] = 'orrery'; app()"]
+    return [sys.executable, "-c", ENTRY]
 
 
 def prepare_database(database_url: str, secret: str, source: Path = ROOT) -> dict[str, str]:
