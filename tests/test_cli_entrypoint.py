@@ -329,8 +329,13 @@ def test_servers_through_the_entry_point(workspace: tuple[dict[str, str], Path, 
 
     port = _free_port()
     with _started(["serve", "--host", "127.0.0.1", "--port", str(port)], env, cwd) as base:
-        health = httpx.get(f"{base}/health", timeout=5)
-        assert health.status_code == 200
+        first = httpx.get(f"{base}/health", timeout=5)  # answered while it warms up: alive, maybe not ready
+        assert first.status_code == 200 or first.json() == {"status": "starting"}
+        deadline = time.monotonic() + 90
+        while (health := httpx.get(f"{base}/health", timeout=5)).status_code != 200:
+            assert time.monotonic() < deadline, health.text
+            time.sleep(0.2)
+        assert health.json()["status"] == "ok"
         projects = httpx.get(
             f"{base}/v1/projects", headers={"Authorization": f"Bearer {values['api_key']}"}, timeout=5
         )
