@@ -75,6 +75,8 @@ class ScopingContext:
     agent: str
     session_id: uuid.UUID
     history: HistorySource
+    """The session's stored messages, the current user message included (it is stored before the
+    turn runs); the orchestrator drops it from the model's history when the selection ends with it."""
     query: str | None
     budget: int
     counter: TokenCounter
