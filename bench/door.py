@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import statistics
 import subprocess
 import time
@@ -154,8 +155,11 @@ async def _db_counters(http: httpx.AsyncClient) -> tuple[dict[str, float], float
     return statements, transactions
 
 
-async def measure(base: str, demo: dict[str, Any], sessions: int, turns: int, label: str) -> Window:
-    """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each."""
+async def measure(
+    base: str, demo: dict[str, Any], sessions: int, turns: int, label: str, profile: Path | None = None
+) -> Window:
+    """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
+    (recorded by py-spy into `profile` if given)."""
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
     headers = {"Authorization": f"Bearer {demo['api_key']}"}
     body = {"project_id": demo["project_id"], "focus": {"kind": "task", "id": demo["focus"]["task"]}}
@@ -167,10 +171,14 @@ async def measure(base: str, demo: dict[str, Any], sessions: int, turns: int, la
         window = Window()
         before_sql, before_tx = await _db_counters(http)
         pids = server_pids(port)
+        spy = _py_spy(pids[0], profile) if profile else None
         before_cpu, started = cpu_seconds(pids), time.perf_counter()
         done = await asyncio.gather(*(_converse(http, s, turns, f"{label} {i}") for i, s in enumerate(sids)))
         window.elapsed = time.perf_counter() - started
         window.cpu_seconds = cpu_seconds(pids) - before_cpu
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its profile and exits
+            spy.wait(timeout=60)
         after_sql, after_tx = await _db_counters(http)
     window.turns = [t for session in done for t in session]
     window.statements = {k: v - before_sql.get(k, 0.0) for k, v in after_sql.items()}
@@ -214,9 +222,8 @@ def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: W
     )
 
 
-def _py_spy(base: str, out: Path) -> subprocess.Popen[bytes]:
+def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
     """py-spy recording the server and its workers until interrupted (raw collapsed stacks)."""
-    pid = server_pids(int(base.rsplit(":", 1)[1]))[0]
     command = ["py-spy", "record", "--pid", str(pid), "--subprocesses", "--format", "raw"]
     return subprocess.Popen([*command, "--output", str(out)], stderr=subprocess.DEVNULL)
 
@@ -224,16 +231,13 @@ def _py_spy(base: str, out: Path) -> subprocess.Popen[bytes]:
 def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
     """One configuration on one fresh demo database: a throughput pass and a 1-session pass."""
     demo = prepare_database(url, SECRET)
+    print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     started = time.perf_counter()
     rows = []
     with server_process(url, SECRET, workers=workers) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
-        spy = _py_spy(base, profile) if profile else None
-        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, "busy"))
-        if spy is not None and profile is not None:
-            spy.send_signal(2)
-            spy.wait(timeout=60)
+        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, "busy", profile))
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
         quiet = asyncio.run(measure(base, demo, 1, args.quiet_turns, "quiet"))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
