@@ -98,8 +98,10 @@ async def _turn(http: httpx.AsyncClient, sid: str, content: str) -> Turn:
     return turn
 
 
-async def _converse(http: httpx.AsyncClient, sid: str, turns: int, label: str) -> list[Turn]:
-    return [await _turn(http, sid, f"{label} turn {t}: {QUESTION}") for t in range(turns)]
+async def _converse(http: httpx.AsyncClient, sid: str, turns: int) -> list[Turn]:
+    """The same question every turn: the offline reply's shape (one `search_knowledge` call, then
+    ~47 text deltas) stays pinned, so runs before and after a change compare."""
+    return [await _turn(http, sid, QUESTION) for _ in range(turns)]
 
 
 def server_pids(port: int) -> list[int]:
@@ -156,7 +158,7 @@ async def _db_counters(http: httpx.AsyncClient) -> tuple[dict[str, float], float
 
 
 async def measure(
-    base: str, demo: dict[str, Any], sessions: int, turns: int, label: str, profile: Path | None = None
+    base: str, demo: dict[str, Any], sessions: int, turns: int, profile: Path | None = None
 ) -> Window:
     """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
     (recorded by py-spy into `profile` if given)."""
@@ -167,13 +169,13 @@ async def measure(
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=300, limits=limits) as http:
         created = await asyncio.gather(*(http.post("/v1/sessions", json=body) for _ in range(sessions)))
         sids = [r.raise_for_status().json()["id"] for r in created]
-        await asyncio.gather(*(_converse(http, s, 1, f"{label} {i} warm-up") for i, s in enumerate(sids)))
+        await asyncio.gather(*(_converse(http, s, 1) for s in sids))
         window = Window()
         before_sql, before_tx = await _db_counters(http)
         pids = server_pids(port)
         spy = _py_spy(pids[0], profile) if profile else None
         before_cpu, started = cpu_seconds(pids), time.perf_counter()
-        done = await asyncio.gather(*(_converse(http, s, turns, f"{label} {i}") for i, s in enumerate(sids)))
+        done = await asyncio.gather(*(_converse(http, s, turns) for s in sids))
         window.elapsed = time.perf_counter() - started
         window.cpu_seconds = cpu_seconds(pids) - before_cpu
         if spy is not None:
@@ -237,9 +239,9 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) ->
     with server_process(url, SECRET, workers=workers) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
-        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, "busy", profile))
+        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, profile))
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
-        quiet = asyncio.run(measure(base, demo, 1, args.quiet_turns, "quiet"))
+        quiet = asyncio.run(measure(base, demo, 1, args.quiet_turns))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
     for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
