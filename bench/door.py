@@ -66,34 +66,40 @@ class Window:
     transactions: float = 0.0
 
 
+def _read_event(turn: Turn, line: str, event: str, started: float) -> str:
+    """Count one SSE line into `turn`; the current event name."""
+    if line.startswith("event: "):
+        event = line[7:]
+        turn.deltas += event == "text"
+        turn.tool_calls += event == "tool_call"
+        if event == "text" and turn.first_text is None:
+            turn.first_text = time.perf_counter() - started
+    elif line.startswith("data: ") and event == "error":
+        turn.error = f"error event {line[6:200]}"
+    return event
+
+
 async def _turn(http: httpx.AsyncClient, sid: str, content: str) -> Turn:
     """Send one message and read its SSE stream to the end, timing the first byte and text delta."""
     started = time.perf_counter()
     turn = Turn(latency=0.0)
-    done, event, buffer = False, "", b""
+    event, buffer, done = "", b"", False
     try:
         async with http.stream("POST", f"/v1/sessions/{sid}/messages", json={"content": content}) as resp:
             if resp.status_code != 200:
                 await resp.aread()
                 turn.error = f"HTTP {resp.status_code} {resp.text[:200]}"
-            async for chunk in resp.aiter_raw():
-                turn.first_byte = turn.first_byte or time.perf_counter() - started
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in (raw.decode() for raw in lines):
-                    if line.startswith("event: "):
-                        event = line[7:]
-                        turn.deltas += event == "text"
-                        turn.tool_calls += event == "tool_call"
+            else:
+                async for chunk in resp.aiter_raw():
+                    turn.first_byte = turn.first_byte or time.perf_counter() - started
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for line in lines:
+                        event = _read_event(turn, line.decode(), event, started)
                         done = done or event == "done"
-                        if event == "text" and turn.first_text is None:
-                            turn.first_text = time.perf_counter() - started
-                    elif line.startswith("data: ") and event == "error":
-                        turn.error = f"error event {line[6:200]}"
     except httpx.HTTPError as exc:
         turn.error = f"{type(exc).__name__}: {exc}"
-    if not done and turn.error is None and turn.first_byte is not None:
-        turn.error = "stream ended without done"
+    if not done and turn.error is None:
+        turn.error = "stream ended without a done event"
     turn.latency = time.perf_counter() - started
     return turn
 
