@@ -16,7 +16,8 @@ went: shares by owner (the innermost frame of pydantic-ai, SQLAlchemy, the HTTP 
 driver or Orrery in each sample) and Orrery's hottest functions.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
-[--workers 1,2] [--profile DIR]`.
+[--workers 1,2] [--profile DIR] [--source DIR]`. `--source` serves another checkout (e.g. the code
+before a change; SQL counts need its `orrery_db_statements_total`, else they read 0).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.common import databases
-from tests.support.load import prepare_database, server_process
+from tests.support.load import ROOT, prepare_database, server_process
 
 SECRET = "bench-door"
 QUESTION = "what should I do next on billing?"
@@ -240,11 +241,12 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 
 def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
     """One configuration on one fresh demo database: a throughput pass and a 1-session pass."""
-    demo = prepare_database(url, SECRET)
+    source = Path(args.source).resolve() if args.source else ROOT
+    demo = prepare_database(url, SECRET, source)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     started = time.perf_counter()
     rows = []
-    with server_process(url, SECRET, workers=workers) as base:
+    with server_process(url, SECRET, workers=workers, source=source) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
         busy = asyncio.run(measure(base, demo, args.sessions, args.turns, profile))
@@ -341,6 +343,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dialect", default="all", choices=["sqlite", "postgresql", "all"])
     parser.add_argument("--workers", default="1,2", help="PostgreSQL worker counts, comma-separated")
     parser.add_argument("--profile", default=None, help="folder for py-spy profiles of the throughput pass")
+    parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
     args = parser.parse_args(argv)
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
