@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from bench import (
     context,
+    door,
     first_turn,
     graph,
     http_load,
@@ -33,6 +34,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "load_workers": load_workers.main,
     "first_turn": first_turn.main,
     "read_your_writes": read_your_writes.main,
+    "door": door.main,
 }
 
 

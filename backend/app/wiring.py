@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from backend.config import Settings
 from backend.ops.logs import RequestIdMiddleware, configure_logging
+from backend.ops.metrics import count_statements
 from backend.ops.tracing import instrument_engine, setup_tracing, shutdown_tracing
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def install_operations(app: FastAPI, settings: Settings) -> None:
 async def operations_running(app: FastAPI, orchestrator: Orchestrator) -> AsyncIterator[None]:
     """While the app serves: SQL spans on its engine and the job worker polling."""
     instrument_engine(orchestrator.db.engine, getattr(app.state, "tracer_provider", None))
+    count_statements(orchestrator.db.engine)
     orchestrator.jobs.start()
     try:
         yield

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -20,6 +20,9 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 
@@ -44,6 +47,13 @@ TOOL_CALLS = Counter(
 )
 ERRORS = Counter("orrery_errors", "Failed or refused turns, by agent and kind.", ["agent", "kind"])
 JOBS = Counter("orrery_jobs", "Background jobs run, by kind and outcome (ok, error).", ["kind", "outcome"])
+DB_STATEMENTS = Counter(
+    "orrery_db_statements",
+    "SQL statements sent to the database, by kind (select, insert, update, delete, begin, other).",
+    ["kind"],
+)
+DB_TRANSACTIONS = Counter("orrery_db_transactions", "Database transactions begun.")
+STATEMENT_KINDS = ("select", "insert", "update", "delete", "begin")
 
 
 def record_turn(
@@ -67,6 +77,30 @@ def record_error(agent: str, kind: str) -> None:
     """A turn that failed (`kind`: the exception's class name) or was refused (`rate_limited`)."""
     TURNS.labels(agent=agent, outcome="error").inc()
     ERRORS.labels(agent=agent, kind=kind).inc()
+
+
+def count_statements(engine: AsyncEngine) -> None:
+    """Count every statement and transaction on this engine (and the engines derived from it with
+    `execution_options`, which share its events), so a benchmark can read SQL per turn from outside."""
+    from sqlalchemy import event
+
+    sync = engine.sync_engine
+    if event.contains(sync, "before_cursor_execute", _on_statement):
+        return
+    event.listen(sync, "before_cursor_execute", _on_statement)
+    event.listen(sync, "begin", _on_begin)
+
+
+_STATEMENT_COUNTERS = {kind: DB_STATEMENTS.labels(kind=kind) for kind in (*STATEMENT_KINDS, "other")}
+
+
+def _on_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    verb = statement.lstrip()[:6].rstrip().lower()  # "BEGIN IMMEDIATE" -> "begin"
+    _STATEMENT_COUNTERS.get(verb, _STATEMENT_COUNTERS["other"]).inc()
+
+
+def _on_begin(_conn: Any) -> None:
+    DB_TRANSACTIONS.inc()
 
 
 def exposition() -> tuple[bytes, str]:

@@ -1,0 +1,362 @@
+"""The door benchmark: what one streamed chat turn costs the server, measured over real HTTP.
+
+Starts `orrery serve` (offline model) on a fresh demo database per configuration — SQLite, and
+PostgreSQL with 1 and 2 workers — and runs `--sessions` sessions (focused on the demo task) x
+`--turns` streamed turns on `POST /v1/sessions/{id}/messages` (SSE), then a 1-session pass at low
+load. Each pass starts with one warm-up turn per session, outside the measured window. Per pass:
+- server CPU ms per turn: utime+stime from /proc of the server process and every child (workers),
+  before vs after the window — the server's own CPU, not the client's;
+- SQL statements and transactions per turn, counted in the server (`orrery_db_statements_total`,
+  `orrery_db_transactions_total` on `/metrics`, summed over workers);
+- turns/s, p50/p95 latency of the whole turn, p50 time to the first streamed byte and first text delta;
+- the reply's shape (text deltas and tool calls per turn, from the SSE events) and errors;
+- and per configuration the time from process start to the first 200 on `/health`.
+`--profile DIR` also records the throughput window with py-spy (on PATH) and prints where the CPU
+went: shares by owner (the innermost frame of pydantic-ai, SQLAlchemy, the HTTP stack, a
+driver or Orrery in each sample) and Orrery's hottest functions.
+
+Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
+[--workers 1,2] [--profile DIR] [--source DIR]`. `--source` serves another checkout (e.g. the code
+before a change; SQL counts need its `orrery_db_statements_total`, else they read 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from bench.common import databases
+from tests.support.load import ROOT, prepare_database, server_process
+
+SECRET = "bench-door"
+QUESTION = "what should I do next on billing?"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Turn:
+    """What the client saw of one streamed turn (seconds from sending the request)."""
+
+    latency: float
+    first_byte: float | None = None
+    first_text: float | None = None
+    deltas: int = 0
+    tool_calls: int = 0
+    error: str | None = None
+
+
+@dataclass
+class Window:
+    """One measured window: its turns and what the server spent on them."""
+
+    turns: list[Turn] = field(default_factory=list)
+    elapsed: float = 0.0
+    cpu_seconds: float = 0.0
+    statements: dict[str, float] = field(default_factory=dict)
+    transactions: float = 0.0
+
+
+def _read_event(turn: Turn, line: str, event: str, started: float) -> str:
+    """Count one SSE line into `turn`; the current event name."""
+    if line.startswith("event: "):
+        event = line[7:]
+        turn.deltas += event == "text"
+        turn.tool_calls += event == "tool_call"
+        if event == "text" and turn.first_text is None:
+            turn.first_text = time.perf_counter() - started
+    elif line.startswith("data: ") and event == "error":
+        turn.error = f"error event {line[6:200]}"
+    return event
+
+
+async def _turn(http: httpx.AsyncClient, sid: str, content: str) -> Turn:
+    """Send one message and read its SSE stream to the end, timing the first byte and text delta."""
+    started = time.perf_counter()
+    turn = Turn(latency=0.0)
+    event, buffer, done = "", b"", False
+    try:
+        async with http.stream("POST", f"/v1/sessions/{sid}/messages", json={"content": content}) as resp:
+            if resp.status_code != 200:
+                await resp.aread()
+                turn.error = f"HTTP {resp.status_code} {resp.text[:200]}"
+            else:
+                async for chunk in resp.aiter_raw():
+                    turn.first_byte = turn.first_byte or time.perf_counter() - started
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for line in lines:
+                        event = _read_event(turn, line.decode(), event, started)
+                        done = done or event == "done"
+    except httpx.HTTPError as exc:
+        turn.error = f"{type(exc).__name__}: {exc}"
+    if not done and turn.error is None:
+        turn.error = "stream ended without a done event"
+    turn.latency = time.perf_counter() - started
+    return turn
+
+
+async def _converse(http: httpx.AsyncClient, sid: str, turns: int) -> list[Turn]:
+    """The same question every turn: the offline reply's shape (one `search_knowledge` call, then
+    ~47 text deltas) stays pinned, so runs before and after a change compare."""
+    return [await _turn(http, sid, QUESTION) for _ in range(turns)]
+
+
+def server_pids(port: int) -> list[int]:
+    """The `orrery serve --port PORT` process this process started, and all its descendants."""
+    parents: dict[int, int] = {}
+    root = None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        serving = b"serve" in args and str(port).encode() in args
+        if serving and parents[int(entry.name)] == os.getpid():
+            root = int(entry.name)
+    if root is None:
+        raise RuntimeError(f"no server process of ours serves port {port}")
+    found, frontier = [root], [root]
+    while frontier:
+        children = [pid for pid, ppid in parents.items() if ppid in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of these processes (each one's own, not its reaped children's), in seconds."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted from 1
+    return total / CLOCK_TICKS
+
+
+async def _db_counters(http: httpx.AsyncClient) -> tuple[dict[str, float], float]:
+    """Statements by kind and transactions so far, from the server's `/metrics` (all workers)."""
+    text = (await http.get("/metrics")).text
+    statements: dict[str, float] = {}
+    transactions = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "orrery_db_statements_total":
+                kind = sample.labels["kind"]
+                statements[kind] = statements.get(kind, 0.0) + sample.value
+            elif sample.name == "orrery_db_transactions_total":
+                transactions += sample.value
+    return statements, transactions
+
+
+async def measure(
+    base: str, demo: dict[str, Any], sessions: int, turns: int, profile: Path | None = None
+) -> Window:
+    """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
+    (recorded by py-spy into `profile` if given)."""
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+    headers = {"Authorization": f"Bearer {demo['api_key']}"}
+    body = {"project_id": demo["project_id"], "focus": {"kind": "task", "id": demo["focus"]["task"]}}
+    port = int(base.rsplit(":", 1)[1])
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=300, limits=limits) as http:
+        created = await asyncio.gather(*(http.post("/v1/sessions", json=body) for _ in range(sessions)))
+        sids = [r.raise_for_status().json()["id"] for r in created]
+        await asyncio.gather(*(_converse(http, s, 1) for s in sids))
+        window = Window()
+        before_sql, before_tx = await _db_counters(http)
+        pids = server_pids(port)
+        spy = _py_spy(pids[0], profile) if profile else None
+        before_cpu, started = cpu_seconds(pids), time.perf_counter()
+        done = await asyncio.gather(*(_converse(http, s, turns) for s in sids))
+        window.elapsed = time.perf_counter() - started
+        window.cpu_seconds = cpu_seconds(pids) - before_cpu
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its profile and exits
+            spy.wait(timeout=60)
+        after_sql, after_tx = await _db_counters(http)
+    window.turns = [t for session in done for t in session]
+    window.statements = {k: v - before_sql.get(k, 0.0) for k, v in after_sql.items()}
+    window.transactions = after_tx - before_tx
+    return window
+
+
+def _pct_ms(values: list[float], q: int) -> float:
+    if len(values) < 2:
+        return values[0] * 1000 if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] * 1000
+
+
+HEADER = (
+    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | SQL/turn | tx/turn "
+    "| p50 / p95 ms | first byte / first text p50 ms | deltas / tools per turn | errors |\n"
+    "|---|---:|---:|---|---:|---:|---|---:|---|---|---|---:|"
+)
+
+
+def _kinds(statements: dict[str, float], n: int) -> str:
+    """`26.0 (S15 I2 U3 B6)`: statements per turn, then per kind (Select, Insert, Update, Delete,
+    Begin — SQLite's explicit BEGIN — and Other)."""
+    parts = [f"{k[0].upper()}{v / n:.3g}" for k, v in sorted(statements.items(), key=lambda kv: -kv[1]) if v]
+    return f"{sum(statements.values()) / n:.1f} ({' '.join(parts)})"
+
+
+def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: Window) -> str:
+    """One table row for a measured window."""
+    n = max(len(w.turns), 1)
+    ok = [t for t in w.turns if t.error is None]
+    first = _pct_ms([t.first_byte for t in ok if t.first_byte is not None], 50)
+    text = _pct_ms([t.first_text for t in ok if t.first_text is not None], 50)
+    latencies = [t.latency for t in ok]
+    return (
+        f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns} | {len(ok) / w.elapsed:.1f} "
+        f"| {w.cpu_seconds * 1000 / n:.1f} | {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
+        f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "
+        f"| {sum(t.deltas for t in ok) / max(len(ok), 1):.1f} / "
+        f"{sum(t.tool_calls for t in ok) / max(len(ok), 1):.1f} | {len(w.turns) - len(ok)} |"
+    )
+
+
+def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy recording the server and its workers until interrupted (raw collapsed stacks). Only
+    samples holding the GIL: its idle detection counts threads waiting on a queue as busy on a loaded
+    machine; the GIL-free part of a driver's work is not seen (the CPU column counts it)."""
+    command = ["py-spy", "record", "--pid", str(pid), "--subprocesses", "--gil", "--format", "raw"]
+    return subprocess.Popen([*command, "--output", str(out)], stderr=subprocess.DEVNULL)
+
+
+def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
+    """One configuration on one fresh demo database: a throughput pass and a 1-session pass."""
+    source = Path(args.source).resolve() if args.source else ROOT
+    demo = prepare_database(url, SECRET, source)
+    print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
+    started = time.perf_counter()
+    rows = []
+    with server_process(url, SECRET, workers=workers, source=source) as base:
+        ready = time.perf_counter() - started
+        profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
+        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, profile))
+        rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
+        quiet = asyncio.run(measure(base, demo, 1, args.quiet_turns))
+        rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
+    for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
+        print(f"  e.g. {problem}", flush=True)
+    if profile is not None:
+        print(summarize_profile(profile.read_text()), flush=True)
+    return rows
+
+
+OWNERS = (  # (group, path prefixes); the innermost frame matching one of them owns the sample
+    ("pydantic-ai (run/stream machinery)", ("pydantic_ai/", "pydantic_graph/", "genai_prices/")),
+    ("SQLAlchemy ORM", ("sqlalchemy/orm/",)),
+    ("SQLAlchemy Core/engine", ("sqlalchemy/",)),
+    ("DB driver", ("asyncpg/", "aiosqlite/", "sqlite3/")),
+    ("event loop, threads (asyncio, stdlib)", ("asyncio/", "selectors.py", "threading.py", "queue.py")),
+    (
+        "HTTP/SSE (uvicorn, h11, starlette, anyio, fastapi)",
+        ("uvicorn/", "h11/", "starlette/", "anyio/", "fastapi/"),
+    ),
+    ("tokenizer (tiktoken)", ("tiktoken/", "tiktoken_ext/")),
+    ("metrics/tracing", ("prometheus_client/", "opentelemetry/")),
+    ("Orrery", ("backend/",)),
+)
+
+
+def _frame(frame: str) -> tuple[str, str]:
+    """`fn (path/file.py:12)` -> (`fn`, `path/file.py`)."""
+    name, _, where = frame.rpartition(" (")
+    return name, where.rsplit(":", 1)[0]
+
+
+def _owner(path: str) -> str | None:
+    for group, prefixes in OWNERS:
+        if any(path.startswith(p) or f"/{p}" in path for p in prefixes):
+            return group
+    return None
+
+
+def summarize_profile(raw: str) -> str:
+    """A py-spy raw profile (`frame;frame;... count`) as shares per owner and the 10 hottest Orrery
+    functions, by own time (samples where it is the innermost owned frame) and by total time (the CLI
+    entry point, under every sample, left out)."""
+    groups: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    samples = 0
+    for line in raw.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count, frames = int(count_text), [_frame(f) for f in stack.split(";")]
+        samples += count
+        owned = [(name, path, _owner(path)) for name, path in frames]
+        inner = next(((n, p, g) for n, p, g in reversed(owned) if g), None)
+        group = inner[2] if inner else "other (stdlib, unowned frames)"
+        groups[group] = groups.get(group, 0) + count
+        if inner and group == "Orrery":
+            key = f"{inner[0]} ({inner[1]})"
+            own[key] = own.get(key, 0) + count
+        for key in {f"{n} ({p})" for n, p, g in owned if g == "Orrery" and "backend/cli/" not in p}:
+            total[key] = total.get(key, 0) + count
+    lines = ["| where the CPU goes | share |", "|---|---:|"]
+    lines += [
+        f"| {g} | {c * 100 / max(samples, 1):.0f}% |" for g, c in sorted(groups.items(), key=lambda i: -i[1])
+    ]
+    for title, table in (("own", own), ("total", total)):
+        lines += ["", f"| hottest Orrery functions ({title} time) | share |", "|---|---:|"]
+        hottest = sorted(table.items(), key=lambda i: -i[1])[:10]
+        lines += [f"| {k} | {c * 100 / max(samples, 1):.1f}% |" for k, c in hottest]
+    return "\n".join([f"{samples} samples", *lines])
+
+
+def configurations(dialect: str, workers: str) -> list[tuple[str, int]]:
+    """(engine, workers) pairs: SQLite always serves one process."""
+    chosen = ["sqlite", "postgresql"] if dialect == "all" else [dialect]
+    counts = [int(w) for w in workers.split(",")]
+    return [("sqlite", 1)] * ("sqlite" in chosen) + [
+        ("postgresql", w) for w in counts if "postgresql" in chosen
+    ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every configuration and print one markdown table."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (throughput pass)")
+    parser.add_argument("--turns", type=int, default=4, help="measured turns per session")
+    parser.add_argument("--quiet-turns", type=int, default=10, help="measured turns of the 1-session pass")
+    parser.add_argument("--dialect", default="all", choices=["sqlite", "postgresql", "all"])
+    parser.add_argument("--workers", default="1,2", help="PostgreSQL worker counts, comma-separated")
+    parser.add_argument("--profile", default=None, help="folder for py-spy profiles of the throughput pass")
+    parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
+    args = parser.parse_args(argv)
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+    configs = configurations(args.dialect, args.workers)
+    rows = [HEADER]
+    with databases(sorted({engine for engine, _ in configs})) as fresh:
+        for i, (engine, workers) in enumerate(configs):
+            url = fresh(engine, f"door_{i}", migrate=False)
+            for line in run_config(url, engine, workers, args):
+                print(line, flush=True)
+                rows.append(line)
+    print("\n" + "\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The door benchmark's whole code path at tiny size, through its real entry point: a real `orrery
+serve` (2 workers on PostgreSQL, so the workers' CPU and metrics are added up), streamed turns over
+HTTP, CPU from /proc and SQL counted in the server. Sanity of the numbers only; nothing is timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import door
+from tests.conftest import DIALECTS
+
+
+def _rows(output: str) -> list[dict[str, str]]:
+    """The final markdown table as dicts, header cells as keys."""
+    table = output.rsplit("\n\n", 1)[1].strip().splitlines()
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    return [
+        dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True)) for line in table[2:]
+    ]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_door_reports_sane_numbers(dialect: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--dialect", dialect, "--workers", "2", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
+    door.main(argv)
+    rows = _rows(capsys.readouterr().out)
+    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2"]
+    for row in rows:
+        assert row["engine"] == dialect
+        assert row["workers"] == ("2" if dialect == "postgresql" else "1")
+        assert row["errors"] == "0"
+        assert float(row["CPU ms/turn"]) > 0
+        assert float(row["turns/s"]) > 0
+        statements, _, kinds = row["SQL/turn"].partition(" ")
+        assert float(statements) > 0 and "S" in kinds  # selects counted in the server
+        assert float(row["tx/turn"]) > 0
+        deltas, tools = (float(x) for x in row["deltas / tools per turn"].split(" / "))
+        assert deltas > 0 and tools >= 0
+        assert float(row["ready s"]) > 0
+        assert all(float(x) > 0 for x in row["first byte / first text p50 ms"].split(" / "))
+
+
+def test_profile_summary_groups_samples_by_owner() -> None:
+    raw = (
+        "run (uvicorn/main.py:1);pump (backend/agents/detach.py:9);flush (sqlalchemy/orm/session.py:4) 6\n"
+        "run (uvicorn/main.py:1);pump (backend/agents/detach.py:9);dumps (json/encoder.py:2) 3\n"
+        "run (uvicorn/main.py:1);send (h11/_connection.py:5) 1\n"
+    )
+    summary = door.summarize_profile(raw)
+    assert "10 samples" in summary
+    assert "| SQLAlchemy ORM | 60% |" in summary
+    assert "| Orrery | 30% |" in summary  # json called from Orrery counts as Orrery's own
+    assert "| pump (backend/agents/detach.py) | 30.0% |" in summary  # own time
+    assert "| pump (backend/agents/detach.py) | 90.0% |" in summary  # total time
