@@ -230,7 +230,7 @@ class Orchestrator:
     ) -> AsyncIterator[TurnEvent]:
         """The model's run as turn events; its result and tool calls are left in `run`."""
         runner = Agent(
-            MeteredModel(self._model(model), chosen.id),
+            MeteredModel(self._turn_model(model), chosen.id),
             deps_type=TurnDeps,
             instructions=wc.system_prompt,
             tools=[*agent_tools(chosen.tools), handoff_tool()],
@@ -281,13 +281,14 @@ class Orchestrator:
         await self._maybe_refresh_patterns(user_id, saved.seq, model)
         return saved
 
-    def _model(self, model: str | None) -> Model:
-        """The turn's model with its timeout, built once per process and model name."""
+    def _turn_model(self, model: str | None) -> Model:
+        """The turn's model with its timeout: built once per process and name by the default factory
+        (a real provider's client), per turn by any other (a test may swap its model between turns)."""
         name = model or self.settings.model
+        if self.model_factory is not build_model:
+            return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
         if name not in self._models:
-            self._models[name] = timed(
-                self.model_factory(name, self.settings), self.settings.model_timeout_seconds
-            )
+            self._models[name] = timed(build_model(name, self.settings), self.settings.model_timeout_seconds)
         return self._models[name]
 
     def _summarizer(self, model: str | None) -> Summarizer | None:
@@ -296,8 +297,10 @@ class Orchestrator:
         name = model or self.settings.model
         if name == "offline":
             return None
+        if self.model_factory is not build_model:
+            return ModelSummarizer(self.model_factory(name, self.settings))
         if name not in self._summarizers:
-            self._summarizers[name] = ModelSummarizer(self.model_factory(name, self.settings))
+            self._summarizers[name] = ModelSummarizer(build_model(name, self.settings))
         return self._summarizers[name]
 
     async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
