@@ -14,14 +14,16 @@ async def run_detached(
     tasks: set[asyncio.Task[Any]],
     failed: Callable[[BaseException], T],
     merge: Callable[[T, T], T | None] = lambda _a, _b: None,
+    window: float = 0.0,
 ) -> AsyncIterator[T]:
     """Yield `source`'s items while a task of its own consumes it to the end.
 
     An exception before the first item is raised here (the request is refused: 4xx/503); after it,
     `failed(exc)` becomes the last item, so a started stream always ends with an event. The task is
     kept in `tasks` until it ends (shutdown waits for it), whether or not anyone still listens.
-    Items already waiting when the reader comes back are joined by `merge` (None: not joinable), so
-    a slow reader gets fewer, larger items and a fast one is never made to wait for more.
+    Items `merge` can join (None: not joinable) travel together: those already waiting always, and
+    after the first joined run, what arrives within `window` seconds too. The first is never held
+    back, and a run ends at once when an item that cannot join arrives.
     """
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -40,17 +42,35 @@ async def run_detached(
     tasks.add(task)
     task.add_done_callback(tasks.discard)
     held: tuple[str, Any] | None = None
+    joined_once = False
     while True:
         kind, value = held or await queue.get()
-        held = None
         if kind == "end":
             return
         if kind == "raise":
             raise value
-        while kind == "item" and not queue.empty():
-            held = queue.get_nowait()
-            joined = merge(value, held[1]) if held[0] == "item" else None
-            if joined is None:
-                break
-            value, held = joined, None
+        wait = window if joined_once and merge(value, value) is not None else 0.0
+        value, held = await _gather(queue, value, merge, wait)
+        joined_once = joined_once or merge(value, value) is not None
         yield value
+
+
+async def _gather(
+    queue: asyncio.Queue[tuple[str, Any]], value: T, merge: Callable[[T, T], T | None], wait: float
+) -> tuple[T, tuple[str, Any] | None]:
+    """`value` joined with what follows it: what is queued now, and what arrives within `wait`
+    seconds. Returns the joined item and the first queued entry that could not join (if any)."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            if queue.empty() and remaining > 0:
+                entry = await asyncio.wait_for(queue.get(), remaining)
+            else:
+                entry = queue.get_nowait()
+        except (asyncio.QueueEmpty, TimeoutError):
+            return value, None
+        joined = merge(value, entry[1]) if entry[0] == "item" else None
+        if joined is None:
+            return value, entry
+        value = joined

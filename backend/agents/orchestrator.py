@@ -68,6 +68,9 @@ from tools.handoff import handoff_tool
 from tools.registry import agent_tools
 
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
+TEXT_WINDOW_SECONDS = 0.02
+"""After a turn's first text, deltas arriving within 20 ms travel as one event (one SSE write, not
+one per token); the first delta is never held back."""
 __all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
 
 
@@ -151,9 +154,8 @@ class Orchestrator:
         source = self._serialised(
             user_id, record.id, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
-        async for event in run_detached(
-            source, self.background, lambda exc: _failed(exc, record.id), _joined
-        ):
+        failed = lambda exc: _failed(exc, record.id)  # noqa: E731
+        async for event in run_detached(source, self.background, failed, _joined, TEXT_WINDOW_SECONDS):
             yield event
 
     async def _serialised(
