@@ -97,9 +97,10 @@ def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
 
 
 def _template_name(request: pytest.FixtureRequest, dialect: str) -> str:
-    """The migrated template, or the demo-loaded one when the test asks for `demo` (loading the
-    demo costs ~1 s of CPU per test; copying a loaded database costs milliseconds)."""
-    demo = "demo" in request.fixturenames
+    """The migrated template, or the demo-loaded one when the test asks for `demo` or is marked
+    `demo_db` (loading the demo costs ~1 s of CPU per test; copying a loaded database costs
+    milliseconds, and `load_demo` on the copy only finds the demo and issues a key)."""
+    demo = "demo" in request.fixturenames or request.node.get_closest_marker("demo_db") is not None
     return f"{dialect}_demo_template" if demo else f"{dialect}_template"
 
 

@@ -184,10 +184,7 @@ async def test_round_trips_are_constant_in_the_number_of_edges(db: Database, g: 
     assert big["metadata"]["round_trips"] <= small["metadata"]["round_trips"] <= 7
 
 
-async def test_knowledge_entries_compete_for_the_budget(db: Database, settings: Any) -> None:
-    from backend.demo.workspace import load_demo
-
-    demo = await load_demo(db, settings.secret_key)
+async def test_knowledge_entries_compete_for_the_budget(db: Database, settings: Any, demo: Any) -> None:
     seeds = [str(demo.focus["task"])]
     async with db.sessions() as s:
         with_kb = await build_context(
