@@ -24,6 +24,8 @@ class Launcher:
     def __init__(self, script: str, env: dict[str, str], cwd: Path) -> None:
         self.script, self.env, self.cwd = script, env, cwd
         self.count = 0
+        self.cpu: list[tuple[list[str], float]] = []
+        """CPU seconds (user + system) each step's process used, in order."""
         self.scratch = tempfile.TemporaryDirectory()  # each step's stdin, stdout and stderr files
 
     def __enter__(self) -> Launcher:
@@ -56,11 +58,12 @@ class Launcher:
         request = {"argv": args} | {name: str(path) for name, path in files.items()}
         self.proc.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
-        code = int(self._reply())
+        code, cpu = self._reply().split()
+        self.cpu.append((args, float(cpu)))
         output = files["stdout"].read_text() + files["stderr"].read_text()
         for path in files.values():
             path.unlink()
-        return code, output
+        return int(code), output
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
