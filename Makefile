@@ -56,7 +56,7 @@ typecheck: install ## mypy --strict over backend/ and tools/
 	$(BIN)/mypy
 
 pytest: install ## Run the test suite on both dialects, on two processes (one file stays on one)
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest -n 3 --dist loadfile --no-loadscope-reorder
 
 bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
