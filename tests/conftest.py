@@ -97,9 +97,10 @@ def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
 
 
 def _template_name(request: pytest.FixtureRequest, dialect: str) -> str:
-    """The migrated template, or the demo-loaded one when the test asks for `demo` (loading the
-    demo costs ~1 s of CPU per test; copying a loaded database costs milliseconds)."""
-    demo = "demo" in request.fixturenames
+    """The migrated template, or the demo-loaded one when the test asks for `demo` or is marked
+    `demo_db` (loading the demo costs ~1 s of CPU per test; copying a loaded database costs
+    milliseconds, and `load_demo` on the copy only finds the demo and issues a key)."""
+    demo = "demo" in request.fixturenames or request.node.get_closest_marker("demo_db") is not None
     return f"{dialect}_demo_template" if demo else f"{dialect}_template"
 
 
@@ -178,23 +179,29 @@ async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
 
 
 LONG_FILES = (
-    "test_cli_entrypoint.py",
-    "test_context_builder_doors.py",
-    "test_schema_fuzz.py",
-    "test_load.py",
-    "test_read_your_writes.py",
-    "test_browser.py",
-    "test_write_tool_doors.py",
-    "test_package.py",
-    "test_cli_embeddings.py",
-    "test_mcp.py",
-    "test_multiprocess.py",
+    "test_kit.py",
+    "test_web_app.py",
     "test_idempotency_everywhere.py",
-    "test_context_budget_property.py",
+    "test_context_builder.py",
+    "test_history_cache.py",
+    "test_server_lock.py",
+    "test_readme_build_on_orrery.py",
+    "test_limits.py",
+    "test_crash_recovery.py",
+    "test_openai_door.py",
+    "test_demo_workspace.py",
+    "test_tools_and_focus.py",
+    "test_section_budgets.py",
+    "test_cli_entrypoint.py",
+    "test_load.py",
+    "test_loading.py",
+    "test_hostile_input.py",
+    "test_reachability.py",
 )
-"""Files that run long (subprocesses, servers, browsers, fuzzing), longest first (measured with
-`--durations`): collected first, so that `make test`'s two processes (one file each at a time, the
-next file to whichever is free) start them early and end on short files instead."""
+"""Files that run long (subprocesses, servers, conformance runs), longest first, estimated from a
+full run's per-file times (`--junitxml`) less what the template copies and the entry-point launcher
+save: collected first, so that `make test`'s processes (one file each at a time, the next file to
+whichever is free) start them early and end on short files instead."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

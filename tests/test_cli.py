@@ -1,4 +1,5 @@
-"""The `orrery` CLI end to end on a fresh database: migrate, demo, summary, users."""
+"""The `orrery` CLI end to end: on a fresh database (migrate, demo, summary), and on copies of the
+migrated or demo-loaded templates (users, keys, sessions, context, knowledge, chat)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,25 @@ from backend.config import get_settings
 runner = CliRunner()
 
 
-@pytest.fixture
-def cli_env(empty_db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", empty_db_url)
+def _env(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def cli_env(empty_db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The CLI on a database with no schema (`test_fresh_database_flow` migrates it)."""
+    yield from _env(empty_db_url, monkeypatch)
+
+
+@pytest.fixture
+def migrated_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The CLI on a migrated copy (with the demo loaded when the test is marked `demo_db`: its own
+    `demo load` then only finds the demo and issues a key)."""
+    yield from _env(db_url, monkeypatch)
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -49,8 +62,7 @@ def test_fresh_database_flow(cli_env: None) -> None:
     assert code == 0 and "Atlas 2.0 Launch" in output and "Maya Chen" in output
 
 
-def test_users_and_synth(cli_env: None) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+def test_users_and_synth(migrated_env: None) -> None:
     code, output = invoke("users", "create", "Sam@Example.org", "--name", "Sam", "--project", "Thesis")
     assert code == 0 and "API key (shown once): orr_" in output and "Thesis" in output
     code, output = invoke("users", "create", "sam@example.org", "--name", "Sam again")
@@ -91,8 +103,8 @@ def test_users_and_synth(cli_env: None) -> None:
     assert not second["created"] and second["project_id"] == first["project_id"]
 
 
-def test_sessions_and_context_show(cli_env: None) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+@pytest.mark.demo_db
+def test_sessions_and_context_show(migrated_env: None) -> None:
     demo = json.loads(invoke("demo", "load", "--json")[1])
     focus = f"task:{demo['focus']['task']}"
     code, output = invoke(
@@ -132,8 +144,8 @@ def test_sessions_and_context_show(cli_env: None) -> None:
     assert code == 1 and "not found" in output
 
 
-def test_linked_and_context_build(cli_env: None) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+@pytest.mark.demo_db
+def test_linked_and_context_build(migrated_env: None) -> None:
     demo = json.loads(invoke("demo", "load", "--json")[1])
     task = demo["focus"]["task"]
     code, output = invoke("linked", task, "--filter", "document", "--json")
@@ -155,8 +167,8 @@ def test_linked_and_context_build(cli_env: None) -> None:
     assert code == 1 and "not found" in output
 
 
-def test_kb_and_docs_commands(cli_env: None, tmp_path: Any) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+@pytest.mark.demo_db
+def test_kb_and_docs_commands(migrated_env: None, tmp_path: Any) -> None:
     demo = json.loads(invoke("demo", "load", "--json")[1])
     code, output = invoke("kb", "search", "overage billing", "--json")
     assert code == 0 and json.loads(output)["hits"][0]["code"] == "BR-012"
@@ -178,8 +190,8 @@ def test_kb_and_docs_commands(cli_env: None, tmp_path: Any) -> None:
     assert code == 1 and "is not a directory" in output
 
 
-def test_chat_once_and_interactive(cli_env: None) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+@pytest.mark.demo_db
+def test_chat_once_and_interactive(migrated_env: None) -> None:
     assert invoke("demo", "load")[0] == 0
     code, output = invoke("chat", "--demo", "--once", "What plan does this task belong to?", "--json")
     result = json.loads(output)
@@ -195,8 +207,7 @@ def test_chat_once_and_interactive(cli_env: None) -> None:
     assert "unknown agent 'nope'" in session.output
 
 
-def test_keys_create_list_revoke(cli_env: None) -> None:
-    assert invoke("db", "upgrade")[0] == 0
+def test_keys_create_list_revoke(migrated_env: None) -> None:
     assert invoke("users", "create", "kim@example.org", "--name", "Kim")[0] == 0
     code, output = invoke("keys", "create", "kim@example.org", "--name", "laptop")
     assert code == 0 and "orr_" in output
@@ -208,13 +219,13 @@ def test_keys_create_list_revoke(cli_env: None) -> None:
     assert code == 1 and "not found" in output
 
 
+@pytest.mark.demo_db
 def test_interactive_chat_wraps_long_replies_at_the_terminal_width(
-    cli_env: None, monkeypatch: pytest.MonkeyPatch
+    migrated_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reply longer than the terminal is wrapped, never cut at its edge."""
     from backend.cli.common import out
 
-    assert invoke("db", "upgrade")[0] == 0
     assert invoke("demo", "load")[0] == 0
     monkeypatch.setattr(out, "_width", 40)
     session = runner.invoke(app, ["chat", "--demo"], input="What is this task blocked by?\n/quit\n")

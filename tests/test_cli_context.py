@@ -22,13 +22,14 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def demo(empty_db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
+def demo(db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The CLI on a copy of the demo-loaded template (this fixture is named `demo`): `demo load`
+    only finds the demo and issues a key (`tests/test_cli.py` migrates and loads a fresh one)."""
     (tmp_path / "mine.yaml").write_text("budget: 300\nstrategy: breadth\ndescription: my own\n")
-    monkeypatch.setenv("DATABASE_URL", empty_db_url)
+    monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
     monkeypatch.setenv("ORRERY_TEMPLATES_DIR", str(tmp_path))
     get_settings.cache_clear()
-    assert invoke("db", "upgrade")[0] == 0
     yield json.loads(invoke("demo", "load", "--json")[1])
     get_settings.cache_clear()
 

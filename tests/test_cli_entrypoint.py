@@ -15,11 +15,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from tests.support.entrypoint import Launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 ORRERY = str(Path(sys.executable).with_name("orrery"))
@@ -272,10 +275,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _orrery(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> tuple[int, str]:
-    done = subprocess.run(
-        [ORRERY, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=180
-    )
+def _orrery(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    done = subprocess.run([ORRERY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -291,22 +292,33 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path, dict[str, str]]:
-    """Run every step in order on one fresh SQLite file; return the env, cwd and captured ids."""
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Launcher, Path, dict[str, str]]]:
+    """Run every step in order on one fresh SQLite file; yield the launcher, cwd and captured ids.
+
+    The first step runs as a cold process; the others are forked from a launcher that has imported
+    the third-party libraries once (each still runs the console script in its own process)."""
     tmp = tmp_path_factory.mktemp("cli")
     env = _env(tmp)
     values: dict[str, str] = {"code": ""}
-    for args, code, expected, capture in STEPS:
-        argv = _fill(args, values)
-        got, output = _orrery(argv, env, tmp)
-        assert got == code, f"orrery {' '.join(argv)} exited {got}:\n{output}"
-        assert expected.format(**values) in output, f"orrery {' '.join(argv)}:\n{output}"
-        if capture is not None:
-            _capture(capture, json.loads(output.strip().splitlines()[-1]), values, env, tmp)
-    return env, tmp, values
+    with Launcher(ORRERY, env, tmp) as launcher:
+        for step in STEPS:
+            _step(launcher, step, values)
+        yield launcher, tmp, values
 
 
-def _capture(name: str, data: Any, values: dict[str, str], env: dict[str, str], cwd: Path) -> None:
+def _step(launcher: Launcher, step: Step, values: dict[str, str]) -> None:
+    """One step: exit code and output as expected; capture the ids it prints."""
+    args, code, expected, capture = step
+    argv = _fill(args, values)
+    cold = step is STEPS[0]  # the console script as a cold process, the rest forked (see `Launcher`)
+    got, output = _orrery(argv, launcher.env, launcher.cwd) if cold else launcher.run(argv)
+    assert got == code, f"orrery {' '.join(argv)} exited {got}:\n{output}"
+    assert expected.format(**values) in output, f"orrery {' '.join(argv)}:\n{output}"
+    if capture is not None:
+        _capture(capture, json.loads(output.strip().splitlines()[-1]), values)
+
+
+def _capture(name: str, data: Any, values: dict[str, str]) -> None:
     if name == "demo":
         values.update(project_id=data["project_id"], api_key=data["api_key"], **data["focus"])
     elif name == "session":
@@ -315,15 +327,16 @@ def _capture(name: str, data: Any, values: dict[str, str], env: dict[str, str], 
         values["code"] = data["hits"][0]["code"]
 
 
-def test_every_readme_step_runs(workspace: tuple[dict[str, str], Path, dict[str, str]]) -> None:
-    _env_, _cwd, values = workspace
+def test_every_readme_step_runs(workspace: tuple[Launcher, Path, dict[str, str]]) -> None:
+    _launcher, _cwd, values = workspace
     assert values["session_id"] and values["code"]
 
 
-def test_servers_through_the_entry_point(workspace: tuple[dict[str, str], Path, dict[str, str]]) -> None:
-    env, cwd, values = workspace
+def test_servers_through_the_entry_point(workspace: tuple[Launcher, Path, dict[str, str]]) -> None:
+    launcher, cwd, values = workspace
+    env = launcher.env
     # the interactive chat reads commands from stdin and leaves on /quit
-    code, output = _orrery(["chat", "--demo"], env, cwd, stdin="What plan does this task belong to?\n/quit\n")
+    code, output = launcher.run(["chat", "--demo"], stdin="What plan does this task belong to?\n/quit\n")
     assert code == 0, output
     assert "Launch" in output or "plan" in output.lower()
 

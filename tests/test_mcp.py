@@ -10,7 +10,6 @@ import pytest
 
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 
 
 async def _session(db_url: str, api_key: str) -> Any:
@@ -26,11 +25,10 @@ async def _session(db_url: str, api_key: str) -> Any:
     return StdioServerParameters(command=sys.executable, args=["-m", "backend", "mcp"], env=env)
 
 
-async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: str) -> None:
+async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: str, demo: Any) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    demo = await load_demo(db, settings.secret_key)
     params = await _session(db_url, demo.api_key)
     async with stdio_client(params) as streams, ClientSession(*streams) as client:
         await client.initialize()
@@ -58,7 +56,7 @@ async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: st
 
 
 async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
-    db: Database, settings: Settings, db_url: str
+    db: Database, settings: Settings, db_url: str, demo: Any
 ) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
@@ -67,7 +65,6 @@ async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
     from tools.registry import REGISTRY
 
     ensure_plugins()  # this process's registry, like the server's, includes the example plugin's tool
-    demo = await load_demo(db, settings.secret_key)
     async with (
         stdio_client(await _session(db_url, demo.api_key)) as streams,
         ClientSession(*streams) as client,
@@ -114,7 +111,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings: Settings) -> None:
+async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings: Settings, demo: Any) -> None:
     import asyncio
 
     import httpx2
@@ -126,7 +123,6 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
     from backend.mcp_server import http_app
     from backend.repo import identity
 
-    demo = await load_demo(db, settings.secret_key)
     async with db.transaction() as s:
         eve = await identity.create_user(s, "eve@example.org", "Eve")
         _, eve_key = await identity.issue_api_key(s, eve.id, "k", settings.secret_key)
@@ -190,14 +186,13 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
 
 
 async def test_mcp_serves_entries_and_stories_as_resources_and_agents_as_prompts(
-    db: Database, settings: Settings, db_url: str
+    db: Database, settings: Settings, db_url: str, demo: Any
 ) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
     from backend import __version__
 
-    demo = await load_demo(db, settings.secret_key)
     async with (
         stdio_client(await _session(db_url, demo.api_key)) as streams,
         ClientSession(*streams) as client,

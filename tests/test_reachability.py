@@ -52,6 +52,7 @@ def templates(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.demo_db
 async def test_build_context_filters_incremental_and_user_templates_reach_the_tool(
     db_url: str, templates: Path
 ) -> None:
@@ -105,6 +106,7 @@ async def test_mcp_build_context_takes_filters_and_incremental_arguments() -> No
     assert "configured docs folder" in (tools["index_docs"].description or "")
 
 
+@pytest.mark.demo_db
 async def test_index_docs_creates_the_first_index_from_the_configured_folder(db_url: str) -> None:
     configured = settings_for(db_url, docs_dir=DEMO_DOCS)
     db = Database.from_settings(configured)

@@ -39,6 +39,7 @@ def _no_user_twice(messages: list[dict[str, Any]]) -> bool:
     return all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
 
 
+@pytest.mark.demo_db
 async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
     db_url: str, provider: tuple[FakeProvider, str]
 ) -> None:

@@ -19,7 +19,6 @@ from backend.agents.litellm_model import LiteLLMModel
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.repo import chat
 
 
@@ -215,10 +214,9 @@ async def test_server_errors_surface_as_exceptions(fake: tuple[FakeOpenAI, str])
 
 
 async def test_a_turn_whose_stream_ends_without_finish_reason_is_stored_truncated(
-    fake: tuple[FakeOpenAI, str], db: Database, settings: Settings
+    fake: tuple[FakeOpenAI, str], db: Database, settings: Settings, demo: Any
 ) -> None:
     server, base = fake
-    demo = await load_demo(db, settings.secret_key)
     async with db.transaction() as s:
         sid = (await chat.create_session(s, demo.user_id, project_id=demo.project_id)).id
     model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)

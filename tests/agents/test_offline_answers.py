@@ -8,7 +8,6 @@ from backend.agents.offline_answers import answer_links, parse_links
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.repo import chat
 
 
@@ -24,8 +23,7 @@ async def _ask(db: Database, orch: Orchestrator, demo: Any, text: str) -> tuple[
     return events[-1].data["reply"], [e.data["name"] for e in events if e.type == "tool_call"]
 
 
-async def test_suggested_questions_get_answers_not_dumps(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_suggested_questions_get_answers_not_dumps(db: Database, settings: Settings, demo: Any) -> None:
     orch = Orchestrator(db, settings)
     blockers, calls = await _ask(db, orch, demo, "What is this task blocked by?")
     assert calls == ["get_linked_entities"]
@@ -69,11 +67,10 @@ def test_links_answer_is_direction_aware_and_says_when_there_is_nothing() -> Non
 
 
 async def test_an_explicit_load_context_request_mid_chat_runs_the_tool(
-    db: Database, settings: Settings
+    db: Database, settings: Settings, demo: Any
 ) -> None:
     """Seed 000's skill triggers ("load context", "get context"): asked later in a chat that already
     holds a packet, the tool still runs and its best entry answers."""
-    demo = await load_demo(db, settings.secret_key)
     orch = Orchestrator(db, settings)
     async with db.transaction() as s:
         sid = (await chat.create_session(s, demo.user_id, project_id=demo.project_id)).id
@@ -90,10 +87,11 @@ async def test_an_explicit_load_context_request_mid_chat_runs_the_tool(
     assert calls[0] == "load_context_for_task" and "FT-008: Shared billing" in reply
 
 
-async def test_more_about_the_linked_documents_reads_the_tool(db: Database, settings: Settings) -> None:
+async def test_more_about_the_linked_documents_reads_the_tool(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     """Seed 001's manual QA: "tell me more about the linked documents" uses `get_linked_entities`, so
     the documents the abbreviated section cut are named too."""
-    demo = await load_demo(db, settings.secret_key)
     reply, calls = await _ask(db, Orchestrator(db, settings), demo, "Tell me more about the linked documents")
     assert calls == ["get_linked_entities"]
     for name in ("Pricing research summary", "Team workspaces PRD", "Atlas 2.0 launch brief", "Sales FAQ"):

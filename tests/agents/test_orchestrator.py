@@ -14,7 +14,6 @@ from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import CheckIn
-from backend.demo.workspace import load_demo
 from backend.errors import ValidationError
 from backend.memory.messages import append_message
 from backend.repo import chat
@@ -49,19 +48,21 @@ def scripted(*steps: Any) -> tuple[Script, list[list[ModelMessage]]]:
     return script, script.seen
 
 
-async def _setup(db: Database, settings: Settings, **focus: Any) -> tuple[Any, Any]:
-    demo = await load_demo(db, settings.secret_key)
+async def _setup(db: Database, demo: Any, **focus: Any) -> Any:
+    """A new chat session in the demo workspace (`demo`: a copy of the demo-loaded template)."""
     async with db.transaction() as s:
         c = await chat.create_session(s, demo.user_id, project_id=demo.project_id, **focus)
-    return demo, c.id
+    return c.id
 
 
 async def _run(orch: Orchestrator, demo: Any, sid: Any, message: str | None, **kw: Any) -> list[Any]:
     return [e async for e in orch.turn(demo.user_id, sid, message, **kw)]
 
 
-async def test_turn_persists_both_messages_with_attribution(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_turn_persists_both_messages_with_attribution(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
     model, _ = scripted("Start with the legal review.")
     orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "What should I do next on the pricing work?")
@@ -79,8 +80,7 @@ async def test_turn_persists_both_messages_with_attribution(db: Database, settin
     model.done()
 
 
-async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings: Settings, demo: Any) -> None:
     async with db.transaction() as s:
         sid = (
             await chat.create_session(
@@ -107,8 +107,10 @@ async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings:
     model.done()
 
 
-async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_handoff_changes_the_agent_and_records_a_transition(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
     model, _ = scripted(
         ("handoff_to_agent", {"agent": "motivator", "reason": "the user sounds drained"}),
         "Handing you to the motivator.",
@@ -131,9 +133,9 @@ async def test_handoff_changes_the_agent_and_records_a_transition(db: Database, 
     [TimeoutError("model timed out"), RuntimeError("429 Too Many Requests"), RuntimeError("500 upstream")],
 )
 async def test_failures_leave_the_session_consistent_and_retry_works(
-    db: Database, settings: Settings, failure: Exception
+    db: Database, settings: Settings, failure: Exception, demo: Any
 ) -> None:
-    demo, sid = await _setup(db, settings)
+    sid = await _setup(db, demo)
     model, _ = scripted(failure, "Recovered answer.")
     orch = Orchestrator(db, settings, lambda name, s: model.model)
     events = await _run(orch, demo, sid, "Plan my week")
@@ -153,8 +155,10 @@ async def test_failures_leave_the_session_consistent_and_retry_works(
     model.done()
 
 
-async def test_malformed_tool_arguments_are_retried_by_the_model(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_malformed_tool_arguments_are_retried_by_the_model(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
     model, _ = scripted(
         ("get_linked_entities", {"entity_id": 5}),
         ("get_linked_entities", {"entity_id": "x", "entity_kind": "task"}),
@@ -168,8 +172,10 @@ async def test_malformed_tool_arguments_are_retried_by_the_model(db: Database, s
     ]
 
 
-async def test_concurrent_turns_on_one_session_keep_order(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_concurrent_turns_on_one_session_keep_order(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
 
     def echo(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = messages[-1].parts[-1]
@@ -184,8 +190,9 @@ async def test_concurrent_turns_on_one_session_keep_order(db: Database, settings
         assert reply.content == f"re: {user.content}"
 
 
-async def test_offline_model_answers_the_plan_question_from_context(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_offline_model_answers_the_plan_question_from_context(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     async with db.transaction() as s:
         sid = (
             await chat.create_session(
@@ -202,8 +209,8 @@ async def test_offline_model_answers_the_plan_question_from_context(db: Database
     assert "Legal review of pricing terms" in events[-1].data["reply"]
 
 
-async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Settings, demo: Any) -> None:
+    sid = await _setup(db, demo)
     orch = Orchestrator(db, settings)
     with pytest.raises(ValidationError, match="must not be empty"):
         await _run(orch, demo, sid, "   ")
@@ -217,8 +224,10 @@ async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Se
         _ = [e async for e in orch.turn(eve.id, sid, "hi")]
 
 
-async def test_summary_strategy_compacts_with_the_turns_model(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_summary_strategy_compacts_with_the_turns_model(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
     async with db.transaction() as s:
         record = await chat.get_session(s, demo.user_id, sid)
         record.scoping_strategy = "summary"
@@ -243,8 +252,10 @@ async def test_summary_strategy_compacts_with_the_turns_model(db: Database, sett
     assert events[-1].type == "done" and prompts and "older message 0" in prompts[0]
 
 
-async def test_pattern_analyst_refreshes_and_merges_the_summary(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_pattern_analyst_refreshes_and_merges_the_summary(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if info.output_tools:
@@ -274,8 +285,10 @@ async def test_pattern_analyst_refreshes_and_merges_the_summary(db: Database, se
     ]
 
 
-async def test_a_model_that_times_out_is_an_error_and_a_retry_works(db: Database, settings: Settings) -> None:
-    demo, sid = await _setup(db, settings)
+async def test_a_model_that_times_out_is_an_error_and_a_retry_works(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _setup(db, demo)
     slow = {"first": True}
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

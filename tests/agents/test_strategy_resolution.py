@@ -51,6 +51,7 @@ async def _session(db: Database, settings: Settings) -> Any:
     return demo, c.id
 
 
+@pytest.mark.demo_db
 async def test_a_chat_turn_and_the_context_endpoint_follow_the_global_setting(db_url: str) -> None:
     settings = settings_for(db_url, scoping_strategy="relevance")
     db = Database.from_settings(settings)
@@ -76,6 +77,7 @@ async def test_a_chat_turn_and_the_context_endpoint_follow_the_global_setting(db
         await db.dispose()
 
 
+@pytest.mark.demo_db
 async def test_context_endpoint_honours_per_agent_setting(db_url: str) -> None:
     settings = settings_for(db_url, agent_strategies={"coach": "token_budget"})
     db = Database.from_settings(settings)
@@ -110,6 +112,7 @@ def coach_keeps_only_questions(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
     yield None
 
 
+@pytest.mark.demo_db
 async def test_agent_definition_options_reach_the_strategy(
     db: Database, settings: Settings, coach_keeps_only_questions: None
 ) -> None:

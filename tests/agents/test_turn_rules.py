@@ -15,17 +15,16 @@ from backend.agents.attempts import with_fallbacks
 from backend.agents.orchestrator import UNANSWERED, Orchestrator
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.errors import ConflictError, NotFoundError, ValidationError
 from backend.repo import chat, graph
 from tests.support.models import streaming
 
 
-async def _session(db: Database, settings: Settings, **focus: Any) -> tuple[Any, Any]:
-    demo = await load_demo(db, settings.secret_key)
+async def _session(db: Database, demo: Any, **focus: Any) -> Any:
+    """A new chat session in the demo workspace (`demo`: a copy of the demo-loaded template)."""
     async with db.transaction() as s:
         record = await chat.create_session(s, demo.user_id, project_id=demo.project_id, **focus)
-    return demo, record.id
+    return record.id
 
 
 async def _run(orch: Orchestrator, demo: Any, sid: Any, message: str | None, **kw: Any) -> list[Any]:
@@ -52,8 +51,10 @@ class Flaky:
         return ModelResponse(parts=[TextPart("Answered.")])
 
 
-async def test_a_failed_message_is_shown_to_the_model_as_unanswered(db: Database, settings: Settings) -> None:
-    demo, sid = await _session(db, settings)
+async def test_a_failed_message_is_shown_to_the_model_as_unanswered(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _session(db, demo)
     flaky = Flaky()
     orch = Orchestrator(db, settings, lambda _n, _s: flaky.model)
     failed = await _run(orch, demo, sid, "First question", client_key="k1")
@@ -87,8 +88,8 @@ def _is_user(message: ModelRequest) -> bool:
     return any(isinstance(p, UserPromptPart) for p in message.parts)
 
 
-async def test_the_same_key_retries_a_failed_turn_once(db: Database, settings: Settings) -> None:
-    demo, sid = await _session(db, settings)
+async def test_the_same_key_retries_a_failed_turn_once(db: Database, settings: Settings, demo: Any) -> None:
+    sid = await _session(db, demo)
     flaky = Flaky()
     orch = Orchestrator(db, settings, lambda _n, _s: flaky.model)
     assert (await _run(orch, demo, sid, "Plan my week", client_key="k"))[-1].type == "error"
@@ -103,8 +104,10 @@ async def test_the_same_key_retries_a_failed_turn_once(db: Database, settings: S
     ]
 
 
-async def test_a_reused_key_with_another_body_is_a_conflict(db: Database, settings: Settings) -> None:
-    demo, sid = await _session(db, settings)
+async def test_a_reused_key_with_another_body_is_a_conflict(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _session(db, demo)
     orch = Orchestrator(db, settings, lambda _n, _s: streaming(lambda m, i: ModelResponse([TextPart("ok")])))
     await _run(orch, demo, sid, "Plan my week", client_key="k")
     with pytest.raises(ConflictError, match="different request"):
@@ -114,10 +117,9 @@ async def test_a_reused_key_with_another_body_is_a_conflict(db: Database, settin
     assert len(await _stored(db, demo, sid)) == 2
 
 
-async def test_refused_turns_store_nothing(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_refused_turns_store_nothing(db: Database, settings: Settings, demo: Any) -> None:
     task = demo.focus["task"]
-    _, sid = await _session(db, settings, focus_kind="task", focus_id=task)
+    sid = await _session(db, demo, focus_kind="task", focus_id=task)
     orch = Orchestrator(db, settings)
     with pytest.raises(ValidationError, match="unknown agent"):
         await _run(orch, demo, sid, "hello", agent="wizard")
@@ -129,9 +131,9 @@ async def test_refused_turns_store_nothing(db: Database, settings: Settings) -> 
 
 
 async def test_a_hanging_model_times_out_per_attempt_and_the_fallback_answers(
-    db: Database, settings: Settings
+    db: Database, settings: Settings, demo: Any
 ) -> None:
-    demo, sid = await _session(db, settings)
+    sid = await _session(db, demo)
 
     async def hang(messages: list[ModelMessage], info: AgentInfo) -> Any:
         await asyncio.sleep(30)
@@ -155,8 +157,10 @@ async def test_a_hanging_model_times_out_per_attempt_and_the_fallback_answers(
     }
 
 
-async def test_a_turn_runs_to_completion_when_its_client_leaves(db: Database, settings: Settings) -> None:
-    demo, sid = await _session(db, settings)
+async def test_a_turn_runs_to_completion_when_its_client_leaves(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    sid = await _session(db, demo)
     release = asyncio.Event()
 
     async def slow(messages: list[ModelMessage], info: AgentInfo) -> Any:

@@ -12,15 +12,13 @@ from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.migrations import head_revision
-from backend.demo.workspace import load_demo
 from backend.errors import DatabaseNotMigratedError
 from backend.repo import identity
 from tests.conftest import settings_for
 
 
 @pytest.fixture
-async def seeded(db: Database, settings: Settings) -> dict[str, Any]:
-    demo = await load_demo(db, settings.secret_key)
+async def seeded(db: Database, settings: Settings, demo: Any) -> dict[str, Any]:
     async with db.transaction() as s:
         stranger = await identity.create_user(s, "stranger@example.org", "Stranger")
         _, stranger_key = await identity.issue_api_key(s, stranger.id, "k", settings.secret_key)

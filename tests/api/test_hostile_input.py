@@ -15,15 +15,13 @@ from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Entity, KbEntry
-from backend.demo.workspace import load_demo
 from backend.services.limits import MAX_JSON_FIELD_BYTES
 
 HUGE = 2**63
 
 
 @pytest.fixture
-async def ctx(db: Database, settings: Settings) -> AsyncIterator[dict[str, Any]]:
-    demo = await load_demo(db, settings.secret_key)
+async def ctx(db: Database, settings: Settings, demo: Any) -> AsyncIterator[dict[str, Any]]:
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         client = httpx.AsyncClient(

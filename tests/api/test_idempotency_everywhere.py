@@ -28,6 +28,7 @@ def _session_of(exc: openai.APIStatusError) -> str:
     return str(exc.response.headers["X-Orrery-Session"])
 
 
+@pytest.mark.demo_db
 async def test_sdk_retries_store_one_message_and_a_resend_answers_it(
     db_url: str, provider: tuple[FakeProvider, str]
 ) -> None:
@@ -59,6 +60,7 @@ def _last_user(fake: FakeProvider) -> str:
     return str(fake.requests[-1]["messages"][-1]["content"])
 
 
+@pytest.mark.demo_db
 async def test_concurrent_requests_with_one_key_run_the_model_once(
     db_url: str, provider: tuple[FakeProvider, str]
 ) -> None:

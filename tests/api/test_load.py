@@ -26,6 +26,7 @@ async def _demo(settings: Settings) -> Any:
         await db.dispose()
 
 
+@pytest.mark.demo_db
 async def test_thirty_concurrent_sessions_two_turns_each(db_url: str) -> None:
     settings = settings_for(db_url)
     demo = await _demo(settings)
@@ -42,6 +43,7 @@ async def test_thirty_concurrent_sessions_two_turns_each(db_url: str) -> None:
 
 @pytest.mark.skipif("postgresql" not in DIALECTS, reason="several processes need PostgreSQL")
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+@pytest.mark.demo_db
 async def test_two_server_processes_on_one_postgresql(db_url: str) -> None:
     settings = settings_for(db_url)
     demo = await _demo(settings)

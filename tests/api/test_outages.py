@@ -51,6 +51,7 @@ def _assert_503(response: httpx.Response, message: str) -> None:
     }
 
 
+@pytest.mark.demo_db
 async def test_an_exhausted_pool_is_a_503_with_retry_after(db_url: str) -> None:
     settings = settings_for(db_url, db_pool_size=1, db_max_overflow=0, db_pool_timeout_seconds=0.2)
     async with _client(settings) as (app, http, demo):
@@ -105,6 +106,7 @@ async def test_a_busy_sqlite_is_waited_for_then_a_503_never_a_500(sqlite_url: st
 
 @pytest.mark.skipif("postgresql" not in DIALECTS, reason="PostgreSQL only")
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+@pytest.mark.demo_db
 async def test_a_database_gone_mid_turn_ends_the_stream_with_an_error_and_json_with_503(
     db_url: str, pg_server: ThrowawayPostgres
 ) -> None:

@@ -9,21 +9,22 @@ from contextlib import ExitStack
 
 import pytest
 
-from tests.conftest import DIALECTS
-from tests.support.load import prepare_database, server_process
+from tests.conftest import DIALECTS, settings_for
+from tests.support.killable import load_demo_into
+from tests.support.load import server_process
 from tests.support.read_your_writes import create_then_read
-
-SECRET = "ryw-secret"
 
 
 @pytest.mark.skipif("postgresql" not in DIALECTS, reason="PostgreSQL only")
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+@pytest.mark.demo_db
 def test_a_session_created_on_one_process_is_read_at_once_on_the_other(db_url: str) -> None:
-    demo = prepare_database(db_url, SECRET)
+    settings = settings_for(db_url)
+    demo = asyncio.run(load_demo_into(settings))
     with ExitStack() as stack:
-        bases = [stack.enter_context(server_process(db_url, SECRET)) for _ in range(2)]
+        bases = [stack.enter_context(server_process(db_url, settings.secret_key)) for _ in range(2)]
         result = asyncio.run(
-            create_then_read(bases, demo["api_key"], demo["project_id"], count=300, concurrency=30)
+            create_then_read(bases, demo.api_key, str(demo.project_id), count=300, concurrency=30)
         )
     assert result.failures == []
     assert result.created == 300

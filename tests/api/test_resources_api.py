@@ -11,13 +11,11 @@ import pytest
 from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.repo import identity
 
 
 @pytest.fixture
-async def ctx(db: Database, settings: Settings) -> AsyncIterator[dict[str, Any]]:
-    demo = await load_demo(db, settings.secret_key)
+async def ctx(db: Database, settings: Settings, demo: Any) -> AsyncIterator[dict[str, Any]]:
     async with db.transaction() as s:
         eve = await identity.create_user(s, "eve@example.org", "Eve")
         _, eve_key = await identity.issue_api_key(s, eve.id, "k", settings.secret_key)

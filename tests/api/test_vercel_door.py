@@ -17,7 +17,6 @@ from pydantic_ai.ui.vercel_ai import response_types as rt
 from backend.app.http import create_app
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from tests.support.models import calls, streaming
 
 CHUNKS = {
@@ -28,8 +27,7 @@ CHUNKS = {
 
 
 @pytest.fixture
-async def ctx(db: Database, settings: Settings) -> AsyncIterator[dict[str, Any]]:
-    demo = await load_demo(db, settings.secret_key)
+async def ctx(db: Database, settings: Settings, demo: Any) -> AsyncIterator[dict[str, Any]]:
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         client = httpx.AsyncClient(

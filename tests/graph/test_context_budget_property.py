@@ -4,6 +4,7 @@ seed combinations, strategies and formats on the demo workspace (the seeds alone
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from sqlalchemy import select
 
@@ -11,15 +12,13 @@ from backend.config import Settings
 from backend.context.builder import STRATEGIES, build_context, resolve_request
 from backend.db.engine import Database
 from backend.db.models import Entity
-from backend.demo.workspace import load_demo
 from backend.tokens import counter_for
 
 COUNTER = counter_for("offline")
 CASES = 80
 
 
-async def test_tokens_used_never_exceed_the_budget(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_tokens_used_never_exceed_the_budget(db: Database, settings: Settings, demo: Any) -> None:
     async with db.sessions() as s:
         ids = [str(i) for i in (await s.execute(select(Entity.id).order_by(Entity.name))).scalars()]
     rng = random.Random(12)

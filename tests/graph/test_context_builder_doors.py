@@ -22,7 +22,6 @@ from backend.context.builder import build_context, resolve_request
 from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import Entity
-from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.errors import NotFoundError, ValidationError
 from backend.tokens import counter_for
@@ -36,8 +35,7 @@ async def _ids(db: Database) -> list[str]:
         return [str(i) for i in (await s.execute(select(Entity.id).order_by(Entity.name))).scalars()]
 
 
-async def test_every_budget_from_1_holds_in_the_core(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_every_budget_from_1_holds_in_the_core(db: Database, settings: Settings, demo: Any) -> None:
     ids, counter, rng = await _ids(db), counter_for(settings.model), random.Random(21)
     over = []
     async with db.sessions() as s:
@@ -57,10 +55,9 @@ async def test_every_budget_from_1_holds_in_the_core(db: Database, settings: Set
 
 
 async def test_the_tool_and_mcp_text_keeps_its_footer_inside_the_budget(
-    db: Database, settings: Settings
+    db: Database, settings: Settings, demo: Any
 ) -> None:
     """The tool's text is what MCP returns (the same function); its footer is counted."""
-    demo = await load_demo(db, settings.secret_key)
     deps = TurnDeps(db=db, user_id=demo.user_id, settings=settings)
     ids, counter, rng = await _ids(db), counter_for(settings.model), random.Random(3)
     over = []
@@ -74,10 +71,9 @@ async def test_the_tool_and_mcp_text_keeps_its_footer_inside_the_budget(
     assert not over, f"over budget (budget, used): {over}"
 
 
-async def test_mcp_door_stays_within_budget(db: Database, settings: Settings) -> None:
+async def test_mcp_door_stays_within_budget(db: Database, settings: Settings, demo: Any) -> None:
     from backend.mcp_server import build_server
 
-    demo = await load_demo(db, settings.secret_key)
     deps = TurnDeps(db=db, user_id=demo.user_id, settings=settings)
 
     async def resolve() -> TurnDeps:
@@ -93,8 +89,7 @@ async def test_mcp_door_stays_within_budget(db: Database, settings: Settings) ->
         assert text and counter.count(text) <= budget, (budget, counter.count(text))
 
 
-async def test_seed_003_shape_and_option_names(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_seed_003_shape_and_option_names(db: Database, settings: Settings, demo: Any) -> None:
     task = str(demo.focus["task"])
     request = resolve_request(
         [task],
@@ -121,9 +116,8 @@ async def test_seed_003_shape_and_option_names(db: Database, settings: Settings)
     assert task in again.existing_ids  # seed 003's wrapper continues a context too
 
 
-async def test_bad_ids_are_clear_errors(db: Database, settings: Settings) -> None:
+async def test_bad_ids_are_clear_errors(db: Database, settings: Settings, demo: Any) -> None:
     """Issue 21: `assemble_working_context(user_id="not-a-uuid")` raised a raw database error."""
-    demo = await load_demo(db, settings.secret_key)
     with pytest.raises(NotFoundError, match="entity 'not-a-uuid' not found"):
         resolve_request(["not-a-uuid"])
     request = resolve_request([str(demo.focus["task"])])

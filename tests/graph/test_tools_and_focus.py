@@ -10,7 +10,6 @@ from pydantic_ai import Agent
 from backend.config import Settings
 from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.memory.messages import append_message
 from backend.repo import chat, identity
@@ -29,8 +28,9 @@ async def _run(db: Database, settings: Settings, user_id: Any, args: dict[str, A
     return str(result.output)
 
 
-async def test_tool_returns_full_details_filtered_by_kind(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_tool_returns_full_details_filtered_by_kind(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     out = await _run(
         db,
         settings,
@@ -51,16 +51,16 @@ async def test_tool_returns_full_details_filtered_by_kind(db: Database, settings
     ],
 )
 async def test_bad_ids_give_the_model_a_readable_error(
-    db: Database, settings: Settings, args: dict[str, Any]
+    db: Database, settings: Settings, args: dict[str, Any], demo: Any
 ) -> None:
-    demo = await load_demo(db, settings.secret_key)
     args = {k: str(demo.focus["task"]) if v == "FOCUS_TASK" else v for k, v in args.items()}
     out = await _run(db, settings, demo.user_id, args)
     assert "not found" in out and "Use an id and kind exactly as shown" in out
 
 
-async def test_foreign_entities_are_not_found_for_the_tool(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_foreign_entities_are_not_found_for_the_tool(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     async with db.transaction() as s:
         eve = await identity.create_user(s, "eve@example.org", "Eve")
     out = await _run(db, settings, eve.id, {"entity_id": str(demo.focus["task"]), "entity_kind": "task"})
@@ -76,8 +76,7 @@ async def _context(db: Database, settings: Settings, demo: Any, **focus: Any) ->
         )
 
 
-async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: Settings, demo: Any) -> None:
     focused = await _context(db, settings, demo, focus_kind="task", focus_id=demo.focus["task"])
     sections = {r.name: r for r in focused.receipt.sections}
     assert "## Current Focus\nYou are focused on the task **Finalize pricing page**" in focused.system_prompt
@@ -94,8 +93,7 @@ async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: 
     )
 
 
-async def test_build_context_tool(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_build_context_tool(db: Database, settings: Settings, demo: Any) -> None:
     agent = Agent(
         calls(
             "build_context",

@@ -11,7 +11,6 @@ from backend.config import Settings
 from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
 from backend.db.models import ChatSession
-from backend.demo.workspace import load_demo
 from backend.deps import TurnDeps
 from backend.knowledge.entries import entry_revisions
 from backend.memory.messages import append_message
@@ -35,9 +34,8 @@ async def _turn(
 
 
 async def test_domain_task_loads_high_confidence_silently_with_a_short_receipt(
-    db: Database, settings: Settings
+    db: Database, settings: Settings, demo: Any
 ) -> None:
-    demo = await load_demo(db, settings.secret_key)
     _, wc = await _turn(
         db,
         settings,
@@ -53,8 +51,7 @@ async def test_domain_task_loads_high_confidence_silently_with_a_short_receipt(
     assert "Open your reply with this one-line receipt" in wc.system_prompt
 
 
-async def test_non_domain_task_skips(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_non_domain_task_skips(db: Database, settings: Settings, demo: Any) -> None:
     _, wc = await _turn(
         db, settings, demo.user_id, demo.project_id, "How do I center a div with CSS flexbox?"
     )
@@ -62,8 +59,7 @@ async def test_non_domain_task_skips(db: Database, settings: Settings) -> None:
     assert "Knowledge Context" not in wc.system_prompt
 
 
-async def test_ambiguous_task_is_medium_and_asks(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_ambiguous_task_is_medium_and_asks(db: Database, settings: Settings, demo: Any) -> None:
     _, wc = await _turn(db, settings, demo.user_id, demo.project_id, "How do we count weekly active teams?")
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["confidence"] == "medium"
     assert "ask whether more context is needed" in wc.system_prompt
@@ -82,8 +78,7 @@ async def test_empty_kb_offers_capture_for_domain_work(db: Database, settings: S
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "skipped"
 
 
-async def test_packet_is_reused_until_the_focus_changes(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_packet_is_reused_until_the_focus_changes(db: Database, settings: Settings, demo: Any) -> None:
     sid, first = await _turn(db, settings, demo.user_id, demo.project_id, "Explain the overage billing rule")
     statements: list[str] = []
     event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
@@ -107,8 +102,9 @@ async def test_packet_is_reused_until_the_focus_changes(db: Database, settings: 
     assert first.receipt.knowledge is not None and first.receipt.knowledge["status"] == "loaded"
 
 
-async def test_knowledge_tools_read_and_write_with_provenance(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_knowledge_tools_read_and_write_with_provenance(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     async with db.transaction() as s:
         session_ = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
     deps = TurnDeps(
@@ -137,9 +133,8 @@ async def test_knowledge_tools_read_and_write_with_provenance(db: Database, sett
 
 
 async def test_a_question_about_the_focus_links_skips_without_deciding(
-    db: Database, settings: Settings
+    db: Database, settings: Settings, demo: Any
 ) -> None:
-    demo = await load_demo(db, settings.secret_key)
     focus = {"focus_kind": "task", "focus_id": demo.focus["task"]}
     sid, wc = await _turn(
         db, settings, demo.user_id, demo.project_id, "What plan does this task belong to?", **focus

@@ -4,10 +4,10 @@ entry summary and `entries`, `confidence`, `search_terms`, `total_found`), at th
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.knowledge import load_context
 from tools import knowledge as knowledge_tools
 
@@ -29,8 +29,7 @@ def test_defaults_are_ten_results_and_two_hops() -> None:
         assert params["max_results"].default == 10 and params["max_hops"].default == 2, fn
 
 
-async def test_result_has_the_seed_shape(db: Database, settings: Settings) -> None:
-    demo = await load_demo(db, settings.secret_key)
+async def test_result_has_the_seed_shape(db: Database, settings: Settings, demo: Any) -> None:
     async with db.sessions() as s:
         result = await load_context.load_context_for_task(
             s, demo.user_id, demo.project_id, "How does overage billing work?"

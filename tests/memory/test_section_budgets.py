@@ -14,7 +14,6 @@ from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
 from backend.context.working_context import assemble_working_context
 from backend.db.engine import Database
-from backend.demo.workspace import load_demo
 from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, HINT
 from backend.repo import chat
 from tests.support.models import streaming
@@ -30,10 +29,11 @@ async def _focused_session(db: Database, demo: Any) -> Any:
     return record.id
 
 
-async def test_knowledge_packet_does_not_starve_the_linked_goals(db: Database, settings: Settings) -> None:
+async def test_knowledge_packet_does_not_starve_the_linked_goals(
+    db: Database, settings: Settings, demo: Any
+) -> None:
     """The audit's case: a domain question first (the packet loads), then a question about the
     focused task's goals; the second prompt still lists the linked goals and the tool hint."""
-    demo = await load_demo(db, settings.secret_key)
     sid = await _focused_session(db, demo)
     prompts: list[str] = []
 
@@ -55,9 +55,8 @@ async def test_knowledge_packet_does_not_starve_the_linked_goals(db: Database, s
 
 @pytest.mark.parametrize("window", [8192, 32_768, 128_000])
 async def test_linked_entities_show_three_per_type_within_500_tokens(
-    db: Database, settings: Settings, window: int
+    db: Database, settings: Settings, window: int, demo: Any
 ) -> None:
-    demo = await load_demo(db, settings.secret_key)
     sid = await _focused_session(db, demo)
     async with db.transaction() as s:
         wc = await assemble_working_context(

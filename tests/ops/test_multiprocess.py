@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
@@ -95,6 +96,7 @@ async def _job_statuses(database: Database) -> list[str]:
         return list((await s.execute(select(Job.status))).scalars().all())
 
 
+@pytest.mark.demo_db
 def test_two_processes_share_metrics_limits_and_jobs(db_url: str, tmp_path: Path) -> None:
     demo = _in_database(db_url, lambda database: load_demo(database, "test-secret"))
     env = {

@@ -1,10 +1,10 @@
 """A fake OpenAI-compatible model provider on loopback, for server processes started by tests.
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
-text>`), `fail` (HTTP 500, after the `gate` opens), or `hang` (waits until the mode changes). Every
-request body is kept in `requests`, so tests count upstream calls and read what the model was given.
-A server process reaches it with `LITELLM_API_BASE` (see `provider_env`).
-"""
+text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), or `hang` (waits
+until the mode changes). Every request body is kept in `requests`, so tests count upstream calls and
+read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
+`provider_env`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,13 @@ class FakeProvider:
         if self.mode == "fail":
             while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
                 await asyncio.sleep(0.05)
-            return JSONResponse({"error": {"message": "try later", "type": "server_error"}}, status_code=500)
+            # `retry-after-ms`: the OpenAI SDK's clients retry at once instead of backing off ~1.5 s
+            # per failed turn; they retry just as often
+            return JSONResponse(
+                {"error": {"message": "try later", "type": "server_error"}},
+                status_code=500,
+                headers={"retry-after-ms": "1"},
+            )
         text = f"echo: {_text(body['messages'][-1])}"
         if body.get("stream"):
             return StreamingResponse(_stream(body["model"], text), media_type="text/event-stream")
