@@ -42,7 +42,8 @@ chat: demo ## Chat with the demo workspace in the terminal (offline model), focu
 serve: install ## Start the API server only
 	$(BIN)/orrery serve
 
-test: install lint typecheck docs pytest ## Lint, type-check, build the docs and run every test (SQLite and a throwaway PostgreSQL)
+test: install ## Lint, type-check, build the docs and run every test (SQLite and a throwaway PostgreSQL), side by side
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck docs pytest
 
 lint: install ## ruff check + format check + the layer contracts (.importlinter)
 	$(BIN)/ruff check .
