@@ -49,9 +49,9 @@ async def run_detached(
             return
         if kind == "raise":
             raise value
-        wait = window if joined_once and merge(value, value) is not None else 0.0
-        value, held = await _gather(queue, value, merge, wait)
-        joined_once = joined_once or merge(value, value) is not None
+        joinable = merge(value, value) is not None  # a probe: None means this kind never joins
+        value, held = await _gather(queue, value, merge, window if joined_once and joinable else 0.0)
+        joined_once = joined_once or joinable
         yield value
 
 
