@@ -2,7 +2,7 @@
 
 The layers, top to bottom (`.importlinter` enforces them; docs/architecture.md explains them):
 
-- `backend.app`        the composition root: plugin registration, the HTTP app, the `orrery` entry point.
+- `backend.app`        the composition root: plugin registration and the HTTP app (`orrery serve`).
 - doors                `backend.api`, `backend.web`, `backend.mcp_server`, `backend.cli` (never each other).
 - `backend.services`   what the doors share: auth, limits, chat turns, the context view, tool calls.
 - `backend.agents`     the orchestrator, model factory and turn machinery (and `backend.evaluation`).

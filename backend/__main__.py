@@ -1,5 +1,5 @@
 """`python -m backend`: the `orrery` command line."""
 
-from backend.app.cli import main
+from backend.cli import main
 
 main()

@@ -1,6 +1,6 @@
 """The composition root: the one place that knows every layer. It registers plugins (agents, tools,
-strategies, expertise) once per process, builds the HTTP app (`backend.app.http.create_app`), wires
-operations, and is the `orrery` entry point (`backend.app.cli`), which launches the servers.
+strategies, expertise) for the HTTP app, builds the HTTP app (`backend.app.http.create_app`, and
+`backend.app.boot`, what `orrery serve` runs while it warms up) and wires operations.
 
 Nothing below imports it: lower layers read the registries it filled.
 """

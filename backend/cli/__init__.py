@@ -5,6 +5,8 @@ Heavy modules are imported inside the commands so `orrery --help` stays instant.
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from backend.cli import (
@@ -20,6 +22,7 @@ from backend.cli import (
     keys,
     linked,
     plugins,
+    server,
     sessions,
     tools,
     usage,
@@ -40,5 +43,28 @@ app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")
-for module in (linked, chat, usage, plugins, tools):
+for module in (server, linked, chat, usage, plugins, tools):
     app.registered_commands.extend(module.app.registered_commands)
+
+SERVERS = ("serve", "mcp")
+"""Commands whose server registers plugins itself, in the process that serves (so `orrery serve`
+answers /health without paying for them first)."""
+
+
+@app.callback()
+def _register_plugins(ctx: typer.Context) -> None:
+    """Orrery: a backend for chat assistants that work in context."""
+    if ctx.invoked_subcommand in SERVERS:
+        return
+    from backend.config import get_settings
+    from backend.plugins import ensure_plugins
+
+    ensure_plugins(get_settings())  # once per process, before any command reads the registries
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

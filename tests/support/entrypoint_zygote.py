@@ -1,7 +1,7 @@
 """Run the `orrery` console script many times without paying its imports each time.
 
 Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT` with the steps' env and
-cwd. It imports `backend.app.cli` (the script's own first line) and the third-party libraries the
+cwd. It imports `backend.cli` (the script's own first line) and the third-party libraries the
 commands use (pydantic-ai, FastAPI, SQLAlchemy, ...), then for each request line (JSON: argv,
 stdin/stdout/stderr paths) forks a child that points fds 0-2 at those files and runs the console
 script file itself as `__main__`. Each command runs as in a fresh process whose imports were already
@@ -23,7 +23,7 @@ import threading
 
 PRELOAD = (
     "alembic.command",
-    "backend.app.cli",  # the console script imports it first thing, unconditionally
+    "backend.cli",  # the console script imports it first thing, unconditionally
     "fastapi",
     "httpx",
     "numpy",

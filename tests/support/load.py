@@ -56,10 +56,7 @@ def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str]
 
 ENTRY = """import sys
 sys.argv[0] = "orrery"
-try:
-    from backend.app.cli import main  # the console script's entry point
-except ImportError:  # an older checkout served with --source (its entry point was backend.cli)
-    from backend.cli import main
+from backend.cli import main  # the console script's entry point
 main()
 """
 

@@ -1,0 +1,5 @@
+"""`python -m backend.cli`."""
+
+from backend.cli import main
+
+main()
