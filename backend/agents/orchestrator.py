@@ -23,18 +23,18 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from pydantic_ai import Agent, AgentRunResultEvent
 from pydantic_ai.models import Model
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
+from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import route
-from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data, history_of, translate
+from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
@@ -64,22 +64,12 @@ from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
 from backend.roster import AgentDefinition, get_agent
-from tools.handoff import handoff_tool
-from tools.registry import agent_tools
 
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
 TEXT_WINDOW_SECONDS = 0.02
 """After a turn's first text, deltas arriving within 20 ms travel as one event (one SSE write, not
 one per token); the first delta is never held back."""
 __all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
-
-
-@dataclass
-class ModelRun:
-    """What one model run left behind: its result, and the tool calls seen while it streamed."""
-
-    result: Any = None
-    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def context_event(wc: WorkingContext) -> TurnEvent:
@@ -231,25 +221,11 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None,
     ) -> AsyncIterator[TurnEvent]:
         """The model's run as turn events; its result and tool calls are left in `run`."""
-        runner = Agent(
-            MeteredModel(self._turn_model(model), chosen.id),
-            deps_type=TurnDeps,
-            instructions=wc.system_prompt,
-            tools=[*agent_tools(chosen.tools), handoff_tool()],
-            retries=2,
-            name=chosen.id,
-        )
-        history = history_of(  # the notes after failed turns are in `wc.messages` already
-            wc.messages[:-1] if wc.messages and wc.messages[-1]["content"] == text else wc.messages
-        )
-        async with runner.run_stream_events(text, message_history=history, deps=deps) as events:
-            async for event in events:
-                if on_model_event is not None:
-                    on_model_event(event)
-                for out in translate(event, run.calls):
-                    yield out
-                if isinstance(event, AgentRunResultEvent):
-                    run.result = event.result
+        metered = MeteredModel(self._turn_model(model), chosen.id)
+        history = history_for(wc.messages, text)
+        events = stream_model(chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event)
+        async for out in events:
+            yield out
 
     async def _finish(
         self,
