@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic_ai.models import Model
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
@@ -50,7 +51,8 @@ from backend.agents.turn_store import (
 from backend.config import Settings
 from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.db.engine import Database
-from backend.db.models import Message
+from backend.db.memos import Memo, pending_memos
+from backend.db.models import ChatSession, Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
@@ -59,10 +61,10 @@ from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
 from backend.ops import observe
 from backend.ops.cost import message_cost
 from backend.ops.jobs import JobWorker, enqueue
-from backend.ops.limits import reserve_turn
 from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo import chat
+from backend.repo.scope import as_uuid
 from backend.roster import AgentDefinition, get_agent
 
 REFRESH_SUMMARY_JOB = "refresh_user_summary"
@@ -135,16 +137,14 @@ class Orchestrator:
         itself). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
-        async with self.db.sessions() as s:
-            record = await chat.get_session(s, user_id, session_id)
-        conversation_id.set(str(record.id))  # traces name the session: `gen_ai.conversation.id`
-        await reserve_turn(self.db, self.settings, user_id)  # per-user limits: 429 before anything is stored
+        sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
+        conversation_id.set(str(sid))  # traces name the session: `gen_ai.conversation.id`
         fingerprint = request_fingerprint(message, agent) if client_key else None
-        arrival = await arrival_of(self.db, record.id, client_key, message if resend else None)
+        arrival = await arrival_of(self.db, sid, client_key, message if resend else None)
         source = self._serialised(
-            user_id, record.id, message, agent, model, client_key, fingerprint, arrival, on_model_event
+            user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
-        failed = lambda exc: _failed(exc, record.id)  # noqa: E731
+        failed = lambda exc: _failed(exc, sid)  # noqa: E731
         async for event in run_detached(source, self.background, failed, _joined, TEXT_WINDOW_SECONDS):
             yield event
 
@@ -162,7 +162,15 @@ class Orchestrator:
     ) -> AsyncIterator[TurnEvent]:
         async with self.locks.hold(sid):
             pending = await store_user_message(
-                self.db, user_id, sid, message, client_key, fingerprint, self.embedding, arrival
+                self.db,
+                self.settings,
+                user_id,
+                sid,
+                message,
+                client_key,
+                fingerprint,
+                self.embedding,
+                arrival,
             )
             self._embeddings_queued()
             if pending.shared_failure:  # the same request ran while this one waited, and failed
@@ -192,7 +200,7 @@ class Orchestrator:
         """Prepare the context, stream the model's run, then store the reply: the turn's path in order."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        chosen, wc, deps = await self._prepare(user_id, sid, pending.text, agent, model)
+        chosen, wc, deps, memos = await self._prepare(user_id, sid, pending, agent, model)
         if self.on_context is not None:
             self.on_context(wc)
         yield TurnEvent("agent", {"agent": chosen.id})
@@ -207,7 +215,7 @@ class Orchestrator:
             yield _failed(exc, sid, logged=True)
             return
         latency = int((time.perf_counter() - started) * 1000)
-        saved = await self._finish(user_id, sid, pending, chosen.id, run, latency, deps.handoff, model)
+        saved = await self._finish(user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos)
         yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
 
     async def _run_model(
@@ -237,8 +245,10 @@ class Orchestrator:
         latency: int,
         handoff: HandoffRequest,
         model: str | None,
+        memos: list[Memo],
     ) -> Message:
-        """Store the reply with its usage and cost, then the bookkeeping a finished turn triggers."""
+        """Store the reply with its usage and cost and what assembling the context left to write,
+        then the bookkeeping a finished turn triggers."""
         assert run.result is not None
         usage = run.result.usage
         cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
@@ -251,8 +261,9 @@ class Orchestrator:
             is_truncated(run.result.response),
             cost,
         )
+        answered = pending.message_id if pending.retried else None
         saved = await persist_reply(
-            self.db, self.settings, self.embedding, user_id, sid, pending.message_id, reply, handoff
+            self.db, self.settings, self.embedding, user_id, sid, answered, reply, handoff, memos
         )
         self._embeddings_queued()
         observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
@@ -324,20 +335,19 @@ class Orchestrator:
         await self.locks.close()
 
     async def _prepare(
-        self, user_id: uuid.UUID, sid: uuid.UUID, text: str, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps]:
-        async with self.db.transaction() as s:
-            record = await chat.get_session(s, user_id, sid)
-            failed = await unanswered_texts(s, sid, live=True)  # we hold the lock: leftovers are marked
-            if agent is not None:
-                chosen, reason = get_agent(agent), "chosen explicitly"
-            elif record.active_agent:
-                chosen, reason = get_agent(record.active_agent), ""
+        self, user_id: uuid.UUID, sid: uuid.UUID, pending: PendingTurn, agent: str | None, model: str | None
+    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, list[Memo]]:
+        """Choose the agent and assemble its context in a read-only session (no write lock held):
+        what that changes (the agent switch, the knowledge decision, a summary) comes back as memos,
+        written with the reply."""
+        async with self.db.readers() as s:
+            record = pending.chat
+            if record is None or record.id != sid:
+                record = await chat.get_session(s, user_id, sid)
             else:
-                routed, reason = route(text, record.focus_kind)
-                chosen = get_agent(routed)
-            if record.active_agent != chosen.id:
-                await chat.record_transition(s, user_id, sid, chosen.id, reason)
+                s.add(record)  # the row the store just read: changes to it are tracked here
+            failed = await unanswered_texts(s, sid, live=True) if pending.any_failed else frozenset()
+            chosen = await self._choose(s, user_id, record, pending.text, agent)
             wc = await assemble_working_context(
                 s,
                 agent=chosen.id,
@@ -345,21 +355,39 @@ class Orchestrator:
                 session_id=sid,
                 user_id=user_id,
                 settings=self.settings,
-                query=text,
+                query=pending.text,
                 summarizer=self._summarizer(model),
                 chat=record,
+                focus=pending.focus,
             )
-            deps = TurnDeps(
-                db=self.db,
-                user_id=user_id,
-                settings=self.settings,
-                project_id=record.project_id,
-                session_id=sid,
-                focus_kind=record.focus_kind,
-                focus_id=record.focus_id,
-            )
+            memos = pending_memos(s)
+        deps = TurnDeps(
+            db=self.db,
+            user_id=user_id,
+            settings=self.settings,
+            project_id=record.project_id,
+            session_id=sid,
+            focus_kind=record.focus_kind,
+            focus_id=record.focus_id,
+        )
         wc = replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
-        return chosen, wc, deps
+        return chosen, wc, deps, memos
+
+    async def _choose(
+        self, s: AsyncSession, user_id: uuid.UUID, record: ChatSession, text: str, agent: str | None
+    ) -> AgentDefinition:
+        """The turn's agent: chosen explicitly, else the session's active one, else routed by the
+        first message; a switch is recorded as a transition."""
+        if agent is not None:
+            chosen, reason = get_agent(agent), "chosen explicitly"
+        elif record.active_agent:
+            chosen, reason = get_agent(record.active_agent), ""
+        else:
+            routed, reason = route(text, record.focus_kind)
+            chosen = get_agent(routed)
+        if record.active_agent != chosen.id:
+            await chat.record_transition(s, user_id, record.id, chosen.id, reason)
+        return chosen
 
 
 def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:

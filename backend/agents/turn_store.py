@@ -17,7 +17,7 @@ import hashlib
 import json
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -27,12 +27,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
 from backend.db.engine import Database
-from backend.db.models import CheckIn, Message
+from backend.db.memos import Memo, write_memos
+from backend.db.models import ChatSession, CheckIn, Entity, Message
 from backend.deps import HandoffRequest
 from backend.errors import ConflictError, ValidationError
 from backend.memory.embedding_models import LOCAL, EmbeddingModel
 from backend.memory.messages import append_message
-from backend.ops.limits import count_tokens
+from backend.ops.limits import count_tokens, reserve_turn
 from backend.repo import chat
 
 log = logging.getLogger("orrery.turns")
@@ -50,12 +51,20 @@ def request_fingerprint(message: str | None, agent: str | None) -> str:
 @dataclass(frozen=True)
 class PendingTurn:
     """The user message a turn answers, or the stored reply when the request is a replay, or
-    `shared_failure`: the same request ran while this one waited, and its turn failed."""
+    `shared_failure`: the same request ran while this one waited, and its turn failed. A turn to run
+    also carries what the store read, so the context is assembled without reading it again: the
+    session row (`message_count` counts the message), the focused entity, whether the message was
+    stored before (`retried`: its reply clears a `failed` mark) and whether any user message of the
+    session is marked `failed`."""
 
     text: str
     message_id: uuid.UUID | None
     replay: Message | None = None
     shared_failure: bool = False
+    chat: ChatSession | None = None
+    focus: Entity | None = None
+    retried: bool = False
+    any_failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,7 @@ async def arrival_of(db: Database, sid: uuid.UUID, client_key: str | None, resen
 
 async def store_user_message(
     db: Database,
+    settings: Settings,
     user_id: uuid.UUID,
     sid: uuid.UUID,
     message: str | None,
@@ -96,47 +106,77 @@ async def store_user_message(
     embedding: EmbeddingModel = LOCAL,
     arrival: Arrival = Arrival(),  # noqa: B008 - frozen
 ) -> PendingTurn:
-    """Store the user message (or find the one to retry, or the reply to replay); a remote
-    `embedding` model gets a job queued with it, never a call here. Runs under the turn lock."""
+    """Store the user message (or find the one to retry, or the reply to replay), counting the turn
+    against the user's limits in the same transaction; a remote `embedding` model gets a job queued
+    with it, never a call here. Runs under the turn lock."""
     async with db.transaction() as s:
-        record, latest = await chat.session_and_latest(s, user_id, sid)
+        state = await chat.session_and_latest(s, user_id, sid)
+        record, latest = state.chat, state.latest
+        focus = None
         if record.focus_kind and record.project_id and record.focus_id:
-            await chat.check_focus(s, user_id, record.project_id, record.focus_kind, record.focus_id)
+            focus = await chat.check_focus(s, user_id, record.project_id, record.focus_kind, record.focus_id)
+        await reserve_turn(s, settings, user_id)  # 429 rolls this transaction back: nothing stored
         leftover = None
         if latest is not None and latest.role == "user" and latest.status == "complete":
             latest.status = "failed"  # a crash leftover: we hold the lock, so its turn has no live owner
             leftover = latest.id
-        earlier = None
-        if client_key is not None:
-            earlier = (
-                await s.execute(
-                    select(Message).where(Message.session_id == sid, Message.client_key == client_key)
-                )
-            ).scalar_one_or_none()
-        elif arrival.message_id is not None:
-            earlier = await s.get(Message, arrival.message_id)
-        if earlier is not None and earlier.session_id == sid:
-            duplicate = earlier.status == "failed" and not arrival.failed and earlier.id != leftover
-            found = await _replay_or_retry(s, earlier, latest, fingerprint, duplicate, client_key is not None)
-            if found is not None:
-                return found
-        if message is None:
-            if latest is None or latest.role != "user":
-                raise ValidationError("nothing to retry: the last message is not an unanswered user message")
-            return PendingTurn(latest.content, latest.id)
-        text = message.strip()
-        if not text:
-            raise ValidationError("message must not be empty")
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-        saved = await append_message(
-            s,
-            user_id,
-            sid,
-            chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint),
-            embedding=embedding,
-        )
-        return PendingTurn(text, saved.id)
+        found = await _earlier(s, sid, latest, client_key, fingerprint, arrival, leftover)
+        if found is None:
+            found = await _new_or_latest(s, user_id, sid, latest, message, client_key, fingerprint, embedding)
+    if found.replay is not None or found.shared_failure:
+        return found
+    return replace(found, chat=record, focus=focus, any_failed=state.any_failed or leftover is not None)
+
+
+async def _earlier(
+    s: AsyncSession,
+    sid: uuid.UUID,
+    latest: Message | None,
+    client_key: str | None,
+    fingerprint: str | None,
+    arrival: Arrival,
+    leftover: uuid.UUID | None,
+) -> PendingTurn | None:
+    """The stored turn this request repeats (by Idempotency-Key, or the resend found on arrival):
+    its reply to replay, its failure to share, or its message to retry; None to store anew."""
+    earlier = None
+    if client_key is not None:
+        earlier = (
+            await s.execute(
+                select(Message).where(Message.session_id == sid, Message.client_key == client_key)
+            )
+        ).scalar_one_or_none()
+    elif arrival.message_id is not None:
+        earlier = await s.get(Message, arrival.message_id)
+    if earlier is None or earlier.session_id != sid:
+        return None
+    duplicate = earlier.status == "failed" and not arrival.failed and earlier.id != leftover
+    return await _replay_or_retry(s, earlier, latest, fingerprint, duplicate, client_key is not None)
+
+
+async def _new_or_latest(
+    s: AsyncSession,
+    user_id: uuid.UUID,
+    sid: uuid.UUID,
+    latest: Message | None,
+    message: str | None,
+    client_key: str | None,
+    fingerprint: str | None,
+    embedding: EmbeddingModel,
+) -> PendingTurn:
+    """`message` stored as the session's next message, or (None) the unanswered latest to retry."""
+    if message is None:
+        if latest is None or latest.role != "user":
+            raise ValidationError("nothing to retry: the last message is not an unanswered user message")
+        return PendingTurn(latest.content, latest.id, retried=True)
+    text = message.strip()
+    if not text:
+        raise ValidationError("message must not be empty")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
+    new = chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint)
+    saved = await append_message(s, user_id, sid, new, embedding=embedding)
+    return PendingTurn(text, saved.id)
 
 
 async def _replay_or_retry(
@@ -169,7 +209,7 @@ async def _replay_or_retry(
             "the turn of this Idempotency-Key failed and the conversation has moved on; "
             "send the message again with a new key"
         )
-    return PendingTurn(earlier.content, earlier.id, shared_failure=duplicate)
+    return PendingTurn(earlier.content, earlier.id, shared_failure=duplicate, retried=True)
 
 
 async def mark_failed(db: Database, message_id: uuid.UUID | None) -> None:
@@ -227,10 +267,13 @@ async def persist_reply(
     answered: uuid.UUID | None,
     reply: StoredReply,
     handoff: HandoffRequest,
+    memos: list[Memo] | None = None,
 ) -> Message:
-    """The reply, the answered mark, token usage, a handoff and the day's check-in: one transaction."""
+    """The reply, the answered mark, what assembling the turn's context left to write (`memos`),
+    token usage, a handoff and the day's check-in: one transaction."""
     usage = reply.usage
     async with db.transaction() as s:
+        await write_memos(s, memos or [])
         await mark_answered(s, answered)
         saved = await append_message(
             s,

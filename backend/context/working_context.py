@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
 from backend.context.strategy import StrategyChoice, resolve_strategy
-from backend.db.models import ChatSession
+from backend.db.models import ChatSession, Entity
 from backend.graph.focus import focus_sections
 from backend.knowledge.autocontext import AutoContext, auto_context
 from backend.memory.expertise import EXPERTISE_DIR, modules_for
@@ -111,11 +111,13 @@ async def assemble_working_context(
     auto_knowledge: bool = True,
     through_seq: int | None = None,
     chat: ChatSession | None = None,
+    focus: Entity | None = None,
 ) -> WorkingContext:
     """The agent's working context for the session's current turn. `base_prompt` defaults to the
     agent's prompt, `scoping` (an override) to what `resolve_strategy` picks; `scoping_options` add to
     the agent's options; `through_seq` (a user message's seq) rebuilds that past turn's view; `chat` is
-    the session's row when the caller has just read it in `session` (one read fewer per turn)."""
+    the session's row and `focus` its focused entity when the caller has just read them for this user
+    (reads fewer per turn)."""
     user_id = as_uuid(user_id, "user")  # a malformed id is not found, never a database error
     definition = get_agent(agent)  # a built-in or plugin agent, else a ValidationError listing them
     if chat is None or chat.id != as_uuid(session_id, "session") or chat.user_id != user_id:
@@ -146,6 +148,7 @@ async def assemble_working_context(
         expertise_dir=expertise_dir,
         auto_knowledge=auto_knowledge,
         sections=sections,
+        focus=focus,
     )
     scoped = await get_strategy(choice.name).select(
         view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
@@ -177,6 +180,7 @@ async def _system_prompt(
     expertise_dir: Path,
     auto_knowledge: bool,
     sections: Sequence[ContextSection],
+    focus: Entity | None = None,
 ) -> SystemPrompt:
     """Base prompt, profile, expertise, then focus, knowledge and linked sections, each fitted to its
     budget; what does not fit is in the receipt with its reason."""
@@ -187,7 +191,7 @@ async def _system_prompt(
     )
     knowledge = await auto_context(session, user_id, chat, query, counter) if auto_knowledge else None
     kb = [knowledge.section] if knowledge and knowledge.section else []
-    focused = await focus_sections(session, user_id, chat, budgets, counter)
+    focused = await focus_sections(session, user_id, chat, budgets, counter, focus)
     focus_only = [s for s in focused if s.name == "focus"]
     linked = [s for s in focused if s.name != "focus"]
     extra = _fit_sections([*focus_only, *kb, *linked, *sections], budgets, counter)

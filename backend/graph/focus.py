@@ -54,10 +54,12 @@ async def focus_sections(
     chat: ChatSession,
     budgets: Budgets,
     counter: TokenCounter,
+    focus: Entity | None = None,
 ) -> list[ContextSection]:
     """Sections for the chat's focus (empty without one); linked entities fit the related budget,
     capped at ABBREVIATED_MAX_TOKENS whatever the window, and every entity left out is named in
-    the section's `excluded` receipt lines (per-type cap or budget)."""
+    the section's `excluded` receipt lines (per-type cap or budget). `focus` is the focused entity
+    when the caller has just read it for this user (one read fewer per turn)."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":
@@ -71,7 +73,8 @@ async def focus_sections(
         return [ContextSection("focus", "Current Focus", [(f"project:{project.id}", text)])]
     if chat.focus_kind not in ENTITY_KINDS:
         return []
-    entity = await get_entity(session, user_id, chat.focus_id)
+    fresh = focus is not None and focus.id == chat.focus_id
+    entity = focus if fresh and focus is not None else await get_entity(session, user_id, chat.focus_id)
     sections = [
         ContextSection(
             "focus",

@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
 from backend.db.base import utcnow
-from backend.db.engine import Database
 from backend.db.models import UsageCounter
 from backend.errors import RateLimitedError
 from backend.ops.metrics import ERRORS
@@ -58,35 +57,35 @@ async def _tokens_today(s: AsyncSession, user_id: uuid.UUID, day: datetime) -> i
     return int(used or 0)
 
 
-async def reserve_turn(db: Database, settings: Settings, user_id: uuid.UUID) -> None:
-    """Count one turn for the user, or refuse it (429 with `Retry-After`) when a limit is reached."""
+async def reserve_turn(s: AsyncSession, settings: Settings, user_id: uuid.UUID) -> None:
+    """Count one turn for the user in the caller's transaction (the one storing the turn's message),
+    or refuse it (429 with `Retry-After`) when a limit is reached: raising rolls the count back."""
     if not settings.limit_turns_per_minute and not settings.limit_tokens_per_day:
         return
     try:
-        await _reserve(db, settings, user_id)
+        await _reserve(s, settings, user_id)
     except RateLimitedError:
         ERRORS.labels(agent="-", kind="rate_limited").inc()
         raise
 
 
-async def _reserve(db: Database, settings: Settings, user_id: uuid.UUID) -> None:
+async def _reserve(s: AsyncSession, settings: Settings, user_id: uuid.UUID) -> None:
     now = utcnow()
-    async with db.transaction() as s:
-        if settings.limit_tokens_per_day:
-            day = _day(now)
-            if await _tokens_today(s, user_id, day) >= settings.limit_tokens_per_day:
-                wait = int((day + timedelta(days=1) - now).total_seconds()) + 1
-                raise RateLimitedError(
-                    f"daily token limit of {settings.limit_tokens_per_day} reached; it resets at 00:00 UTC",
-                    retry_after=wait,
-                )
-        if settings.limit_turns_per_minute:
-            count = await _bump(s, user_id, "minute", _minute(now), 1)
-            if count > settings.limit_turns_per_minute:
-                raise RateLimitedError(  # raising rolls the count back: a refused turn is not counted
-                    f"limit of {settings.limit_turns_per_minute} turns per minute reached",
-                    retry_after=60 - now.second,
-                )
+    if settings.limit_tokens_per_day:
+        day = _day(now)
+        if await _tokens_today(s, user_id, day) >= settings.limit_tokens_per_day:
+            wait = int((day + timedelta(days=1) - now).total_seconds()) + 1
+            raise RateLimitedError(
+                f"daily token limit of {settings.limit_tokens_per_day} reached; it resets at 00:00 UTC",
+                retry_after=wait,
+            )
+    if settings.limit_turns_per_minute:
+        count = await _bump(s, user_id, "minute", _minute(now), 1)
+        if count > settings.limit_turns_per_minute:
+            raise RateLimitedError(
+                f"limit of {settings.limit_turns_per_minute} turns per minute reached",
+                retry_after=60 - now.second,
+            )
 
 
 async def count_tokens(s: AsyncSession, settings: Settings, user_id: uuid.UUID, tokens: int) -> None:

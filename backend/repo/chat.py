@@ -15,8 +15,9 @@ from typing import Any
 
 from sqlalchemy import and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
-from backend.db.models import AgentTransition, ChatSession, Message, SessionSummary
+from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
 from backend.repo.scope import as_uuid, require_project
@@ -93,15 +94,17 @@ async def create_session(
 
 async def check_focus(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID, kind: str, focus_id: uuid.UUID | str
-) -> None:
-    """A focus must be the session's project or one of its entities of that kind (else not found)."""
+) -> Entity | None:
+    """A focus must be the session's project or one of its entities of that kind (else not found);
+    the focused entity (None for a project focus)."""
     if kind == "project":
         if as_uuid(focus_id, "project") != project_id:
             raise ValidationError("a project focus must name the session's project")
-        return
+        return None
     entity = await get_entity(session, user_id, focus_id)
     if entity.project_id != project_id or entity.kind != kind:
         raise NotFoundError(kind, focus_id)
+    return entity
 
 
 async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> ChatSession | None:
@@ -113,22 +116,43 @@ async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID
     ).scalar_one_or_none()
 
 
-async def session_and_latest(
-    session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID
-) -> tuple[ChatSession, Message | None]:
+@dataclass(frozen=True)
+class SessionState:
+    """A chat session as a turn finds it: the row, its latest message, and whether any of its user
+    messages is marked `failed` (only then does the turn read their texts)."""
+
+    chat: ChatSession
+    latest: Message | None
+    any_failed: bool
+
+
+async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
     """One of the user's chat sessions with its latest message (`seq == message_count`, which
-    appending and truncating keep true), in one round trip; `NotFoundError` if not theirs."""
+    appending and truncating keep true) and whether a user message failed, in one round trip;
+    `NotFoundError` if not theirs."""
     latest = and_(Message.session_id == ChatSession.id, Message.seq == ChatSession.message_count)
+    other = aliased(Message)
+    failed = (
+        select(other.id)
+        .where(
+            other.session_id == ChatSession.id,
+            other.role == "user",
+            other.status == "failed",
+            other.superseded_at.is_(None),
+        )
+        .correlate(ChatSession)
+        .exists()
+    )
     row = (
         await session.execute(
-            select(ChatSession, Message)
+            select(ChatSession, Message, failed.label("any_failed"))
             .outerjoin(Message, latest)
             .where(ChatSession.id == sid, ChatSession.user_id == user_id)
         )
     ).first()
     if row is None:
         raise NotFoundError("session", sid)
-    return row[0], row[1]
+    return SessionState(row[0], row[1], bool(row[2]))
 
 
 async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:
