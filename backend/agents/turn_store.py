@@ -110,11 +110,8 @@ async def store_user_message(
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
     with it, never a call here. Runs under the turn lock."""
     async with db.transaction() as s:
-        state = await chat.session_and_latest(s, user_id, sid)
+        state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
         record, latest = state.chat, state.latest
-        focus = None
-        if record.focus_kind and record.project_id and record.focus_id:
-            focus = await chat.check_focus(s, user_id, record.project_id, record.focus_kind, record.focus_id)
         await reserve_turn(s, settings, user_id)  # 429 rolls this transaction back: nothing stored
         leftover = None
         if latest is not None and latest.role == "user" and latest.status == "complete":
@@ -125,7 +122,7 @@ async def store_user_message(
             found = await _new_or_latest(s, user_id, sid, latest, message, client_key, fingerprint, embedding)
     if found.replay is not None or found.shared_failure:
         return found
-    return replace(found, chat=record, focus=focus, any_failed=state.any_failed or leftover is not None)
+    return replace(found, chat=record, focus=state.focus, any_failed=state.any_failed or leftover is not None)
 
 
 async def _earlier(

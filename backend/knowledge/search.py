@@ -16,12 +16,23 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Integer, String, bindparam, func, literal_column, select, text, type_coerce
+from sqlalchemy import (
+    Float,
+    Integer,
+    String,
+    bindparam,
+    exists,
+    func,
+    literal_column,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.db.models import KbCollection, KbEntry
+from backend.db.models import KbCollection, KbEntry, ProjectMember
 from backend.knowledge.rescore import Fields, project_bm25
-from backend.repo.scope import require_project
+from backend.repo.scope import as_uuid, require_project
 from backend.text import search_terms, stem
 
 DF_SAMPLE_ROWS = 1000
@@ -66,15 +77,21 @@ def query_codes(query: str) -> list[str]:
 async def search_entries(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, query: str, *, limit: int = 20
 ) -> SearchResult:
-    """Entries of one of the user's projects that match `query`, best first."""
-    project = await require_project(session, user_id, project_id)
+    """Entries of one of the user's projects that match `query`, best first. Membership is part of
+    each search's own query; only a search that finds nothing asks whether the project is theirs
+    (else not found)."""
+    pid = as_uuid(project_id, "project")
+    member = _member(pid, user_id)
     codes = query_codes(query)
     code_parts = {p.lower() for c in codes for p in c.split("-")}
     terms = [t for t in search_terms(query) if t not in code_parts]
     if not terms and not codes:
-        return SearchResult([], [], 1, project.id)
-    ranked = await _full_text(session, project.id, terms, limit) if terms else []
-    exact = await _by_code(session, project.id, codes) if codes else []
+        await require_project(session, user_id, pid)
+        return SearchResult([], [], 1, pid)
+    ranked = await _full_text(session, pid, member, terms, limit) if terms else []
+    exact = await _by_code(session, pid, member, codes) if codes else []
+    if not ranked and not exact:
+        await require_project(session, user_id, pid)
     seen = {row[0].id for row in exact}
     rows = [(e, c, math.inf) for e, c in exact] + [r for r in ranked if r[0].id not in seen]
     wanted = {stem(t): t for t in terms}
@@ -98,7 +115,12 @@ async def search_entries(
                 exact_code=entry.code in codes,
             )
         )
-    return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes), project.id)
+    return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes), pid)
+
+
+def _member(pid: uuid.UUID, user_id: uuid.UUID) -> Any:
+    """The condition that the user belongs to the project (folded into a search's own query)."""
+    return exists().where(ProjectMember.project_id == pid, ProjectMember.user_id == user_id)
 
 
 async def term_document_counts(
@@ -142,26 +164,27 @@ async def term_document_counts(
     return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
 
 
-async def _by_code(session: AsyncSession, project_id: uuid.UUID, codes: list[str]) -> list[Any]:
+async def _by_code(session: AsyncSession, project_id: uuid.UUID, member: Any, codes: list[str]) -> list[Any]:
     rows = await session.execute(
         select(KbEntry, KbCollection)
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
-        .where(KbEntry.project_id == project_id, KbEntry.code.in_(codes))
+        .where(KbEntry.project_id == project_id, KbEntry.code.in_(codes), member)
     )
     return list(rows.all())
 
 
-async def _full_text(session: AsyncSession, project_id: uuid.UUID, terms: list[str], limit: int) -> list[Any]:
+async def _full_text(
+    session: AsyncSession, project_id: uuid.UUID, member: Any, terms: list[str], limit: int
+) -> list[Any]:
+    if session.get_bind().dialect.name == "sqlite":
+        return await _sqlite_project_ranked(session, member, project_id, terms, limit)
     base = select(KbEntry, KbCollection).join(KbCollection, KbCollection.id == KbEntry.collection_id)
-    bind = session.get_bind()
-    if bind.dialect.name == "sqlite":
-        return await _sqlite_project_ranked(session, base, project_id, terms, limit)
     tsquery = func.to_tsquery(literal_column("'english'::regconfig"), " | ".join(f"{t}:*" for t in terms))
     vector: Any = literal_column("kb_entries.search_vector")
     score = func.ts_rank(vector, tsquery, type_=Float)
     query = (
         base.add_columns(score.label("score"))
-        .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery))
+        .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery), member)
         .order_by(score.desc(), KbEntry.code)
         .limit(limit)
     )
@@ -173,7 +196,7 @@ MAX_CANDIDATES = 1000
 
 
 async def _sqlite_project_ranked(
-    session: AsyncSession, base: Any, project_id: uuid.UUID, terms: list[str], limit: int
+    session: AsyncSession, member: Any, project_id: uuid.UUID, terms: list[str], limit: int
 ) -> list[Any]:
     """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
     # FTS5 drives (CROSS JOIN fixes the loop order) and the project's candidates are cut inside, so
@@ -207,7 +230,7 @@ async def _sqlite_project_ranked(
         )
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
-        .where(KbEntry.project_id == project_id)
+        .where(KbEntry.project_id == project_id, member)
         .order_by(KbEntry.code)
         .limit(MAX_CANDIDATES)
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import case, func, nulls_last, select, type_coerce
+from sqlalchemy import Subquery, case, func, nulls_last, select, true, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import UTCDateTime, utcnow
@@ -106,22 +106,26 @@ async def fetch_long_term_memory(
     threshold_days: int = 3,
     now: datetime | None = None,
 ) -> LongTermMemory:
-    """Profile, goals (the session's project first), summary and engagement for one user."""
+    """Profile, goals (the session's project first), summary and engagement for one user, in one
+    round trip: the user's row joined to their top goals (one row per goal)."""
     last_check_in = type_coerce(
         select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
         UTCDateTime(),
     )
-    row = (
+    goals = _active_goals(user_id, project_id)
+    rows = (
         await session.execute(
-            select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"))
+            select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"), goals)
             .outerjoin(UserProfile, UserProfile.user_id == User.id)
             .outerjoin(UserSummary, UserSummary.user_id == User.id)
+            .outerjoin(goals, true())
             .where(User.id == user_id)
+            .order_by(goals.c.rank)
         )
-    ).first()
-    if row is None:
+    ).all()
+    if not rows:
         raise NotFoundError("user", user_id)
-    user, profile, summary, last = row
+    user, profile, summary, last = rows[0][:4]
     if profile is None:
         raise NotFoundError("user profile", user_id)
     return LongTermMemory(
@@ -134,22 +138,32 @@ async def fetch_long_term_memory(
             bio=profile.bio,
             created_at=user.created_at,
         ),
-        goals=await _active_goals(session, user_id, project_id),
+        goals=[
+            GoalSummary(g.id, g.name, g.state, parse_goal_type(g.goal_type), g.due_at)
+            for g in rows
+            if g.id is not None
+        ],
         user_summary=_summary(summary),
         engagement=engagement_from(last, now or utcnow(), threshold_days),
     )
 
 
-async def _active_goals(
-    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | None
-) -> list[GoalSummary]:
-    """Most relevant first: the session's project, then the nearest due date, then recently touched."""
+def _active_goals(user_id: uuid.UUID, project_id: uuid.UUID | None) -> Subquery:
+    """The user's top active goals, ranked: the session's project first, then the nearest due date,
+    then recently touched."""
     in_project = case((Entity.project_id == project_id, 0), else_=1) if project_id else None
     order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc()]
     if in_project is not None:
         order.insert(0, in_project)
-    rows = await session.execute(
-        select(Entity.id, Entity.name, Entity.state, Entity.goal_type, Entity.due_at)
+    return (
+        select(
+            Entity.id,
+            Entity.name,
+            Entity.state,
+            Entity.goal_type,
+            Entity.due_at,
+            func.row_number().over(order_by=[*order, Entity.id]).label("rank"),
+        )
         .where(
             Entity.kind == "goal",
             Entity.state.in_(ACTIVE_GOAL_STATES),
@@ -157,11 +171,8 @@ async def _active_goals(
         )
         .order_by(*order, Entity.id)
         .limit(MAX_GOALS_FOR_CONTEXT)
+        .subquery("goals")
     )
-    return [
-        GoalSummary(gid, name, state, parse_goal_type(gtype), due)
-        for gid, name, state, gtype, due in rows.all()
-    ]
 
 
 def _summary(summary: UserSummary | None) -> UserSummaryContext | None:

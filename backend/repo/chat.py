@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, select
+from sqlalchemy import and_, delete, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
-from backend.repo.scope import as_uuid, require_project
+from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.vocabulary import FOCUS_KINDS
 
 
@@ -118,41 +118,59 @@ async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID
 
 @dataclass(frozen=True)
 class SessionState:
-    """A chat session as a turn finds it: the row, its latest message, and whether any of its user
-    messages is marked `failed` (only then does the turn read their texts)."""
+    """A chat session as a turn finds it: the row, its latest message, its focused entity, and
+    whether any of its user messages is marked `failed` (only then does the turn read their texts)."""
 
     chat: ChatSession
     latest: Message | None
+    focus: Entity | None
     any_failed: bool
 
 
 async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
     """One of the user's chat sessions with its latest message (`seq == message_count`, which
-    appending and truncating keep true) and whether a user message failed, in one round trip;
-    `NotFoundError` if not theirs."""
+    appending and truncating keep true), its focused entity (checked as `check_focus` does) and
+    whether a user message failed, in one round trip; `NotFoundError` if the session is not theirs
+    or its focus is gone."""
     latest = and_(Message.session_id == ChatSession.id, Message.seq == ChatSession.message_count)
-    other = aliased(Message)
-    failed = (
-        select(other.id)
-        .where(
-            other.session_id == ChatSession.id,
-            other.role == "user",
-            other.status == "failed",
-            other.superseded_at.is_(None),
-        )
-        .correlate(ChatSession)
-        .exists()
+    focused = and_(
+        Entity.id == ChatSession.focus_id,
+        Entity.project_id == ChatSession.project_id,
+        Entity.kind == ChatSession.focus_kind,
+        Entity.project_id.in_(member_project_ids(user_id)),
     )
     row = (
         await session.execute(
-            select(ChatSession, Message, failed.label("any_failed"))
+            select(ChatSession, Message, Entity, _any_failed().label("any_failed"))
             .outerjoin(Message, latest)
+            .outerjoin(Entity, focused)
             .where(ChatSession.id == sid, ChatSession.user_id == user_id)
         )
     ).first()
     if row is None:
         raise NotFoundError("session", sid)
-    return SessionState(row[0], row[1], bool(row[2]))
+    record, message, entity, any_failed = row
+    if record.focus_kind == "project" and record.focus_id != record.project_id:
+        raise ValidationError("a project focus must name the session's project")
+    if record.focus_kind not in (None, "project") and entity is None:
+        raise NotFoundError(record.focus_kind, record.focus_id)
+    return SessionState(record, message, entity, bool(any_failed))
+
+
+def _any_failed() -> Any:
+    """Whether the session (of the enclosing query) has a user message marked `failed`."""
+    other = aliased(Message)
+    return (
+        select(other.id)
+        .where(
+            other.session_id == ChatSession.id,
+            other.role == "user",
+            other.status == literal_column("'failed'"),  # a literal: the partial index's own condition
+            other.superseded_at.is_(None),
+        )
+        .correlate(ChatSession)
+        .exists()
+    )
 
 
 async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:

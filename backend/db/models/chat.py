@@ -95,6 +95,12 @@ class Message(UUIDPrimaryKey, Base):
             sqlite_where=text("client_key IS NOT NULL"),
             postgresql_where=text("client_key IS NOT NULL"),
         ),
+        Index(  # "has this session a failed message?" is asked every turn (migration 0013fm)
+            "ix_messages_failed",
+            "session_id",
+            sqlite_where=text("status = 'failed'"),
+            postgresql_where=text("status = 'failed'"),
+        ),
         CheckConstraint(f"role IN {sql_in(MESSAGE_ROLES)}", name="role_known"),
         CheckConstraint("status IN ('complete', 'failed', 'truncated')", name="status_known"),
         CheckConstraint("seq >= 1", name="seq_positive"),
