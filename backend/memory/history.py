@@ -16,7 +16,20 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Float, Integer, String, and_, cast, func, literal_column, select, text, type_coerce
+from sqlalchemy import (
+    Float,
+    Integer,
+    String,
+    Uuid,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import ChatSession, Message
@@ -81,6 +94,33 @@ def _window_columns(sqlite: bool) -> tuple[Any, ...]:
         Message.embedding_model,
         Message.embedding_dim,
     )
+
+
+def _window_rows_query(sqlite: bool) -> Any:
+    """`DbHistory._window_rows`'s statement, built once per process and dialect (bound per call)."""
+    return (
+        select(
+            ChatSession.history_epoch,
+            ChatSession.created_at,
+            type_coerce(Message.id, String),  # only compared: no UUID objects
+            *_window_columns(sqlite),
+        )
+        .select_from(ChatSession)
+        .outerjoin(
+            Message,
+            and_(
+                Message.session_id == ChatSession.id,
+                Message.seq > bindparam("after_seq", type_=Integer()),
+                Message.seq <= bindparam("latest_seq", type_=Integer()),
+                LIVE,
+            ),
+        )
+        .where(ChatSession.id == bindparam("session_id", type_=Uuid()))
+        .order_by(Message.seq)
+    )
+
+
+_WINDOW_ROWS = {True: _window_rows_query(sqlite=True), False: _window_rows_query(sqlite=False)}
 
 
 def _append(window: HistoryWindow, rows: Sequence[Any]) -> None:
@@ -205,28 +245,9 @@ class DbHistory:
         messages, so the stamp comes back with none)."""
         self.queries += 1
         connection = await self.session.connection()
-        rows = (
-            await connection.execute(
-                select(
-                    ChatSession.history_epoch,
-                    ChatSession.created_at,
-                    type_coerce(Message.id, String),  # only compared: no UUID objects
-                    *_window_columns(connection.dialect.name == "sqlite"),
-                )
-                .select_from(ChatSession)
-                .outerjoin(
-                    Message,
-                    and_(
-                        Message.session_id == ChatSession.id,
-                        Message.seq > after_seq,
-                        Message.seq <= self.latest_seq,
-                        LIVE,
-                    ),
-                )
-                .where(ChatSession.id == self.session_id)
-                .order_by(Message.seq)
-            )
-        ).all()
+        query = _WINDOW_ROWS[connection.dialect.name == "sqlite"]
+        params = {"session_id": self.session_id, "after_seq": after_seq, "latest_seq": self.latest_seq}
+        rows = (await connection.execute(query, params)).all()
         if not rows:
             return None, []
         # the session's creation time too: a session id reused after a reset starts again at epoch 0

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import Subquery, case, func, nulls_last, select, true, type_coerce
+from sqlalchemy import Uuid, bindparam, case, func, nulls_last, select, true, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import UTCDateTime, utcnow
-from backend.db.models import CheckIn, Entity, User, UserProfile, UserSummary
+from backend.db.models import CheckIn, Entity, ProjectMember, User, UserProfile, UserSummary
 from backend.errors import NotFoundError, ValidationError
-from backend.repo.scope import member_project_ids
 from backend.vocabulary import GOAL_TYPES, GoalType
 
 MAX_GOALS_FOR_CONTEXT = 10
@@ -108,21 +107,9 @@ async def fetch_long_term_memory(
 ) -> LongTermMemory:
     """Profile, goals (the session's project first), summary and engagement for one user, in one
     round trip: the user's row joined to their top goals (one row per goal)."""
-    last_check_in = type_coerce(
-        select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
-        UTCDateTime(),
-    )
-    goals = _active_goals(user_id, project_id)
-    rows = (
-        await session.execute(
-            select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"), goals)
-            .outerjoin(UserProfile, UserProfile.user_id == User.id)
-            .outerjoin(UserSummary, UserSummary.user_id == User.id)
-            .outerjoin(goals, true())
-            .where(User.id == user_id)
-            .order_by(goals.c.rank)
-        )
-    ).all()
+    query = _MEMORY_IN_PROJECT if project_id else _MEMORY
+    params = {"user_id": user_id, "project_id": project_id} if project_id else {"user_id": user_id}
+    rows = (await session.execute(query, params)).all()
     if not rows:
         raise NotFoundError("user", user_id)
     user, profile, summary, last = rows[0][:4]
@@ -148,31 +135,48 @@ async def fetch_long_term_memory(
     )
 
 
-def _active_goals(user_id: uuid.UUID, project_id: uuid.UUID | None) -> Subquery:
-    """The user's top active goals, ranked: the session's project first, then the nearest due date,
-    then recently touched."""
-    in_project = case((Entity.project_id == project_id, 0), else_=1) if project_id else None
-    order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc()]
-    if in_project is not None:
-        order.insert(0, in_project)
-    return (
+def _memory_query(in_project: bool) -> Any:
+    """The statement of `fetch_long_term_memory`, built once per process (ids bound per call): the
+    user, profile, summary and last check-in, joined to their top active goals, ranked: the session's
+    project first (`in_project`), then the nearest due date, then recently touched."""
+    user_id = bindparam("user_id", type_=Uuid())
+    order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc(), Entity.id]
+    if in_project:
+        order.insert(0, case((Entity.project_id == bindparam("project_id", type_=Uuid()), 0), else_=1))
+    goals = (
         select(
             Entity.id,
             Entity.name,
             Entity.state,
             Entity.goal_type,
             Entity.due_at,
-            func.row_number().over(order_by=[*order, Entity.id]).label("rank"),
+            func.row_number().over(order_by=order).label("rank"),
         )
         .where(
             Entity.kind == "goal",
             Entity.state.in_(ACTIVE_GOAL_STATES),
-            Entity.project_id.in_(member_project_ids(user_id)),
+            Entity.project_id.in_(select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)),
         )
-        .order_by(*order, Entity.id)
+        .order_by(*order)
         .limit(MAX_GOALS_FOR_CONTEXT)
         .subquery("goals")
     )
+    last_check_in = type_coerce(
+        select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
+        UTCDateTime(),
+    )
+    return (
+        select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"), goals)
+        .outerjoin(UserProfile, UserProfile.user_id == User.id)
+        .outerjoin(UserSummary, UserSummary.user_id == User.id)
+        .outerjoin(goals, true())
+        .where(User.id == user_id)
+        .order_by(goals.c.rank)
+    )
+
+
+_MEMORY = _memory_query(in_project=False)
+_MEMORY_IN_PROJECT = _memory_query(in_project=True)
 
 
 def _summary(summary: UserSummary | None) -> UserSummaryContext | None:

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any, cast
 
-from sqlalchemy import update
+from sqlalchemy import Table, bindparam, insert, inspect, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from backend.db.base import utcnow
 from backend.db.models import ChatSession, Message
@@ -17,6 +19,20 @@ from backend.memory.message_index import index_fields
 from backend.repo.chat import NewMessage, check_agent
 from backend.repo.scope import as_uuid
 from backend.vocabulary import MESSAGE_ROLES
+
+_NEXT_SEQ = (
+    update(ChatSession)
+    .where(ChatSession.id == bindparam("sid"), ChatSession.user_id == bindparam("owner"))
+    .values(message_count=ChatSession.message_count + 1, updated_at=bindparam("now"))
+    .returning(ChatSession.message_count)
+    .execution_options(synchronize_session=False)
+)
+"""Counts the message in its session and gives its `seq` (built once per process)."""
+_INSERT = insert(cast(Table, Message.__table__))
+
+
+def _identity(sid: uuid.UUID) -> Any:
+    return inspect(ChatSession).identity_key_from_primary_key((sid,))
 
 
 async def append_message(
@@ -38,39 +54,39 @@ async def append_message(
     embedder = None if embedding.remote else await get_embedder()
     vector = message_vector(embedder, new.content) if embedder else None
     seq = (
-        await session.execute(
-            update(ChatSession)
-            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
-            .values(message_count=ChatSession.message_count + 1, updated_at=utcnow())
-            .returning(ChatSession.message_count)
-        )
+        await session.execute(_NEXT_SEQ, {"sid": sid, "owner": user_id, "now": utcnow()})
     ).scalar_one_or_none()
     if seq is None:
         raise NotFoundError("session", sid)
-    message = Message(
-        session_id=sid,
-        seq=seq,
-        role=new.role,
-        content=new.content,
-        agent_id=new.agent_id,
-        tool_calls=new.tool_calls,
-        prompt_tokens=new.prompt_tokens,
-        completion_tokens=new.completion_tokens,
-        token_count=new.token_count,
-        latency_ms=new.latency_ms,
-        cost_usd=new.cost_usd,
-        client_key=new.client_key,
-        request_fingerprint=new.request_fingerprint,
-        status=new.status,
-        created_at=new.created_at or utcnow(),
-        token_counts=token_counts,
-        search_terms=terms,
-        embedding=vector,
-        embedding_model=MODEL_NAME if vector else None,
-        embedding_dim=DIMENSIONS if vector else None,
-    )
-    session.add(message)
-    await session.flush()
+    held = session.sync_session.identity_map.get(_identity(sid))
+    if held is not None:  # the session's row this transaction read: it counts the message too
+        set_committed_value(held, "message_count", seq)
+    values = {
+        "id": uuid.uuid4(),
+        "session_id": sid,
+        "seq": seq,
+        "role": new.role,
+        "content": new.content,
+        "agent_id": new.agent_id,
+        "tool_calls": new.tool_calls,
+        "prompt_tokens": new.prompt_tokens,
+        "completion_tokens": new.completion_tokens,
+        "token_count": new.token_count,
+        "latency_ms": new.latency_ms,
+        "cost_usd": new.cost_usd,
+        "client_key": new.client_key,
+        "request_fingerprint": new.request_fingerprint,
+        "status": new.status,
+        "created_at": new.created_at or utcnow(),
+        "token_counts": token_counts,
+        "search_terms": terms,
+        "embedding": vector,
+        "embedding_model": MODEL_NAME if vector else None,
+        "embedding_dim": DIMENSIONS if vector else None,
+        "superseded_at": None,
+    }
+    await session.execute(_INSERT, values)  # Core: the row as given, no unit of work
+    message = Message(**values)  # what callers read back; not attached to `session`
     if embedding.remote and new.content.strip():
         from backend.memory.embedding_store import queue_embedding
 

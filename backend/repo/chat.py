@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, literal_column, select
+from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
+from backend.db.models import AgentTransition, ChatSession, Entity, Message, ProjectMember, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
-from backend.repo.scope import as_uuid, member_project_ids, require_project
+from backend.repo.scope import as_uuid, require_project
 from backend.vocabulary import FOCUS_KINDS
 
 
@@ -127,40 +127,12 @@ class SessionState:
     any_failed: bool
 
 
-async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
-    """One of the user's chat sessions with its latest message (`seq == message_count`, which
-    appending and truncating keep true), its focused entity (checked as `check_focus` does) and
-    whether a user message failed, in one round trip; `NotFoundError` if the session is not theirs
-    or its focus is gone."""
-    latest = and_(Message.session_id == ChatSession.id, Message.seq == ChatSession.message_count)
-    focused = and_(
-        Entity.id == ChatSession.focus_id,
-        Entity.project_id == ChatSession.project_id,
-        Entity.kind == ChatSession.focus_kind,
-        Entity.project_id.in_(member_project_ids(user_id)),
-    )
-    row = (
-        await session.execute(
-            select(ChatSession, Message, Entity, _any_failed().label("any_failed"))
-            .outerjoin(Message, latest)
-            .outerjoin(Entity, focused)
-            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
-        )
-    ).first()
-    if row is None:
-        raise NotFoundError("session", sid)
-    record, message, entity, any_failed = row
-    if record.focus_kind == "project" and record.focus_id != record.project_id:
-        raise ValidationError("a project focus must name the session's project")
-    if record.focus_kind not in (None, "project") and entity is None:
-        raise NotFoundError(record.focus_kind, record.focus_id)
-    return SessionState(record, message, entity, bool(any_failed))
-
-
-def _any_failed() -> Any:
-    """Whether the session (of the enclosing query) has a user message marked `failed`."""
+def _session_state_query() -> Any:
+    """The statement of `session_and_latest`, built once per process (its ids are bound per call):
+    building it per turn cost more than running it."""
+    user_id, sid = bindparam("user_id", type_=Uuid()), bindparam("sid", type_=Uuid())
     other = aliased(Message)
-    return (
+    any_failed = (
         select(other.id)
         .where(
             other.session_id == ChatSession.id,
@@ -171,6 +143,38 @@ def _any_failed() -> Any:
         .correlate(ChatSession)
         .exists()
     )
+    latest = and_(Message.session_id == ChatSession.id, Message.seq == ChatSession.message_count)
+    focused = and_(
+        Entity.id == ChatSession.focus_id,
+        Entity.project_id == ChatSession.project_id,
+        Entity.kind == ChatSession.focus_kind,
+        Entity.project_id.in_(select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)),
+    )
+    return (
+        select(ChatSession, Message, Entity, any_failed.label("any_failed"))
+        .outerjoin(Message, latest)
+        .outerjoin(Entity, focused)
+        .where(ChatSession.id == sid, ChatSession.user_id == user_id)
+    )
+
+
+_SESSION_STATE = _session_state_query()
+
+
+async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
+    """One of the user's chat sessions with its latest message (`seq == message_count`, which
+    appending and truncating keep true), its focused entity (checked as `check_focus` does) and
+    whether a user message failed, in one round trip; `NotFoundError` if the session is not theirs
+    or its focus is gone."""
+    row = (await session.execute(_SESSION_STATE, {"user_id": user_id, "sid": sid})).first()
+    if row is None:
+        raise NotFoundError("session", sid)
+    record, message, entity, any_failed = row
+    if record.focus_kind == "project" and record.focus_id != record.project_id:
+        raise ValidationError("a project focus must name the session's project")
+    if record.focus_kind not in (None, "project") and entity is None:
+        raise NotFoundError(record.focus_kind, record.focus_id)
+    return SessionState(record, message, entity, bool(any_failed))
 
 
 async def get_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> ChatSession:

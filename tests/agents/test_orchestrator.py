@@ -80,6 +80,25 @@ async def test_turn_persists_both_messages_with_attribution(
     model.done()
 
 
+async def test_each_turns_context_holds_its_own_message_and_the_earlier_turns(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    """The store hands the session's row on to assembly: its count must include the new message,
+    so the context (and the model) sees it after the earlier exchange, on every turn."""
+    sid = await _setup(db, demo, focus_kind="task", focus_id=demo.focus["task"])
+    model, seen = scripted("First answer.", "Second answer.")
+    contexts: list[Any] = []
+    orch = Orchestrator(db, settings, lambda name, s: model.model, on_context=contexts.append)
+    await _run(orch, demo, sid, "What is this task about?")
+    await _run(orch, demo, sid, "And what comes after it?")
+    first, second = ([m["content"] for m in wc.messages] for wc in contexts)
+    assert first[-1:] == ["What is this task about?"]
+    assert second[-3:] == ["What is this task about?", "First answer.", "And what comes after it?"]
+    prompts = [p.content for m in seen[1] for p in getattr(m, "parts", []) if p.part_kind == "user-prompt"]
+    assert prompts == ["What is this task about?", "And what comes after it?"]
+    model.done()
+
+
 async def test_tool_calls_get_real_data_and_are_recorded(db: Database, settings: Settings, demo: Any) -> None:
     async with db.transaction() as s:
         sid = (
