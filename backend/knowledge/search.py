@@ -20,6 +20,7 @@ from sqlalchemy import (
     Float,
     Integer,
     String,
+    Uuid,
     bindparam,
     exists,
     func,
@@ -118,9 +119,16 @@ async def search_entries(
     return SearchResult(hits, terms + codes, 1 + bool(terms) + bool(codes), pid)
 
 
-def _member(pid: uuid.UUID, user_id: uuid.UUID) -> Any:
-    """The condition that the user belongs to the project (folded into a search's own query)."""
-    return exists().where(ProjectMember.project_id == pid, ProjectMember.user_id == user_id)
+MEMBER = exists().where(
+    ProjectMember.project_id == bindparam("member_project", type_=Uuid()),
+    ProjectMember.user_id == bindparam("member_user", type_=Uuid()),
+)
+"""The condition that the user belongs to the project, folded into a search's own query (its
+parameters come from `_member`)."""
+
+
+def _member(pid: uuid.UUID, user_id: uuid.UUID) -> dict[str, Any]:
+    return {"member_project": pid, "member_user": user_id}
 
 
 async def term_document_counts(
@@ -164,17 +172,20 @@ async def term_document_counts(
     return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
 
 
-async def _by_code(session: AsyncSession, project_id: uuid.UUID, member: Any, codes: list[str]) -> list[Any]:
+async def _by_code(
+    session: AsyncSession, project_id: uuid.UUID, member: dict[str, Any], codes: list[str]
+) -> list[Any]:
     rows = await session.execute(
         select(KbEntry, KbCollection)
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
-        .where(KbEntry.project_id == project_id, KbEntry.code.in_(codes), member)
+        .where(KbEntry.project_id == project_id, KbEntry.code.in_(codes), MEMBER),
+        member,
     )
     return list(rows.all())
 
 
 async def _full_text(
-    session: AsyncSession, project_id: uuid.UUID, member: Any, terms: list[str], limit: int
+    session: AsyncSession, project_id: uuid.UUID, member: dict[str, Any], terms: list[str], limit: int
 ) -> list[Any]:
     if session.get_bind().dialect.name == "sqlite":
         return await _sqlite_project_ranked(session, member, project_id, terms, limit)
@@ -184,21 +195,20 @@ async def _full_text(
     score = func.ts_rank(vector, tsquery, type_=Float)
     query = (
         base.add_columns(score.label("score"))
-        .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery), member)
+        .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery), MEMBER)
         .order_by(score.desc(), KbEntry.code)
         .limit(limit)
     )
-    return [(e, c, float(s)) for e, c, s in (await session.execute(query)).all()]
+    return [(e, c, float(s)) for e, c, s in (await session.execute(query, member)).all()]
 
 
 MAX_CANDIDATES = 1000
 """Most FTS5 matches of one project that are re-scored (a query matching more keeps the first)."""
 
 
-async def _sqlite_project_ranked(
-    session: AsyncSession, member: Any, project_id: uuid.UUID, terms: list[str], limit: int
-) -> list[Any]:
-    """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
+def _sqlite_ranked_query() -> Any:
+    """The candidates' statement of `_sqlite_project_ranked`, built once per process (bound per call)."""
+    project = bindparam("p", type_=KbEntry.__table__.c.project_id.type)
     # FTS5 drives (CROSS JOIN fixes the loop order) and the project's candidates are cut inside, so
     # SQLite materializes them instead of running the MATCH once per entry of the project
     fts = (
@@ -207,16 +217,12 @@ async def _sqlite_project_ranked(
             "ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :match AND e.project_id = :p "
             "ORDER BY e.code LIMIT :n"
         )
-        .bindparams(
-            bindparam("match", " OR ".join(f'"{t}"*' for t in terms)),
-            bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
-            bindparam("n", MAX_CANDIDATES),
-        )
+        .bindparams(bindparam("match"), project, bindparam("n", MAX_CANDIDATES))
         .columns(rid=Integer)
         .subquery()
     )
-    corpus = select(func.count()).where(KbEntry.project_id == project_id).scalar_subquery()
-    query = (  # plain values for the candidates (no ORM objects, raw JSON text as FTS5 indexed it)
+    corpus = select(func.count()).where(KbEntry.project_id == project).scalar_subquery()
+    return (  # plain values for the candidates (no ORM objects, raw JSON text as FTS5 indexed it)
         select(
             type_coerce(KbEntry.id, String).label("id"),
             KbEntry.code,
@@ -230,11 +236,21 @@ async def _sqlite_project_ranked(
         )
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
-        .where(KbEntry.project_id == project_id, member)
+        .where(KbEntry.project_id == project, MEMBER)
         .order_by(KbEntry.code)
         .limit(MAX_CANDIDATES)
     )
-    rows = (await session.execute(query)).all()
+
+
+_SQLITE_RANKED = _sqlite_ranked_query()
+
+
+async def _sqlite_project_ranked(
+    session: AsyncSession, member: dict[str, Any], project_id: uuid.UUID, terms: list[str], limit: int
+) -> list[Any]:
+    """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
+    params = {"match": " OR ".join(f'"{t}"*' for t in terms), "p": project_id, **member}
+    rows = (await session.execute(_SQLITE_RANKED, params)).all()
     if not rows:
         return []
     docs = [Fields(r.code, r.name, r.description, r.data) for r in rows]

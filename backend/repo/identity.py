@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -130,17 +130,17 @@ KEY_USE_RESOLUTION = timedelta(minutes=1)
 """`last_used_at` is written at most this often per key, so authenticating is almost always read-only."""
 
 
+_KEY_OWNER = (
+    select(ApiKey, User).join(User, User.id == ApiKey.user_id).where(ApiKey.key_hash == bindparam("key_hash"))
+)
+"""Every authenticated request runs it: built once per process."""
+
+
 async def key_owner(session: AsyncSession, plaintext: str, server_secret: str) -> tuple[ApiKey, User]:
     """The active key and its user, read only; anything else is an `AuthenticationError`."""
     if not is_well_formed(plaintext):
         raise AuthenticationError("malformed API key: expected 'orr_<prefix>_<secret>'")
-    row = (
-        await session.execute(
-            select(ApiKey, User)
-            .join(User, User.id == ApiKey.user_id)
-            .where(ApiKey.key_hash == hash_key(plaintext, server_secret))
-        )
-    ).first()
+    row = (await session.execute(_KEY_OWNER, {"key_hash": hash_key(plaintext, server_secret)})).first()
     if row is None or row[0].revoked_at is not None:
         raise AuthenticationError("unknown or revoked API key")
     return row[0], row[1]
