@@ -6,7 +6,6 @@ so `orrery mcp` (stdio) answers `initialize` before the rest of the CLI is impor
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import TYPE_CHECKING, Annotated
 
@@ -72,6 +71,8 @@ def serve(
     ] = 1,
 ) -> None:
     """Start the HTTP API (refuses an un-migrated database)."""
+    import asyncio
+
     import uvicorn
 
     from backend.cli.common import err, run, with_db
@@ -126,6 +127,8 @@ def mcp_command(
     if not http:
         _stdio(project)
         return
+    import asyncio
+
     from backend.cli.common import err, with_db
     from backend.config import get_settings
     from backend.errors import OrreryError

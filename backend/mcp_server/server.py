@@ -14,13 +14,13 @@ from typing import IO, Any, cast
 from backend import __version__
 from backend.config import Settings
 from backend.errors import AuthenticationError, OrreryError, ValidationError
-from backend.mcp_server.stdio import INSTRUCTIONS
+from backend.mcp_server.handshake import INSTRUCTIONS
 from backend.services.tool_calls import Resolver, mcp_tool
 
 if typing.TYPE_CHECKING:  # imported where used: the stdio server answers `initialize` before them
     from backend.db.engine import Database
     from backend.deps import TurnDeps
-    from backend.mcp_server.stdio import Incoming, Outgoing
+    from backend.mcp_server.handshake import Incoming, Outgoing
 
 
 async def resolve_deps(
