@@ -1,25 +1,60 @@
-"""`orrery serve` (the HTTP API) and `orrery mcp` (the MCP server)."""
+"""`orrery serve` (the HTTP API) and `orrery mcp` (the MCP server).
+
+Only typer is imported up front: `backend.cli.main` calls `serve_mcp_stdio` before building the app,
+so `orrery mcp` (stdio) answers `initialize` before the rest of the CLI is imported.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Annotated
+import os
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from backend.cli.common import (
-    err,
-    run,
-    with_db,
-)
-from backend.config import Settings, get_settings
-from backend.errors import OrreryError
-from backend.services.limits import MAX_HEADER_BYTES
+if TYPE_CHECKING:
+    from backend.config import Settings
 
 app = typer.Typer()
-HEADER_BUFFER_BYTES = 2 * MAX_HEADER_BYTES
-"""What the HTTP parser buffers of an unfinished request line and header block before it answers 400
-and closes (h11: httptools has no such limit). Complete blocks over `MAX_HEADER_BYTES` answer 431."""
+
+
+def header_buffer_bytes() -> int:
+    """What the HTTP parser buffers of an unfinished request line and header block before it answers
+    400 and closes (h11: httptools has no such limit). Complete blocks over `MAX_HEADER_BYTES` answer
+    431."""
+    from backend.services.limits import MAX_HEADER_BYTES
+
+    return 2 * MAX_HEADER_BYTES
+
+
+def serve_mcp_stdio(argv: list[str]) -> bool:
+    """Serve `orrery mcp [--project ID]` (stdio) without the typer app; False for any other command
+    line (the app parses it, `mcp_command` included)."""
+    match argv:
+        case ["mcp"]:
+            project = None
+        case ["mcp", "--project", str(project)] if not project.startswith("-"):
+            pass
+        case ["mcp", str(option)] if option.startswith("--project="):
+            project = option.removeprefix("--project=")
+        case _:
+            return False
+    _stdio(project)
+    return True
+
+
+def _stdio(project: str | None) -> None:
+    """Serve stdio as the user of ORRERY_API_KEY; an `OrreryError` is one line on stderr and exit 1
+    (`SystemExit`: this runs outside the typer app too)."""
+    from backend.errors import OrreryError
+    from backend.mcp_server import serve_stdio
+
+    try:  # answers `initialize` at once; the schema and the key are checked before the first tool call
+        serve_stdio(os.environ.get("ORRERY_API_KEY"), project or os.environ.get("ORRERY_PROJECT_ID"))
+    except OrreryError as exc:
+        from backend.cli.common import err
+
+        err.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(1) from None
 
 
 @app.command()
@@ -36,7 +71,12 @@ def serve(
     ] = 1,
 ) -> None:
     """Start the HTTP API (refuses an un-migrated database)."""
+    import asyncio
+
     import uvicorn
+
+    from backend.cli.common import err, run, with_db
+    from backend.config import get_settings
 
     async def check(settings: Settings) -> None:
         await with_db(settings, lambda _db: asyncio.sleep(0))
@@ -67,7 +107,7 @@ def serve(
         log_level=settings.log_level,
         workers=workers,
         http="h11",
-        h11_max_incomplete_event_size=HEADER_BUFFER_BYTES,
+        h11_max_incomplete_event_size=header_buffer_bytes(),
     )
 
 
@@ -84,18 +124,20 @@ def mcp_command(
     port: Annotated[int, typer.Option(help="With --http: port.")] = 8765,
 ) -> None:
     """Serve the tools over MCP: stdio as the user of ORRERY_API_KEY, or HTTP for any key's user."""
-    import os
+    if not http:
+        _stdio(project)
+        return
+    import asyncio
 
-    from backend.mcp_server import run_http, run_stdio
+    from backend.cli.common import err, with_db
+    from backend.config import get_settings
+    from backend.errors import OrreryError
+    from backend.mcp_server import run_http
 
     settings = get_settings()
-    project = project or os.environ.get("ORRERY_PROJECT_ID")
     try:
-        if http:
-            asyncio.run(with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database
-            run_http(settings, host, port, project)
-        else:  # answers `initialize` at once; the schema and the key are checked before the first tool call
-            run_stdio(settings, os.environ.get("ORRERY_API_KEY"), project)
+        asyncio.run(with_db(settings, lambda _db: asyncio.sleep(0)))  # refuse an un-migrated database
+        run_http(settings, host, port, project or os.environ.get("ORRERY_PROJECT_ID"))
     except OrreryError as exc:
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(1) from None

@@ -3,226 +3,32 @@
 `orrery mcp` serves stdio for Claude Desktop, Cursor and other MCP clients; the calling user is the
 owner of `ORRERY_API_KEY`. `orrery mcp --http` serves streamable HTTP at `/mcp`, where every request
 acts for the user of its `Authorization: Bearer <api key>`. The project is `--project` /
-`ORRERY_PROJECT_ID`, or the user's first project. Tool
-failures the model can fix come back as MCP tool errors with the same readable message.
+`ORRERY_PROJECT_ID`, or the user's first project. Tool failures the model can fix come back as MCP
+tool errors with the same readable message.
+
+This package imports only `stdio` (the standard library) up front; the server (`server`, the SDK,
+the registry) is imported on first use, so `orrery mcp` answers `initialize` within a few hundred
+milliseconds of starting.
 """
 
 from __future__ import annotations
 
-import asyncio
 import typing
-import uuid
 from typing import Any
 
-from backend import __version__
-from backend.config import Settings
-from backend.errors import AuthenticationError, OrreryError, ValidationError
-from backend.services.tool_calls import Resolver, mcp_tool
+from backend.mcp_server.stdio import serve_stdio
 
-if typing.TYPE_CHECKING:  # imported where used: the stdio server answers `initialize` before them
-    from backend.db.engine import Database
-    from backend.deps import TurnDeps
+if typing.TYPE_CHECKING:
+    from backend.mcp_server.server import build_server, http_app, run_http
 
-INSTRUCTIONS = "Orrery's context tools: graph, knowledge base, document index."
+__all__ = ["build_server", "http_app", "run_http", "serve_stdio"]
+_LAZY = frozenset({"build_server", "http_app", "run_http"})
 
 
-async def resolve_deps(
-    db: Database, settings: Settings, api_key: str | None, project: str | None
-) -> TurnDeps:
-    """Who is calling (from the API key) and in which project, on a migrated database."""
-    from backend.db.migrations import ensure_current
-    from backend.deps import TurnDeps
-    from backend.repo import identity
-    from backend.repo.scope import require_project
+def __getattr__(name: str) -> Any:
+    """The server's functions, imported on first use."""
+    if name in _LAZY:
+        from backend.mcp_server import server
 
-    if not api_key:
-        raise AuthenticationError("set ORRERY_API_KEY to an Orrery API key (e.g. from `orrery demo load`)")
-    await ensure_current(db.engine)
-    async with db.transaction() as s:
-        user = await identity.authenticate(s, api_key, settings.secret_key)
-        if project:
-            project_id = (await require_project(s, user.id, project)).id
-        else:
-            projects = await identity.list_projects(s, user.id)
-            if not projects:
-                raise ValidationError("this user has no project; pass ORRERY_PROJECT_ID")
-            project_id = projects[-1].id
-    return TurnDeps(db=db, user_id=user.id, settings=settings, project_id=project_id)
-
-
-def registry_tools(resolve: Resolver, settings: Settings) -> list[Any]:
-    """Every registry tool (plugins' too) as an MCP tool."""
-    from backend.plugins import ensure_plugins
-    from tools.registry import REGISTRY, tool_names
-
-    ensure_plugins(settings)
-    return [mcp_tool(REGISTRY[name], resolve) for name in tool_names()]
-
-
-def build_server(resolve: Resolver, settings: Settings, **server_options: Any) -> Any:
-    """An MCP server exposing every registry tool, the caller's knowledge entries and story context
-    as resources and the agents as prompts; `resolve` gives the caller's `TurnDeps`."""
-    from backend.mcp_server.catalog import catalog_server
-
-    return catalog_server(
-        resolve,
-        instructions=INSTRUCTIONS,
-        tools=registry_tools(resolve, settings),
-        log_level=_log_level(settings),
-        **server_options,
-    )
-
-
-def _log_level(settings: Settings) -> Any:
-    """The SDK logs at INFO to stderr by default; Orrery's level, but never chattier than warnings
-    unless debugging."""
-    return "DEBUG" if settings.log_level == "debug" else max(settings.log_level.upper(), "WARNING", key=_rank)
-
-
-def _rank(level: str) -> int:
-    return ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].index(level)
-
-
-def build_stdio_server(resolve: Resolver, settings: Settings) -> Any:
-    """A server that answers `initialize` at once: the tools (pydantic-ai, the registry, plugins)
-    are built in a worker thread started right away, and `tools/list` / `tools/call` wait for it."""
-    from mcp.server.mcpserver import MCPServer
-
-    class ToolsWhenReady(MCPServer):
-        def __init__(self) -> None:
-            super().__init__(
-                "orrery", version=__version__, instructions=INSTRUCTIONS, log_level=_log_level(settings)
-            )
-            self._tools = asyncio.ensure_future(asyncio.to_thread(build_server, resolve, settings))
-
-        async def _ready(self) -> Any:
-            return await asyncio.shield(self._tools)
-
-        async def list_tools(self) -> Any:
-            return await (await self._ready()).list_tools()
-
-        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            return await (await self._ready()).call_tool(name, arguments, context)
-
-        async def list_resources(self) -> Any:
-            return await (await self._ready()).list_resources()
-
-        async def list_resource_templates(self) -> Any:
-            return await (await self._ready()).list_resource_templates()
-
-        async def read_resource(self, uri: Any, context: Any = None) -> Any:
-            return await (await self._ready()).read_resource(uri, context)
-
-        async def list_prompts(self) -> Any:
-            return await (await self._ready()).list_prompts()
-
-        async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
-            return await (await self._ready()).get_prompt(name, arguments, context)
-
-    return ToolsWhenReady()
-
-
-class ApiKeyVerifier:
-    """MCP bearer tokens are Orrery API keys; the access token carries the user id."""
-
-    def __init__(self, db: Database, settings: Settings) -> None:
-        self.db, self.settings = db, settings
-
-    async def verify_token(self, token: str) -> Any:
-        from mcp.server.auth.provider import AccessToken
-
-        from backend.repo import identity
-
-        try:
-            async with self.db.transaction() as s:
-                user = await identity.authenticate(s, token, self.settings.secret_key)
-        except AuthenticationError:
-            return None
-        return AccessToken(token=token, client_id=str(user.id), scopes=["orrery"])
-
-
-def http_app(db: Database, settings: Settings, base_url: str, project: str | None = None) -> Any:
-    """The streamable-HTTP MCP app (at `/mcp`): each request acts for its bearer token's user."""
-    from mcp.server.auth.middleware.auth_context import get_access_token
-    from mcp.server.auth.settings import AuthSettings
-
-    async def resolve() -> TurnDeps:
-        from backend.deps import TurnDeps
-        from backend.repo import identity
-        from backend.repo.scope import require_project
-
-        token = get_access_token()
-        if token is None:
-            raise AuthenticationError("missing bearer token")
-        user_id = uuid.UUID(token.client_id)
-        project_id: uuid.UUID | None
-        async with db.sessions() as s:
-            if project:
-                project_id = (await require_project(s, user_id, project)).id
-            else:
-                projects = await identity.list_projects(s, user_id)
-                project_id = projects[-1].id if projects else None
-        return TurnDeps(db=db, user_id=user_id, settings=settings, project_id=project_id)
-
-    # A plain bearer check: no resource server URL, so no OAuth metadata route and a 401 whose
-    # WWW-Authenticate names no authorization server (there is none to send clients to)
-    auth = AuthSettings(issuer_url=base_url, resource_server_url=None, validate_token_resource=False)
-    server = build_server(resolve, settings, token_verifier=ApiKeyVerifier(db, settings), auth=auth)
-    return server.streamable_http_app()
-
-
-def run_http(settings: Settings, host: str, port: int, project: str | None) -> None:
-    """Serve streamable HTTP until stopped."""
-    import uvicorn
-
-    from backend.db.engine import Database
-
-    db = Database.from_settings(settings)
-    app = http_app(db, settings, f"http://{host}:{port}", project)
-    uvicorn.run(app, host=host, port=port, log_level=settings.log_level)
-
-
-def run_stdio(settings: Settings, api_key: str | None, project: str | None) -> None:
-    """Serve over stdio until the client disconnects.
-
-    The API key is checked in the background while the server answers `initialize`; the first tool
-    call waits for it (a bad key comes back as that call's tool error).
-    """
-    import anyio
-
-    async def main() -> None:
-        opened: list[Database] = []
-
-        async def check() -> TurnDeps:
-            await asyncio.to_thread(_import_checks)  # sqlalchemy, alembic, the repo: off the loop
-            from backend.db.engine import Database
-
-            opened.append(Database.from_settings(settings))
-            return await resolve_deps(opened[0], settings, api_key, project)
-
-        caller = asyncio.ensure_future(check())
-
-        async def who() -> TurnDeps:
-            try:
-                return await asyncio.shield(caller)
-            except OrreryError as exc:
-                from mcp.server.mcpserver.exceptions import ToolError
-
-                raise ToolError(str(exc)) from None
-
-        try:
-            await build_stdio_server(who, settings).run_stdio_async()
-        finally:
-            caller.cancel()
-            for db in opened:
-                await db.dispose()
-
-    anyio.run(main)
-
-
-def _import_checks() -> None:
-    import backend.db.engine
-    import backend.db.migrations
-    import backend.deps
-    import backend.repo.identity
-    import backend.repo.scope  # noqa: F401
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

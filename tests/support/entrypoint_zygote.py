@@ -24,6 +24,7 @@ import threading
 PRELOAD = (
     "alembic.command",
     "backend.cli",  # the console script imports it first thing, unconditionally
+    "backend.cli.commands",  # the typer app, which every command but `orrery mcp` (stdio) builds
     "fastapi",
     "httpx",
     "numpy",
