@@ -1,12 +1,15 @@
 """One chat turn, end to end, as a stream of events.
 
-1. Persist the user message first, in its own transaction (it is never lost).
+1. Persist the user message first, in its own transaction (it is never lost); the same
+   transaction checks the session and its focus and counts the turn against the user's limits.
 2. Choose the agent: an explicit choice, else the session's active agent, else the first-message
    router; every switch is recorded as an agent transition.
-3. Assemble the working context (memory, scoping, expertise, focus, knowledge).
+3. Assemble the working context (memory, scoping, expertise, focus, knowledge) in a read-only
+   session: no write lock is held; what it changes (the switch, the knowledge decision, a summary)
+   is kept as memos.
 4. Run the pydantic-ai agent with `TurnDeps`; stream text deltas and tool calls and results.
-5. Persist the assistant message with agent id, tool calls and results, token usage and latency;
-   apply a handoff the model asked for; record a check-in for the day.
+5. Persist the assistant message with agent id, tool calls and results, token usage and latency,
+   and the memos; apply a handoff the model asked for; record a check-in for the day.
 
 Each step holds a database connection only for its own short transaction; none is held while the
 model runs. A turn runs in its own task and finishes server-side even if the client goes away. A
@@ -27,14 +30,13 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic_ai.models import Model
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
 from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
-from backend.agents.router import route
+from backend.agents.router import choose_agent
 from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
@@ -52,7 +54,7 @@ from backend.config import Settings
 from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.db.engine import Database
 from backend.db.memos import Memo, pending_memos
-from backend.db.models import ChatSession, Message
+from backend.db.models import Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
@@ -347,7 +349,7 @@ class Orchestrator:
             else:
                 s.add(record)  # the row the store just read: changes to it are tracked here
             failed = await unanswered_texts(s, sid, live=True) if pending.any_failed else frozenset()
-            chosen = await self._choose(s, user_id, record, pending.text, agent)
+            chosen = await choose_agent(s, user_id, record, pending.text, agent)
             wc = await assemble_working_context(
                 s,
                 agent=chosen.id,
@@ -372,22 +374,6 @@ class Orchestrator:
         )
         wc = replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
         return chosen, wc, deps, memos
-
-    async def _choose(
-        self, s: AsyncSession, user_id: uuid.UUID, record: ChatSession, text: str, agent: str | None
-    ) -> AgentDefinition:
-        """The turn's agent: chosen explicitly, else the session's active one, else routed by the
-        first message; a switch is recorded as a transition."""
-        if agent is not None:
-            chosen, reason = get_agent(agent), "chosen explicitly"
-        elif record.active_agent:
-            chosen, reason = get_agent(record.active_agent), ""
-        else:
-            routed, reason = route(text, record.focus_kind)
-            chosen = get_agent(routed)
-        if record.active_agent != chosen.id:
-            await chat.record_transition(s, user_id, record.id, chosen.id, reason)
-        return chosen
 
 
 def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:

@@ -5,7 +5,13 @@ Later switches come from the model itself through the `handoff_to_agent` tool.
 
 from __future__ import annotations
 
-from backend.roster import AGENTS
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.db.models import ChatSession
+from backend.repo import chat
+from backend.roster import AGENTS, AgentDefinition, get_agent
 from backend.text import stem, tokenize
 
 DEFAULT_AGENT = "coach"
@@ -26,3 +32,20 @@ def route(message: str, focus_kind: str | None = None) -> tuple[str, str]:
     hits = sorted({w for w in tokenize(message) if stem(w) in wanted})
     reason = f"first message mentions {', '.join(hits)}" if hits else f"focused on a {focus_kind}"
     return best, reason
+
+
+async def choose_agent(
+    s: AsyncSession, user_id: uuid.UUID, record: ChatSession, text: str, agent: str | None
+) -> AgentDefinition:
+    """A turn's agent: chosen explicitly, else the session's active one, else routed by the first
+    message; a switch is recorded as a transition (in `s`: a read session keeps it as a memo)."""
+    if agent is not None:
+        chosen, reason = get_agent(agent), "chosen explicitly"
+    elif record.active_agent:
+        chosen, reason = get_agent(record.active_agent), ""
+    else:
+        routed, reason = route(text, record.focus_kind)
+        chosen = get_agent(routed)
+    if record.active_agent != chosen.id:
+        await chat.record_transition(s, user_id, record.id, chosen.id, reason)
+    return chosen

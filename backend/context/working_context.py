@@ -123,14 +123,10 @@ async def assemble_working_context(
     if chat is None or chat.id != as_uuid(session_id, "session") or chat.user_id != user_id:
         chat = await get_session(session, user_id, session_id)
     choice = resolve_strategy(definition, settings, session_strategy=chat.scoping_strategy, explicit=scoping)
-    if base_prompt is None:
-        base_prompt = definition.prompt()
+    base_prompt = definition.prompt() if base_prompt is None else base_prompt
+    threshold = settings.engagement_threshold_days
     memory = await fetch_long_term_memory(
-        session,
-        user_id,
-        project_id=chat.project_id,
-        threshold_days=settings.engagement_threshold_days,
-        now=now,
+        session, user_id, project_id=chat.project_id, threshold_days=threshold, now=now
     )
     counter = counter_for(settings.model)
     budgets = Budgets.from_settings(settings)
