@@ -36,10 +36,10 @@ async def test_memos_write_what_a_read_changed_and_nothing_else(db: Database, de
         await write_memos(s, memos)
     async with db.sessions() as s:
         saved = await s.get(ChatSession, sid)
-        summary = await s.get(SessionSummary, sid)
+        stored = await s.get(SessionSummary, sid)
     assert saved is not None and saved.title == "renamed meanwhile"
     assert (saved.knowledge_focus, saved.knowledge_packet) == ("task:1", "## Knowledge\n- an entry")
-    assert summary is not None and (summary.summary, summary.covered_through_seq) == ("so far", 2)
+    assert stored is not None and (stored.summary, stored.covered_through_seq) == ("so far", 2)
 
 
 async def test_a_read_that_changed_nothing_leaves_no_memos(db: Database, demo: Any) -> None:
