@@ -86,7 +86,7 @@ async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 1
         query: Words or entry codes to look for.
         limit: At most this many results (1 to 50).
     """
-    async with ctx.deps.db.sessions() as session:
+    async with ctx.deps.db.single() as session:  # one statement when it finds something
         found = await search_entries(
             session, ctx.deps.user_id, _project(ctx), query, limit=max(1, min(limit, 50))
         )

@@ -16,9 +16,10 @@ sections. Each has its own budget: the knowledge packet `knowledge`, the linked 
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -78,8 +79,20 @@ class ContextReceipt:
     """Why this strategy: explicit, session, agent setting, global setting or agent default."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
+        """JSON-ready form: what `dataclasses.asdict` gives, built directly (every turn's `context`
+        event carries it; `asdict` deep-copies every value and cost ten times as much)."""
+        out = dict(vars(self))
+        out["sections"] = [_section_dict(s) for s in self.sections]
+        out["notes"] = list(self.notes)
+        out["knowledge"] = copy.deepcopy(self.knowledge)
+        return out
+
+
+def _section_dict(section: SectionReceipt) -> dict[str, Any]:
+    out = dict(vars(section))
+    out["included"] = [dict(vars(i)) for i in section.included]
+    out["excluded"] = [dict(vars(i)) for i in section.excluded]
+    return out
 
 
 @dataclass(frozen=True)

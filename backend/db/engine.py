@@ -50,7 +50,10 @@ def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
 
 
 def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN")
+    options = conn.get_execution_options()
+    if options.get("isolation_level") == "AUTOCOMMIT":  # `Database.single`: each statement on its own
+        return
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION) else "BEGIN")
 
 
 def make_engine(settings: Settings) -> AsyncEngine:
@@ -101,6 +104,10 @@ class Database:
     writers: async_sessionmaker[AsyncSession]
     readers: async_sessionmaker[AsyncSession]
     """Sessions that never write (`ReadOnlySession`): what the API's GET routes use."""
+    single: async_sessionmaker[AsyncSession]
+    """Read-only sessions without a transaction, for one statement (an API key's lookup, one
+    search): no `BEGIN` and no `COMMIT`, two round trips fewer; several statements in one would not
+    share a snapshot, so use `readers` for those."""
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
@@ -108,11 +115,13 @@ class Database:
         """Build the engine and `expire_on_commit=False` session factories: reads, writes, read-only."""
         engine = make_engine(settings)
         writer = engine.execution_options(**{WRITE_OPTION: True})
+        autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         return cls(
             engine,
             async_sessionmaker(engine, expire_on_commit=False),
             async_sessionmaker(writer, expire_on_commit=False),
             async_sessionmaker(engine, expire_on_commit=False, sync_session_class=ReadOnlySession),
+            async_sessionmaker(autocommit, expire_on_commit=False, sync_session_class=ReadOnlySession),
         )
 
     @property

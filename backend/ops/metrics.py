@@ -99,8 +99,9 @@ def _on_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None
     _STATEMENT_COUNTERS.get(verb, _STATEMENT_COUNTERS["other"]).inc()
 
 
-def _on_begin(_conn: Any) -> None:
-    DB_TRANSACTIONS.inc()
+def _on_begin(conn: Any) -> None:
+    if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":  # a lone statement is none
+        DB_TRANSACTIONS.inc()
 
 
 def exposition() -> tuple[bytes, str]:

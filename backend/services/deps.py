@@ -97,7 +97,7 @@ async def get_current_user(
         key = value.strip()
     if not key:
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <api key>'")
-    async with database.sessions() as session:
+    async with database.single() as session:  # one statement: no transaction around it
         api_key, user = await key_owner(session, key, settings.secret_key)
     if key_use_is_stale(api_key):
         try:
