@@ -65,7 +65,8 @@ async def _gather(
         remaining = deadline - asyncio.get_running_loop().time()
         try:
             if queue.empty() and remaining > 0:
-                entry = await asyncio.wait_for(queue.get(), remaining)
+                async with asyncio.timeout(remaining):  # unlike `wait_for`, no task per wait
+                    entry = await queue.get()
             else:
                 entry = queue.get_nowait()
         except (asyncio.QueueEmpty, TimeoutError):
