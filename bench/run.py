@@ -15,6 +15,7 @@ from bench import (
     load,
     load_workers,
     mcp_startup,
+    model_floor,
     ops,
     orchestrator,
     read_your_writes,
@@ -35,6 +36,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "first_turn": first_turn.main,
     "read_your_writes": read_your_writes.main,
     "door": door.main,
+    "model_floor": model_floor.main,
 }
 
 

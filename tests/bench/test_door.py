@@ -52,3 +52,16 @@ def test_profile_summary_groups_samples_by_owner() -> None:
     assert "| Orrery | 30% |" in summary  # json called from Orrery counts as Orrery's own
     assert "| pump (backend/agents/detach.py) | 30.0% |" in summary  # own time
     assert "| pump (backend/agents/detach.py) | 90.0% |" in summary  # total time
+
+
+def test_model_floor_drives_the_same_run_both_ways(capsys: pytest.CaptureFixture[str]) -> None:
+    """Both ways of driving the bare pydantic-ai run stream the same events; the bench prints a row each."""
+    import asyncio
+
+    from bench import model_floor
+
+    agent = model_floor._agent(5)
+    assert asyncio.run(model_floor._by_events(agent)) >= asyncio.run(model_floor._by_nodes(agent)) > 5
+    model_floor.main(["--runs", "2", "--deltas", "5"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "|---" not in line]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["run_stream_events", "Agent.iter + node streams"]

@@ -1,0 +1,86 @@
+"""The model machinery's floor: what a bare pydantic-ai run costs in CPU for the door benchmark's
+reply shape (one tool call, then ~46 streamed text deltas), with an instant function model — no
+database, no HTTP, no Orrery. Two ways of driving it: `run_stream_events` (what turns used before)
+and `Agent.iter` with each node's own stream (what `backend.agents.model_run` does now). The door
+benchmark's CPU per turn cannot go below this.
+
+`python -m bench.model_floor [--runs 300] [--deltas 46]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelMessage, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+INSTRUCTIONS = "You are a planner. " * 200  # about the size of a turn's system prompt
+
+
+def _agent(deltas: int) -> Agent[int, str]:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if not any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            yield {0: DeltaToolCall(name="search", json_args='{"query": "billing"}', tool_call_id="c1")}
+            return
+        for _ in range(deltas):
+            yield "word "
+
+    def search(ctx: RunContext[int], query: str) -> str:
+        """Search the knowledge base.
+
+        Args:
+            query: What to look for.
+        """
+        return "- **BR-012:** Usage overage billing\n" * 5
+
+    return Agent(FunctionModel(stream_function=stream), deps_type=int, tools=[search], retries=2)
+
+
+async def _by_events(agent: Agent[int, str]) -> int:
+    seen = 0
+    async with agent.run_stream_events("what should I do next?", deps=1, instructions=INSTRUCTIONS) as events:
+        async for _ in events:
+            seen += 1
+    return seen
+
+
+async def _by_nodes(agent: Agent[int, str]) -> int:
+    seen = 0
+    async with agent.iter("what should I do next?", deps=1, instructions=INSTRUCTIONS) as run:
+        async for node in run:
+            if Agent.is_model_request_node(node) or Agent.is_call_tools_node(node):
+                async with node.stream(run.ctx) as stream:
+                    async for _ in stream:
+                        seen += 1
+    return seen
+
+
+async def _cpu_ms(
+    drive: Callable[[Agent[int, str]], Awaitable[Any]], agent: Agent[int, str], runs: int
+) -> float:
+    await drive(agent)  # warm
+    started = time.process_time()
+    for _ in range(runs):
+        await drive(agent)
+    return (time.process_time() - started) * 1000 / runs
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print CPU ms per run for both ways of driving the same run."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--deltas", type=int, default=46)
+    args = parser.parse_args(argv)
+    agent = _agent(args.deltas)
+    print(f"| pydantic-ai run (1 tool call + {args.deltas} deltas) | CPU ms per run |\n|---|---:|")
+    for name, drive in (("run_stream_events", _by_events), ("Agent.iter + node streams", _by_nodes)):
+        print(f"| {name} | {asyncio.run(_cpu_ms(drive, agent, args.runs)):.1f} |")
+
+
+if __name__ == "__main__":
+    main()
