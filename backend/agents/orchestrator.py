@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic_ai.models import Model
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
@@ -54,7 +55,7 @@ from backend.config import Settings
 from backend.context.working_context import WorkingContext, assemble_working_context
 from backend.db.engine import Database
 from backend.db.memos import Memo, pending_memos
-from backend.db.models import Message
+from backend.db.models import ChatSession, Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
@@ -199,13 +200,24 @@ class Orchestrator:
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
     ) -> AsyncIterator[TurnEvent]:
-        """Prepare the context, stream the model's run, then store the reply: the turn's path in order."""
+        """Choose the agent, assemble the context, stream the model's run, then store the reply: the
+        turn's path in order. Choosing and assembling share one read-only session (no write lock
+        held); the `agent` event goes out before assembly, so the client's first byte does not wait
+        for it. What they change (the switch, the knowledge decision, a summary) is written with the
+        reply as memos."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        chosen, wc, deps, memos = await self._prepare(user_id, sid, pending, agent, model)
+        async with self.db.readers() as s:
+            record = await self._session_row(s, user_id, sid, pending)
+            chosen = await choose_agent(s, user_id, record, pending.text, agent)
+            yield TurnEvent("agent", {"agent": chosen.id})
+            wc = await self._assemble(s, user_id, record, pending, chosen, model)
+            memos = pending_memos(s)
+        deps = TurnDeps(
+            self.db, user_id, self.settings, record.project_id, sid, record.focus_kind, record.focus_id
+        )
         if self.on_context is not None:
             self.on_context(wc)
-        yield TurnEvent("agent", {"agent": chosen.id})
         yield context_event(wc)
         run = ModelRun()
         try:
@@ -336,44 +348,41 @@ class Orchestrator:
         await self.finish_turns()
         await self.locks.close()
 
-    async def _prepare(
-        self, user_id: uuid.UUID, sid: uuid.UUID, pending: PendingTurn, agent: str | None, model: str | None
-    ) -> tuple[AgentDefinition, WorkingContext, TurnDeps, list[Memo]]:
-        """Choose the agent and assemble its context in a read-only session (no write lock held):
-        what that changes (the agent switch, the knowledge decision, a summary) comes back as memos,
-        written with the reply."""
-        async with self.db.readers() as s:
-            record = pending.chat
-            if record is None or record.id != sid:
-                record = await chat.get_session(s, user_id, sid)
-            else:
-                s.add(record)  # the row the store just read: changes to it are tracked here
-            failed = await unanswered_texts(s, sid, live=True) if pending.any_failed else frozenset()
-            chosen = await choose_agent(s, user_id, record, pending.text, agent)
-            wc = await assemble_working_context(
-                s,
-                agent=chosen.id,
-                base_prompt=chosen.prompt(),
-                session_id=sid,
-                user_id=user_id,
-                settings=self.settings,
-                query=pending.text,
-                summarizer=self._summarizer(model),
-                chat=record,
-                focus=pending.focus,
-            )
-            memos = pending_memos(s)
-        deps = TurnDeps(
-            db=self.db,
+    async def _session_row(
+        self, s: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID, pending: PendingTurn
+    ) -> ChatSession:
+        """The session's row as the store left it (attached to `s`, so changes to it are tracked
+        there), or read again when the store handed none on."""
+        record = pending.chat
+        if record is None or record.id != sid:
+            return await chat.get_session(s, user_id, sid)
+        s.add(record)
+        return record
+
+    async def _assemble(
+        self,
+        s: AsyncSession,
+        user_id: uuid.UUID,
+        record: ChatSession,
+        pending: PendingTurn,
+        chosen: AgentDefinition,
+        model: str | None,
+    ) -> WorkingContext:
+        """The chosen agent's working context, with the notes after failed turns."""
+        failed = await unanswered_texts(s, record.id, live=True) if pending.any_failed else frozenset()
+        wc = await assemble_working_context(
+            s,
+            agent=chosen.id,
+            base_prompt=chosen.prompt(),
+            session_id=record.id,
             user_id=user_id,
             settings=self.settings,
-            project_id=record.project_id,
-            session_id=sid,
-            focus_kind=record.focus_kind,
-            focus_id=record.focus_id,
+            query=pending.text,
+            summarizer=self._summarizer(model),
+            chat=record,
+            focus=pending.focus,
         )
-        wc = replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
-        return chosen, wc, deps, memos
+        return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
 
 
 def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:
