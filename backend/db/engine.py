@@ -30,6 +30,9 @@ from backend.config import Settings
 
 WRITE_OPTION = "orrery_write"
 """Execution option marking a connection whose transaction begins with `BEGIN IMMEDIATE` on SQLite."""
+SINGLE_OPTION = "orrery_single"
+"""Execution option marking a connection of `Database.single`: no transaction around its statement
+(on SQLite no `BEGIN` is emitted; PostgreSQL uses the `AUTOCOMMIT` isolation level)."""
 BUSY_RETRIES = 5
 """How many more times a SQLite `BEGIN IMMEDIATE` is tried after the busy timeout ran out."""
 
@@ -51,7 +54,7 @@ def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
 
 def _sqlite_begin(conn: Connection) -> None:
     options = conn.get_execution_options()
-    if options.get("isolation_level") == "AUTOCOMMIT":  # `Database.single`: each statement on its own
+    if options.get(SINGLE_OPTION):  # `Database.single`: the driver is in autocommit mode already
         return
     conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION) else "BEGIN")
 
@@ -115,7 +118,12 @@ class Database:
         """Build the engine and `expire_on_commit=False` session factories: reads, writes, read-only."""
         engine = make_engine(settings)
         writer = engine.execution_options(**{WRITE_OPTION: True})
-        autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # SQLite's driver runs in autocommit mode (SQLAlchemy's BEGIN is ours): only skip the BEGIN,
+        # since an isolation level set here would be reset to the driver's legacy mode on return
+        sqlite = engine.dialect.name == "sqlite"
+        autocommit = engine.execution_options(
+            **{SINGLE_OPTION: True, **({} if sqlite else {"isolation_level": "AUTOCOMMIT"})}
+        )
         return cls(
             engine,
             async_sessionmaker(engine, expire_on_commit=False),

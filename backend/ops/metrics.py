@@ -100,7 +100,7 @@ def _on_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None
 
 
 def _on_begin(conn: Any) -> None:
-    if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":  # a lone statement is none
+    if not conn.get_execution_options().get("orrery_single"):  # db.engine.SINGLE_OPTION: no transaction
         DB_TRANSACTIONS.inc()
 
 

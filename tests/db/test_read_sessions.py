@@ -94,3 +94,30 @@ async def test_every_read_answers_while_another_connection_holds_the_write_lock(
         holder.execute("ROLLBACK")
         holder.close()
     assert (await api.post("/v1/sessions", json={})).status_code == 201
+
+
+async def test_a_single_statement_read_runs_without_a_transaction(db: Database, demo: Any) -> None:
+    """`Database.single` sends no BEGIN (and no COMMIT); on SQLite the pooled connection stays in
+    the driver's autocommit mode, so the next transaction's own BEGIN is the only one."""
+    from sqlalchemy import event
+
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement.split()[0].upper())
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        async with db.single() as s:
+            assert (
+                await s.execute(select(ChatSession.id).where(ChatSession.user_id == demo.user_id))
+            ).first()
+        assert sent == ["SELECT"]
+        async with db.sessions() as s:
+            await s.execute(select(ChatSession.id).limit(1))
+            if db.dialect == "sqlite":
+                raw = await (await s.connection()).get_raw_connection()
+                assert raw.driver_connection._conn.isolation_level is None  # type: ignore[union-attr]
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", record)
+    assert sent[1:] == (["BEGIN", "SELECT"] if db.dialect == "sqlite" else ["SELECT"])
