@@ -21,8 +21,10 @@ ZYGOTE = Path(__file__).with_name("entrypoint_zygote.py")
 class Launcher:
     """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager)."""
 
-    def __init__(self, script: str, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, script: str, env: dict[str, str], cwd: Path, preload: tuple[str, ...] = ()) -> None:
         self.script, self.env, self.cwd = script, env, cwd
+        self.preload = preload
+        """Third-party modules the launcher imports once besides the zygote's own set."""
         self.count = 0
         self.cpu: list[tuple[list[str], float]] = []
         """CPU seconds (user + system) each step's process used, in order."""
@@ -30,7 +32,7 @@ class Launcher:
 
     def __enter__(self) -> Launcher:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), self.script],
+            [sys.executable, str(ZYGOTE), self.script, *self.preload],
             env=self.env,
             cwd=self.cwd,
             stdin=subprocess.PIPE,
@@ -46,8 +48,11 @@ class Launcher:
             raise RuntimeError(f"the entry-point launcher exited with {self.proc.wait()}")
         return line.strip()
 
-    def run(self, args: list[str], stdin: str | None = None) -> tuple[int, str]:
-        """`orrery ARGS` in a new process: its exit code and stdout + stderr (like `subprocess.run`)."""
+    def run(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """`orrery ARGS` in a new process (`env`: variables changed for this one): its exit code and
+        stdout + stderr (like `subprocess.run`)."""
         self.count += 1
         files = {
             name: Path(self.scratch.name) / f"{self.count}.{name}" for name in ("stdin", "stdout", "stderr")
@@ -55,7 +60,7 @@ class Launcher:
         files["stdin"].write_text(stdin or "")
         for name in ("stdout", "stderr"):
             files[name].touch()
-        request = {"argv": args} | {name: str(path) for name, path in files.items()}
+        request = {"argv": args, "env": env or {}} | {name: str(path) for name, path in files.items()}
         self.proc.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         code, cpu = self._reply().split()

@@ -1,10 +1,11 @@
 """Run the `orrery` console script many times without paying its imports each time.
 
-Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT` with the steps' env and
-cwd. It imports `backend.cli` (the script's own first line) and the third-party libraries the
-commands use (pydantic-ai, FastAPI, SQLAlchemy, ...), then for each request line (JSON: argv,
-stdin/stdout/stderr paths) forks a child that points fds 0-2 at those files and runs the console
-script file itself as `__main__`. Each command runs as in a fresh process whose imports were already
+Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT [MODULE ...]` with the
+steps' env and cwd. It imports `backend.cli` (the script's own first line) and the third-party
+libraries the commands use (pydantic-ai, FastAPI, SQLAlchemy, ..., and the MODULEs given), then for
+each request line (JSON: argv, stdin/stdout/stderr paths, optional env overrides) forks a child that
+points fds 0-2 at those files, applies the overrides and runs the console script file itself as
+`__main__`. Each command runs as in a fresh process whose imports were already
 done, and exits like one (atexit handlers, its own exit code, a traceback and 1 on an uncaught
 exception). The commands' own lazy imports of Orrery modules are not done here, so a command that
 forgets to import or register something still fails. Measured on the entry-point steps: 65 -> 32
@@ -43,6 +44,9 @@ def _child(script: str, request: dict[str, object]) -> None:
         os.dup2(opened, fd)
         os.close(opened)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the child
+    overrides = request.get("env")
+    if isinstance(overrides, dict):
+        os.environ.update(overrides)
     sys.argv = [script, *(str(a) for a in request["argv"])]  # type: ignore[attr-defined]
     runpy.run_path(script, run_name="__main__")  # raises SystemExit with the command's exit code
 
@@ -50,7 +54,7 @@ def _child(script: str, request: dict[str, object]) -> None:
 def main() -> None:
     script = sys.argv[1]
     sys.path[0] = os.path.dirname(script)  # as for the console script: its own folder, not this one
-    for name in PRELOAD:
+    for name in (*PRELOAD, *sys.argv[2:]):
         importlib.import_module(name)
     assert threading.active_count() == 1, "a preloaded library started a thread: fork is unsafe"
     gc.freeze()  # the preloaded objects stay out of each child's collections (and its copy-on-write)
