@@ -64,7 +64,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_template(pg_server: ThrowawayPostgres) -> str:
-    in_thread(asyncio.run, pg_server.execute("CREATE DATABASE orrery_template"))
+    pg_server.run("CREATE DATABASE orrery_template")
     in_thread(upgrade, pg_server.url("orrery_template"))
     return "orrery_template"
 
@@ -91,7 +91,7 @@ def sqlite_demo_template(sqlite_template: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
-    in_thread(asyncio.run, pg_server.execute(f"CREATE DATABASE orrery_demo_template TEMPLATE {pg_template}"))
+    pg_server.copy_database("orrery_demo_template", pg_template)
     in_thread(asyncio.run, _load_demo_template(pg_server.url("orrery_demo_template")))
     return "orrery_demo_template"
 
@@ -113,10 +113,12 @@ def _new_database(request: pytest.FixtureRequest, tmp_path: Path, template: bool
         return
     server: ThrowawayPostgres = request.getfixturevalue("pg_server")
     name = f"t_{uuid.uuid4().hex[:16]}"
-    source = f" TEMPLATE {request.getfixturevalue(_template_name(request, 'pg'))}" if template else ""
-    in_thread(asyncio.run, server.execute(f"CREATE DATABASE {name}{source}"))
+    if template:
+        server.copy_database(name, request.getfixturevalue(_template_name(request, "pg")))
+    else:
+        server.run(f"CREATE DATABASE {name}")
     yield server.url(name)
-    in_thread(asyncio.run, server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    server.run(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture(scope="session", params=DIALECTS)
