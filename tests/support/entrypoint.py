@@ -78,20 +78,27 @@ class Launcher:
     ) -> tuple[int, str]:
         """`orrery ARGS` in a new process (`env`: variables changed for this one): its exit code and
         stdout + stderr (like `subprocess.run`)."""
-        self.count += 1
-        files = {
-            name: Path(self.scratch.name) / f"{self.count}.{name}" for name in ("stdin", "stdout", "stderr")
-        }
+        code, stdout, stderr = self.run_split(args, stdin, env)
+        return code, stdout + stderr
+
+    def run_split(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
+        """As `run`, with stdout and stderr apart."""
+        with self.lock:
+            self.count += 1
+            step = self.count
+        files = {name: Path(self.scratch.name) / f"{step}.{name}" for name in ("stdin", "stdout", "stderr")}
         files["stdin"].write_text(stdin or "")
         for name in ("stdout", "stderr"):
             files[name].touch()
         request = {"argv": args, "env": env or {}} | {name: str(path) for name, path in files.items()}
         code, cpu = self.request(request).split()
         self.cpu.append((args, float(cpu)))
-        output = files["stdout"].read_text() + files["stderr"].read_text()
+        stdout, stderr = files["stdout"].read_text(), files["stderr"].read_text()
         for path in files.values():
             path.unlink()
-        return int(code), output
+        return int(code), stdout, stderr
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -138,8 +145,9 @@ class Forked:
 
 
 def server_launcher() -> Launcher:
-    """One launcher per test process for `orrery serve`: a cold server start spends ~4 s of CPU on
-    imports (~9 s with a provider's client); forked, ~1 s. Ended when the test process exits."""
+    """One launcher per test process for `orrery serve` and the commands tests run among in-process
+    checks: a cold server start spends ~4 s of CPU on imports (~9 s with a provider's client), a
+    command ~3 s; forked, under 1 s. Ended when the test process exits."""
     global _server_launcher
     if _server_launcher is None:
         launcher = Launcher(ORRERY, dict(os.environ), Path(tempfile.gettempdir()), preload=SERVER_PRELOAD)
