@@ -181,29 +181,31 @@ async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
 
 
 LONG_FILES = (
-    "test_kit.py",
-    "test_web_app.py",
-    "test_idempotency_everywhere.py",
-    "test_context_builder.py",
-    "test_history_cache.py",
-    "test_server_lock.py",
-    "test_readme_build_on_orrery.py",
-    "test_limits.py",
-    "test_crash_recovery.py",
-    "test_openai_door.py",
-    "test_demo_workspace.py",
-    "test_tools_and_focus.py",
-    "test_section_budgets.py",
     "test_cli_entrypoint.py",
     "test_load.py",
-    "test_loading.py",
-    "test_hostile_input.py",
-    "test_reachability.py",
+    "test_schema_fuzz.py",
+    "test_idempotency_everywhere.py",
+    "test_web_app.py",
+    "test_package.py",
+    "test_crash_recovery.py",
+    "test_door.py",
+    "test_kit.py",
+    "test_context_builder_doors.py",
+    "test_mcp.py",
+    "test_browser.py",
+    "test_context_builder.py",
+    "test_cli.py",
+    "test_cli_embeddings.py",
+    "test_server_lock.py",
+    "test_openai_door.py",
+    "test_docs_examples.py",
+    "test_multiprocess.py",
+    "test_history_cache.py",
 )
-"""Files that run long (subprocesses, servers, conformance runs), longest first, estimated from a
-full run's per-file times (`--junitxml`) less what the template copies and the entry-point launcher
-save: collected first, so that `make test`'s processes (one file each at a time, the next file to
-whichever is free) start them early and end on short files instead."""
+"""Files that run long (subprocesses, servers, conformance runs), longest first, from a full `make
+test` run's per-file times (forked servers, one kept-open PostgreSQL connection): collected first, so
+that `make test`'s processes (one file each at a time, the next file to whichever is free) start
+them early and end on short files instead."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
