@@ -150,7 +150,8 @@ def server_launcher() -> Launcher:
     command ~3 s; forked, under 1 s. Ended when the test process exits."""
     global _server_launcher
     if _server_launcher is None:
-        launcher = Launcher(ORRERY, dict(os.environ), Path(tempfile.gettempdir()), preload=SERVER_PRELOAD)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "DATABASE_URL"))}
+        launcher = Launcher(ORRERY, env, Path(tempfile.gettempdir()), preload=SERVER_PRELOAD)
         _server_launcher = launcher.__enter__()
         atexit.register(launcher.__exit__, None, None, None)
     return _server_launcher
