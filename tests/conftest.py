@@ -64,7 +64,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_template(pg_server: ThrowawayPostgres) -> str:
-    in_thread(asyncio.run, pg_server.execute("CREATE DATABASE orrery_template"))
+    pg_server.run("CREATE DATABASE orrery_template")
     in_thread(upgrade, pg_server.url("orrery_template"))
     return "orrery_template"
 
@@ -91,7 +91,7 @@ def sqlite_demo_template(sqlite_template: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
-    in_thread(asyncio.run, pg_server.execute(f"CREATE DATABASE orrery_demo_template TEMPLATE {pg_template}"))
+    pg_server.copy_database("orrery_demo_template", pg_template)
     in_thread(asyncio.run, _load_demo_template(pg_server.url("orrery_demo_template")))
     return "orrery_demo_template"
 
@@ -113,10 +113,12 @@ def _new_database(request: pytest.FixtureRequest, tmp_path: Path, template: bool
         return
     server: ThrowawayPostgres = request.getfixturevalue("pg_server")
     name = f"t_{uuid.uuid4().hex[:16]}"
-    source = f" TEMPLATE {request.getfixturevalue(_template_name(request, 'pg'))}" if template else ""
-    in_thread(asyncio.run, server.execute(f"CREATE DATABASE {name}{source}"))
+    if template:
+        server.copy_database(name, request.getfixturevalue(_template_name(request, "pg")))
+    else:
+        server.run(f"CREATE DATABASE {name}")
     yield server.url(name)
-    in_thread(asyncio.run, server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    server.run(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture(scope="session", params=DIALECTS)
@@ -179,29 +181,31 @@ async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
 
 
 LONG_FILES = (
-    "test_kit.py",
-    "test_web_app.py",
-    "test_idempotency_everywhere.py",
-    "test_context_builder.py",
-    "test_history_cache.py",
-    "test_server_lock.py",
-    "test_readme_build_on_orrery.py",
-    "test_limits.py",
-    "test_crash_recovery.py",
-    "test_openai_door.py",
-    "test_demo_workspace.py",
-    "test_tools_and_focus.py",
-    "test_section_budgets.py",
     "test_cli_entrypoint.py",
     "test_load.py",
-    "test_loading.py",
-    "test_hostile_input.py",
-    "test_reachability.py",
+    "test_schema_fuzz.py",
+    "test_idempotency_everywhere.py",
+    "test_web_app.py",
+    "test_package.py",
+    "test_crash_recovery.py",
+    "test_door.py",
+    "test_kit.py",
+    "test_context_builder_doors.py",
+    "test_mcp.py",
+    "test_browser.py",
+    "test_context_builder.py",
+    "test_cli.py",
+    "test_cli_embeddings.py",
+    "test_server_lock.py",
+    "test_openai_door.py",
+    "test_docs_examples.py",
+    "test_multiprocess.py",
+    "test_history_cache.py",
 )
-"""Files that run long (subprocesses, servers, conformance runs), longest first, estimated from a
-full run's per-file times (`--junitxml`) less what the template copies and the entry-point launcher
-save: collected first, so that `make test`'s processes (one file each at a time, the next file to
-whichever is free) start them early and end on short files instead."""
+"""Files that run long (subprocesses, servers, conformance runs), longest first, from a full `make
+test` run's per-file times (forked servers, one kept-open PostgreSQL connection): collected first, so
+that `make test`'s processes (one file each at a time, the next file to whichever is free) start
+them early and end on short files instead."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

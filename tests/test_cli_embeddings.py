@@ -1,11 +1,13 @@
-"""`orrery embeddings status|reembed` through the installed console script (a subprocess, as a user
-runs it), against a fake OpenAI-compatible embeddings server on loopback."""
+"""`orrery embeddings status|reembed` through the installed console script (a process per command, as
+a user runs it), against a fake OpenAI-compatible embeddings server on loopback.
+
+Each command is forked from a launcher that has imported litellm once (`tests/support/entrypoint.py`):
+as a cold process every step paid litellm's ~5 s import (about 60 CPU-s for this test)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +18,14 @@ import pytest
 from backend.db.engine import Database
 from backend.memory.messages import append_message
 from backend.repo import chat
+from tests.support.entrypoint import Launcher
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
 
 ORRERY = str(Path(sys.executable).with_name("orrery"))
 MODEL = "openai/fake-embed"
 MINILM = "all-MiniLM-L6-v2"
+PRELOAD = ("litellm", "aiosqlite")  # imported by the commands, besides the launcher's own set
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +48,12 @@ async def _conversations(db: Database) -> str:
     return emails[0]
 
 
-def _cli(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str]:
-    done = subprocess.run(
-        [ORRERY, "embeddings", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=180
-    )
-    return done.returncode, done.stdout + done.stderr
+def _cli(launcher: Launcher, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    return launcher.run(["embeddings", *args], env=env)
 
 
-def _json(env: dict[str, str], cwd: Path, *args: str) -> Any:
-    code, output = _cli(env, cwd, *args, "--json")
+def _json(launcher: Launcher, *args: str, env: dict[str, str] | None = None) -> Any:
+    code, output = _cli(launcher, *args, "--json", env=env)
     assert code == 0, output
     return json.loads(output[output.index("{") :])
 
@@ -75,26 +76,29 @@ async def test_status_and_reembed_through_the_entry_point(
         ORRERY_EMBEDDING_API_BASE=base,
         ORRERY_EMBEDDING_API_KEY="sk-test",
     )
-    status = _json(env, tmp_path, "status")
+    with Launcher(ORRERY, env, tmp_path, preload=PRELOAD) as cli:
+        _steps(cli, fake, ada)
+
+
+def _steps(cli: Launcher, fake: FakeEmbeddings, ada: str) -> None:
+    status = _json(cli, "status")
     assert (status["model"], status["remote"], status["messages"], status["current"]) == (MODEL, True, 5, 0)
     assert status["missing"] == 0 and status["other_models"] == {MINILM: 5}
-    assert _json(env, tmp_path, "status", "--user", ada)["other_models"] == {MINILM: 3}
+    assert _json(cli, "status", "--user", ada)["other_models"] == {MINILM: 3}
 
-    assert _json(env, tmp_path, "reembed", "--user", ada, "--batch-size", "2")["stored"] == 3
-    code, output = _cli(env, tmp_path, "status")
+    assert _json(cli, "reembed", "--user", ada, "--batch-size", "2")["stored"] == 3
+    code, output = _cli(cli, "status")
     assert code == 0 and f"with a {MODEL} vector: 3" in output and f"({MINILM}): 2" in output
 
     fake.mode = "down"
-    code, output = _cli(env, tmp_path, "reembed")
+    code, output = _cli(cli, "reembed")
     assert code == 1 and "error:" in output and "run it again" in output
-    assert _json(env, tmp_path, "status")["current"] == 3  # nothing lost
+    assert _json(cli, "status")["current"] == 3  # nothing lost
     fake.mode = "ok"
-    assert _json(env, tmp_path, "reembed")["stored"] == 2
-    assert _json(env, tmp_path, "reembed")["stored"] == 0  # idempotent
-    assert (
-        _json(env, tmp_path, "reembed", "--all")["stored"] == 5
-    )  # every vector again, none of another model
+    assert _json(cli, "reembed")["stored"] == 2
+    assert _json(cli, "reembed")["stored"] == 0  # idempotent
+    assert _json(cli, "reembed", "--all")["stored"] == 5  # every vector again, none of another model
 
-    env["ORRERY_EMBEDDING_MODEL"] = "local"  # switching back: the local model's vectors are gone
-    status = _json(env, tmp_path, "status")
+    # switching back: the local model's vectors are gone
+    status = _json(cli, "status", env={"ORRERY_EMBEDDING_MODEL": "local"})
     assert (status["model"], status["current"], status["other_models"]) == (MINILM, 0, {MODEL: 5})

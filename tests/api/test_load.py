@@ -31,7 +31,7 @@ async def test_thirty_concurrent_sessions_two_turns_each(db_url: str) -> None:
     settings = settings_for(db_url)
     demo = await _demo(settings)
     workers = 2 if settings.dialect == "postgresql" else 1  # `orrery serve --workers 2`
-    with server_process(db_url, settings.secret_key, workers=workers) as base:
+    with server_process(db_url, settings.secret_key, workers=workers, forked=True) as base:
         result = await run_load(
             [base], demo.api_key, str(demo.project_id), sessions=30, turns=2, burst_sessions=3
         )
@@ -48,8 +48,8 @@ async def test_two_server_processes_on_one_postgresql(db_url: str) -> None:
     settings = settings_for(db_url)
     demo = await _demo(settings)
     with (
-        server_process(db_url, settings.secret_key) as first,
-        server_process(db_url, settings.secret_key) as second,
+        server_process(db_url, settings.secret_key, forked=True) as first,
+        server_process(db_url, settings.secret_key, forked=True) as second,
     ):
         result = await run_load(
             [first, second], demo.api_key, str(demo.project_id), sessions=10, turns=2, burst_sessions=10

@@ -22,7 +22,9 @@ def test_a_session_created_on_one_process_is_read_at_once_on_the_other(db_url: s
     settings = settings_for(db_url)
     demo = asyncio.run(load_demo_into(settings))
     with ExitStack() as stack:
-        bases = [stack.enter_context(server_process(db_url, settings.secret_key)) for _ in range(2)]
+        bases = [
+            stack.enter_context(server_process(db_url, settings.secret_key, forked=True)) for _ in range(2)
+        ]
         result = asyncio.run(
             create_then_read(bases, demo.api_key, str(demo.project_id), count=300, concurrency=30)
         )

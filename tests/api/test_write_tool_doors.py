@@ -1,13 +1,13 @@
 """Every writing tool works through every door (HTTP `/v1/tools/*`, MCP, the CLI, an agent) on both
 databases WHILE a chat turn runs. Before, the HTTP door opened the tool's write transaction inside
-the request's own: on SQLite it waited 5 s for its own lock and answered 503."""
+the request's own: on SQLite it waited 5 s for its own lock and answered 503. The CLI door runs the
+`orrery` console script in its own process, forked from a launcher that has done its third-party
+imports (`tests/support/entrypoint.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,6 +24,7 @@ from backend.demo.workspace import DEMO_DOCS
 from backend.deps import TurnDeps
 from backend.mcp_server import build_server
 from tests.conftest import settings_for
+from tests.support.entrypoint import server_launcher
 from tests.support.models import calls
 from tests.support.serving import serving
 from tools.registry import agent_tools
@@ -63,18 +64,14 @@ async def _through(door: str, tool: str, http: httpx.AsyncClient, deps: TurnDeps
         return str(result.content[0].text)  # type: ignore[union-attr]
     if door == "cli":
         env = {
-            **os.environ,
             "DATABASE_URL": url,
             "ORRERY_SECRET_KEY": "test-secret",
             "ORRERY_DOCS_DIR": str(DEMO_DOCS),
         }
-        command = [sys.executable, "-m", "backend", "tool", tool, "--args", json.dumps(arguments)]
-        proc = await asyncio.create_subprocess_exec(
-            *command, "--project", str(deps.project_id), env=env, stdout=-1, stderr=-1
-        )
-        stdout, stderr = await proc.communicate()
-        assert proc.returncode == 0, stderr.decode()
-        return stdout.decode()
+        command = ["tool", tool, "--args", json.dumps(arguments), "--project", str(deps.project_id)]
+        code, stdout, stderr = await asyncio.to_thread(server_launcher().run_split, command, None, env)
+        assert code == 0, stderr
+        return stdout
     agent = Agent(calls(tool, arguments), deps_type=TurnDeps, tools=agent_tools([tool]))
     return str((await agent.run("go", deps=deps)).output)
 
@@ -128,15 +125,12 @@ async def test_each_write_tool_through_every_door_while_a_turn_runs(
 
 
 async def test_the_cli_tool_door_explains_bad_input(settings: Settings, demo: Any, db_url: str) -> None:
-    env = {**os.environ, "DATABASE_URL": db_url, "ORRERY_SECRET_KEY": "test-secret"}
+    env = {"DATABASE_URL": db_url, "ORRERY_SECRET_KEY": "test-secret"}
     for args, message in [
         (["nope"], "tool 'nope' not found"),
         (["update_entry", "--args", "[1]"], "must be a JSON object"),
         (["update_entry", "--args", "{"], "is not JSON"),
         (["update_entry", "--args", '{"code": "BR-012"}'], "nothing to update"),
     ]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "backend", "tool", *args, env=env, stdout=-1, stderr=-1
-        )
-        _, stderr = await proc.communicate()
-        assert proc.returncode == 1 and message in " ".join(stderr.decode().split()), (args, stderr)
+        code, _, stderr = await asyncio.to_thread(server_launcher().run_split, ["tool", *args], None, env)
+        assert code == 1 and message in " ".join(stderr.split()), (args, stderr)

@@ -8,29 +8,42 @@ installed console script, in its own process, with its own exit code and output.
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
 ZYGOTE = Path(__file__).with_name("entrypoint_zygote.py")
+ORRERY = str(Path(sys.executable).with_name("orrery"))
+SERVER_PRELOAD = ("litellm", "pydantic_ai.models.openai", "asyncpg", "aiosqlite")
+"""What `orrery serve` imports from third parties besides the launcher's own set (a provider's client
+for the tests that run a fake upstream model)."""
+_server_launcher: Launcher | None = None
 
 
 class Launcher:
     """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager)."""
 
-    def __init__(self, script: str, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, script: str, env: dict[str, str], cwd: Path, preload: tuple[str, ...] = ()) -> None:
         self.script, self.env, self.cwd = script, env, cwd
+        self.preload = preload
+        """Third-party modules the launcher imports once besides the zygote's own set."""
         self.count = 0
         self.cpu: list[tuple[list[str], float]] = []
         """CPU seconds (user + system) each step's process used, in order."""
         self.scratch = tempfile.TemporaryDirectory()  # each step's stdin, stdout and stderr files
+        self.lock = threading.Lock()  # one request and its answer at a time
 
     def __enter__(self) -> Launcher:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), self.script],
+            [sys.executable, str(ZYGOTE), self.script, *self.preload],
             env=self.env,
             cwd=self.cwd,
             stdin=subprocess.PIPE,
@@ -40,30 +53,52 @@ class Launcher:
         assert self._reply() == "ready"
         return self
 
+    def request(self, request: dict[str, object]) -> str:
+        """Send one request line to the launcher; its one-line answer."""
+        with self.lock:
+            self.proc.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+            return self._reply()
+
+    def spawn(self, args: list[str], environ: dict[str, str], cwd: Path, log: Path) -> Forked:
+        """Start `orrery ARGS` (a server) in a new process with exactly `environ`, in `cwd`, its
+        output to `log`; answers at once with a handle like `subprocess.Popen`'s."""
+        request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd)}
+        request |= {"stdin": os.devnull, "stdout": str(log), "stderr": str(log)}
+        return Forked(self, int(self.request(request)))
+
     def _reply(self) -> str:
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
         if not line:
             raise RuntimeError(f"the entry-point launcher exited with {self.proc.wait()}")
         return line.strip()
 
-    def run(self, args: list[str], stdin: str | None = None) -> tuple[int, str]:
-        """`orrery ARGS` in a new process: its exit code and stdout + stderr (like `subprocess.run`)."""
-        self.count += 1
-        files = {
-            name: Path(self.scratch.name) / f"{self.count}.{name}" for name in ("stdin", "stdout", "stderr")
-        }
+    def run(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """`orrery ARGS` in a new process (`env`: variables changed for this one): its exit code and
+        stdout + stderr (like `subprocess.run`)."""
+        code, stdout, stderr = self.run_split(args, stdin, env)
+        return code, stdout + stderr
+
+    def run_split(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
+        """As `run`, with stdout and stderr apart."""
+        with self.lock:
+            self.count += 1
+            step = self.count
+        files = {name: Path(self.scratch.name) / f"{step}.{name}" for name in ("stdin", "stdout", "stderr")}
         files["stdin"].write_text(stdin or "")
         for name in ("stdout", "stderr"):
             files[name].touch()
-        request = {"argv": args} | {name: str(path) for name, path in files.items()}
-        self.proc.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-        code, cpu = self._reply().split()
+        request = {"argv": args, "env": env or {}} | {name: str(path) for name, path in files.items()}
+        code, cpu = self.request(request).split()
         self.cpu.append((args, float(cpu)))
-        output = files["stdout"].read_text() + files["stderr"].read_text()
+        stdout, stderr = files["stdout"].read_text(), files["stderr"].read_text()
         for path in files.values():
             path.unlink()
-        return int(code), output
+        return int(code), stdout, stderr
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -72,3 +107,51 @@ class Launcher:
         self.proc.wait(timeout=30)
         self.proc.stdout.close()  # type: ignore[union-attr]
         self.scratch.cleanup()
+
+
+class Forked:
+    """A process `Launcher.spawn` started: what the tests use of `subprocess.Popen` (the launcher,
+    its parent, reaps it)."""
+
+    def __init__(self, launcher: Launcher, pid: int) -> None:
+        self.launcher, self.pid = launcher, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            answer = self.launcher.request({"wait": self.pid, "nohang": True})
+            if answer != "running":
+                self.returncode = int(answer.split()[0])
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            time.sleep(0.02)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def server_launcher() -> Launcher:
+    """One launcher per test process for `orrery serve` and the commands tests run among in-process
+    checks: a cold server start spends ~4 s of CPU on imports (~9 s with a provider's client), a
+    command ~3 s; forked, under 1 s. Ended when the test process exits."""
+    global _server_launcher
+    if _server_launcher is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "DATABASE_URL"))}
+        launcher = Launcher(ORRERY, env, Path(tempfile.gettempdir()), preload=SERVER_PRELOAD)
+        _server_launcher = launcher.__enter__()
+        atexit.register(launcher.__exit__, None, None, None)
+    return _server_launcher

@@ -1,10 +1,12 @@
 """Run the `orrery` console script many times without paying its imports each time.
 
-Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT` with the steps' env and
-cwd. It imports `backend.cli` (the script's own first line) and the third-party libraries the
-commands use (pydantic-ai, FastAPI, SQLAlchemy, ...), then for each request line (JSON: argv,
-stdin/stdout/stderr paths) forks a child that points fds 0-2 at those files and runs the console
-script file itself as `__main__`. Each command runs as in a fresh process whose imports were already
+Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT [MODULE ...]` with the
+steps' env and cwd. It imports `backend.cli` (the script's own first line) and the third-party
+libraries the commands use (pydantic-ai, FastAPI, SQLAlchemy, ..., and the MODULEs given), then for
+each request line (JSON: argv, stdin/stdout/stderr paths, optional env overrides) forks a child that
+points fds 0-2 at those files, applies the overrides and runs the console script file itself as
+`__main__`. A request with `spawn` starts a long-running command (a server) and answers its pid at
+once; `wait` requests then report its exit. Each command runs as in a fresh process whose imports were already
 done, and exits like one (atexit handlers, its own exit code, a traceback and 1 on an uncaught
 exception). The commands' own lazy imports of Orrery modules are not done here, so a command that
 forgets to import or register something still fails. Measured on the entry-point steps: 65 -> 32
@@ -39,11 +41,24 @@ PRELOAD = (
 
 def _child(script: str, request: dict[str, object]) -> None:
     """In the forked child: fds 0-2 to the request's files, then the console script as `__main__`."""
-    for fd, key, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+    for fd, key, flags in (
+        (0, "stdin", os.O_RDONLY),
+        (1, "stdout", os.O_WRONLY | os.O_CREAT | os.O_APPEND),
+        (2, "stderr", os.O_WRONLY | os.O_CREAT | os.O_APPEND),
+    ):
         opened = os.open(str(request[key]), flags)
         os.dup2(opened, fd)
         os.close(opened)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the child
+    overrides = request.get("env")
+    if isinstance(overrides, dict):
+        os.environ.update(overrides)
+    environ = request.get("environ")  # a whole environment instead of the launcher's (servers)
+    if isinstance(environ, dict):
+        os.environ.clear()
+        os.environ.update(environ)
+    if request.get("cwd"):
+        os.chdir(str(request["cwd"]))
     sys.argv = [script, *(str(a) for a in request["argv"])]  # type: ignore[attr-defined]
     runpy.run_path(script, run_name="__main__")  # raises SystemExit with the command's exit code
 
@@ -51,7 +66,7 @@ def _child(script: str, request: dict[str, object]) -> None:
 def main() -> None:
     script = sys.argv[1]
     sys.path[0] = os.path.dirname(script)  # as for the console script: its own folder, not this one
-    for name in PRELOAD:
+    for name in (*PRELOAD, *sys.argv[2:]):
         importlib.import_module(name)
     assert threading.active_count() == 1, "a preloaded library started a thread: fork is unsafe"
     gc.freeze()  # the preloaded objects stay out of each child's collections (and its copy-on-write)
@@ -59,15 +74,27 @@ def main() -> None:
     protocol_out.write("ready\n")
     protocol_out.flush()
     for line in protocol_in:
-        request = json.loads(line)
+        protocol_out.write(_serve(script, json.loads(line)) + "\n")
+        protocol_out.flush()
+
+
+def _serve(script: str, request: dict[str, object]) -> str:
+    """One request: run a command to its end ("CODE CPU"), start one and answer at once ("PID",
+    `spawn`), or ask about a started one ("CODE CPU", or "running" with `nohang`)."""
+    if "wait" in request:
+        flags = os.WNOHANG if request.get("nohang") else 0
+        pid, status, usage = os.wait4(int(request["wait"]), flags)  # type: ignore[call-overload]
+        if pid == 0:
+            return "running"
+    else:
         pid = os.fork()
         if pid == 0:
             _child(script, request)
             sys.exit(0)  # the script returned without exiting
+        if request.get("spawn"):
+            return str(pid)
         _, status, usage = os.wait4(pid, 0)
-        cpu = usage.ru_utime + usage.ru_stime
-        protocol_out.write(f"{os.waitstatus_to_exitcode(status)} {cpu:.3f}\n")
-        protocol_out.flush()
+    return f"{os.waitstatus_to_exitcode(status)} {usage.ru_utime + usage.ru_stime:.3f}"
 
 
 if __name__ == "__main__":

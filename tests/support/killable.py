@@ -19,6 +19,7 @@ from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Message
 from backend.demo.workspace import load_demo
+from tests.support.entrypoint import Forked, server_launcher
 from tests.support.load import ROOT, _child_env, _cli, _wait_healthy, free_port
 
 
@@ -26,7 +27,7 @@ from tests.support.load import ROOT, _child_env, _cli, _wait_healthy, free_port
 class Server:
     """A running server: its process, base URL and log."""
 
-    proc: subprocess.Popen[bytes]
+    proc: Forked
     base: str
     log: Path
 
@@ -43,20 +44,14 @@ def cli(*args: str) -> list[str]:
 
 @contextmanager
 def killable_server(database_url: str, secret: str, env: dict[str, str] | None = None) -> Iterator[Server]:
-    """`orrery serve` in a child process (cwd outside the repo: no `.env`), healthy; ended at exit
-    unless the test killed it."""
+    """`orrery serve` in its own process (cwd outside the repo: no `.env`), forked from the test
+    process's server launcher (`tests/support/entrypoint.py`), healthy; ended at exit unless the test
+    killed it."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "server.log"
-        command = cli("serve", "--host", "127.0.0.1", "--port", str(port))
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(
-                command,
-                cwd=tmp,
-                env=_child_env(database_url, secret, ROOT, env),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        args = ["serve", "--host", "127.0.0.1", "--port", str(port)]
+        proc = server_launcher().spawn(args, _child_env(database_url, secret, ROOT, env), Path(tmp), log_path)
         server = Server(proc, f"http://127.0.0.1:{port}", log_path)
         try:
             _wait_healthy(proc, server.base, log_path)

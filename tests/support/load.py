@@ -31,6 +31,7 @@ from sqlalchemy import select
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.db.models import Message
+from tests.support.entrypoint import Forked, server_launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,9 +86,12 @@ def server_process(
     workers: int = 1,
     env: dict[str, str] | None = None,
     source: Path = ROOT,
+    forked: bool = False,
 ) -> Iterator[str]:
     """`orrery serve` (code from `source`) in a child process, cwd outside the repo so no `.env` is
-    read; yields its base URL."""
+    read; yields its base URL. `forked`: from the test process's pre-imported server launcher
+    (`tests/support/entrypoint.py`), which saves the tests ~4 CPU-s of imports a start; the
+    benchmarks start cold processes."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         child_env = _child_env(database_url, secret, source, env)
@@ -95,8 +99,12 @@ def server_process(
         command = [*_cli(), "serve", "--host", "127.0.0.1", "--port", str(port)]
         if workers != 1:
             command += ["--workers", str(workers)]
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(command, cwd=tmp, env=child_env, stdout=log, stderr=subprocess.STDOUT)
+        proc: subprocess.Popen[bytes] | Forked
+        if forked and source == ROOT:
+            proc = server_launcher().spawn(command[len(_cli()) :], child_env, Path(tmp), log_path)
+        else:
+            with open(log_path, "w") as log:
+                proc = subprocess.Popen(command, cwd=tmp, env=child_env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         try:
             _wait_healthy(proc, base, log_path)
@@ -110,7 +118,7 @@ def server_process(
                 proc.wait()
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], base: str, log_path: Path) -> None:
+def _wait_healthy(proc: subprocess.Popen[bytes] | Forked, base: str, log_path: Path) -> None:
     for _ in range(1200):
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")

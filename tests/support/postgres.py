@@ -6,14 +6,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class PostgresUnavailable(RuntimeError):
@@ -50,6 +53,9 @@ class ThrowawayPostgres:
     port: int = field(default_factory=_free_port)
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="orrery-pg-")))
     user: str = "postgres"
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
+    _conn: Any = field(default=None, init=False, repr=False)
+    _strategy: str = field(default="", init=False, repr=False)
 
     def _run(self, *args: str) -> None:
         cmd = list(args)
@@ -99,8 +105,42 @@ class ThrowawayPostgres:
         )
         return self
 
+    def run(self, sql: str) -> None:
+        """Run one statement (CREATE/DROP DATABASE) from synchronous code, on one connection kept
+        open on a loop thread of its own: a connection per statement cost ~0.15 s of CPU (a new
+        event loop, asyncpg's handshake, a forked server backend), twice per PostgreSQL test."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, name="pg-maintenance", daemon=True).start()
+        asyncio.run_coroutine_threadsafe(self._statement(sql), self._loop).result(timeout=120)
+
+    def copy_database(self, name: str, template: str) -> None:
+        """CREATE DATABASE name from template, copying its files on PostgreSQL 15+ (`FILE_COPY`: half
+        the server CPU of the default WAL-logged copy, ~0.09 s against ~0.18 s for the demo)."""
+        self.run(f"CREATE DATABASE {name} TEMPLATE {template}{{strategy}}")  # filled in by `_statement`
+
+    async def _statement(self, sql: str) -> None:
+        import asyncpg
+
+        if self._conn is None:
+            self._conn = await asyncpg.connect(
+                host="127.0.0.1", port=self.port, user=self.user, database="postgres"
+            )
+            if int(await self._conn.fetchval("SHOW server_version_num")) >= 150000:
+                self._strategy = " STRATEGY = FILE_COPY"
+        await self._conn.execute(sql.replace("{strategy}", self._strategy))
+
+    def _close_maintenance(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        if self._conn is not None:
+            asyncio.run_coroutine_threadsafe(self._conn.close(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+
     def stop(self) -> None:
         """Stop the server and remove its files."""
+        self._close_maintenance()
         try:
             self._run(
                 str(find_bin_dir() / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop"
