@@ -63,5 +63,6 @@ def test_model_floor_drives_the_same_run_both_ways(capsys: pytest.CaptureFixture
     agent = model_floor._agent(5)
     assert asyncio.run(model_floor._by_events(agent)) >= asyncio.run(model_floor._by_nodes(agent)) > 5
     model_floor.main(["--runs", "2", "--deltas", "5"])
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "|---" not in line]
-    assert [r.split("|")[1].strip() for r in rows[1:]] == ["run_stream_events", "Agent.iter + node streams"]
+    out = capsys.readouterr().out.splitlines()
+    names = [line.split("|")[1].strip() for line in out if line.startswith("| ") and "|---" not in line]
+    assert names[1:] == ["run_stream_events", "Agent.iter + node streams"]
