@@ -60,8 +60,8 @@ typecheck: install ## mypy --strict over backend/ and tools/
 docs: install ## Build the documentation site strictly (any warning fails) into site/
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
-pytest: install ## Run the test suite on both dialects, on three processes (one file stays on one)
-	$(BIN)/pytest -n 3 --dist loadfile --no-loadscope-reorder
+pytest: install ## Run the test suite on both dialects, on two processes (one per core) (one file stays on one)
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run
