@@ -66,7 +66,6 @@ from backend.ops.cost import message_cost
 from backend.ops.jobs import JobWorker, enqueue
 from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
-from backend.repo import chat
 from backend.repo.scope import as_uuid
 from backend.roster import AgentDefinition, get_agent
 
@@ -208,13 +207,19 @@ class Orchestrator:
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
         async with self.db.readers() as s:
-            record = await self._session_row(s, user_id, sid, pending)
+            record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
             wc = await self._assemble(s, user_id, record, pending, chosen, model)
             memos = pending_memos(s)
         deps = TurnDeps(
-            self.db, user_id, self.settings, record.project_id, sid, record.focus_kind, record.focus_id
+            db=self.db,
+            user_id=user_id,
+            settings=self.settings,
+            project_id=record.project_id,
+            session_id=sid,
+            focus_kind=record.focus_kind,
+            focus_id=record.focus_id,
         )
         if self.on_context is not None:
             self.on_context(wc)
@@ -348,17 +353,6 @@ class Orchestrator:
         await self.finish_turns()
         await self.locks.close()
 
-    async def _session_row(
-        self, s: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID, pending: PendingTurn
-    ) -> ChatSession:
-        """The session's row as the store left it (attached to `s`, so changes to it are tracked
-        there), or read again when the store handed none on."""
-        record = pending.chat
-        if record is None or record.id != sid:
-            return await chat.get_session(s, user_id, sid)
-        s.add(record)
-        return record
-
     async def _assemble(
         self,
         s: AsyncSession,
@@ -383,6 +377,14 @@ class Orchestrator:
             focus=pending.focus,
         )
         return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
+
+
+def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:
+    """The session's row as the store left it, attached to `s` so changes to it are tracked there
+    (a turn that runs always has one: only replays and shared failures come without)."""
+    assert pending.chat is not None and pending.chat.id == sid
+    s.add(pending.chat)
+    return pending.chat
 
 
 def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:

@@ -15,8 +15,9 @@ from sqlalchemy import Uuid, bindparam, case, func, nulls_last, select, true, ty
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import UTCDateTime, utcnow
-from backend.db.models import CheckIn, Entity, ProjectMember, User, UserProfile, UserSummary
+from backend.db.models import CheckIn, Entity, User, UserProfile, UserSummary
 from backend.errors import NotFoundError, ValidationError
+from backend.repo.scope import member_project_ids
 from backend.vocabulary import GOAL_TYPES, GoalType
 
 MAX_GOALS_FOR_CONTEXT = 10
@@ -155,7 +156,7 @@ def _memory_query(in_project: bool) -> Any:
         .where(
             Entity.kind == "goal",
             Entity.state.in_(ACTIVE_GOAL_STATES),
-            Entity.project_id.in_(select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)),
+            Entity.project_id.in_(member_project_ids(user_id)),
         )
         .order_by(*order)
         .limit(MAX_GOALS_FOR_CONTEXT)

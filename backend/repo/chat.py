@@ -17,10 +17,10 @@ from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from backend.db.models import AgentTransition, ChatSession, Entity, Message, ProjectMember, SessionSummary
+from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
-from backend.repo.scope import as_uuid, require_project
+from backend.repo.scope import as_uuid, member_project_ids, require_project
 from backend.vocabulary import FOCUS_KINDS
 
 
@@ -94,17 +94,19 @@ async def create_session(
 
 async def check_focus(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID, kind: str, focus_id: uuid.UUID | str
-) -> Entity | None:
-    """A focus must be the session's project or one of its entities of that kind (else not found);
-    the focused entity (None for a project focus)."""
+) -> None:
+    """A focus must be the session's project or one of its entities of that kind (else not found)."""
     if kind == "project":
-        if as_uuid(focus_id, "project") != project_id:
-            raise ValidationError("a project focus must name the session's project")
-        return None
+        _check_project_focus(project_id, focus_id)
+        return
     entity = await get_entity(session, user_id, focus_id)
     if entity.project_id != project_id or entity.kind != kind:
         raise NotFoundError(kind, focus_id)
-    return entity
+
+
+def _check_project_focus(project_id: uuid.UUID | None, focus_id: uuid.UUID | str) -> None:
+    if as_uuid(focus_id, "project") != project_id:
+        raise ValidationError("a project focus must name the session's project")
 
 
 async def find_session(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> ChatSession | None:
@@ -148,7 +150,7 @@ def _session_state_query() -> Any:
         Entity.id == ChatSession.focus_id,
         Entity.project_id == ChatSession.project_id,
         Entity.kind == ChatSession.focus_kind,
-        Entity.project_id.in_(select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)),
+        Entity.project_id.in_(member_project_ids(user_id)),
     )
     return (
         select(ChatSession, Message, Entity, any_failed.label("any_failed"))
@@ -170,8 +172,8 @@ async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uui
     if row is None:
         raise NotFoundError("session", sid)
     record, message, entity, any_failed = row
-    if record.focus_kind == "project" and record.focus_id != record.project_id:
-        raise ValidationError("a project focus must name the session's project")
+    if record.focus_kind == "project" and record.focus_id is not None:
+        _check_project_focus(record.project_id, record.focus_id)
     if record.focus_kind not in (None, "project") and entity is None:
         raise NotFoundError(record.focus_kind, record.focus_id)
     return SessionState(record, message, entity, bool(any_failed))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import Select, select
+from sqlalchemy import BindParameter, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.models import Project, ProjectMember
@@ -16,8 +16,9 @@ from backend.errors import NotFoundError, ValidationError
 WRITE_ROLES = ("owner", "editor")
 
 
-def member_project_ids(user_id: uuid.UUID) -> Select[uuid.UUID]:
-    """A subquery of the project ids the user belongs to."""
+def member_project_ids(user_id: uuid.UUID | BindParameter[uuid.UUID]) -> Select[uuid.UUID]:
+    """A subquery of the project ids the user belongs to (`user_id` may be a bound parameter, for a
+    statement built once and run for any user)."""
     return select(ProjectMember.project_id).where(ProjectMember.user_id == user_id)
 
 
