@@ -48,6 +48,15 @@ def _entity_text(entity: Entity, budget: int, counter: TokenCounter) -> str:
     return head
 
 
+async def _focused_entity(
+    session: AsyncSession, user_id: uuid.UUID, focus_id: uuid.UUID, focus: Entity | None
+) -> Entity:
+    """`focus` when it is the focused entity the caller just read, else read for this user."""
+    if focus is not None and focus.id == focus_id:
+        return focus
+    return await get_entity(session, user_id, focus_id)
+
+
 async def focus_sections(
     session: AsyncSession,
     user_id: uuid.UUID,
@@ -73,8 +82,7 @@ async def focus_sections(
         return [ContextSection("focus", "Current Focus", [(f"project:{project.id}", text)])]
     if chat.focus_kind not in ENTITY_KINDS:
         return []
-    fresh = focus is not None and focus.id == chat.focus_id
-    entity = focus if fresh and focus is not None else await get_entity(session, user_id, chat.focus_id)
+    entity = await _focused_entity(session, user_id, chat.focus_id, focus)
     sections = [
         ContextSection(
             "focus",
