@@ -1,8 +1,9 @@
 """The model machinery's floor: what a bare pydantic-ai run costs in CPU for the door benchmark's
 reply shape (one tool call, then ~46 streamed text deltas), with an instant function model — no
-database, no HTTP, no Orrery. Two ways of driving it: `run_stream_events` (what turns used before)
-and `Agent.iter` with each node's own stream (what `backend.agents.model_run` does now). The door
-benchmark's CPU per turn cannot go below this.
+database, no HTTP, no Orrery. Three ways of driving it: `run_stream_events` (what turns used first),
+`Agent.iter` with each node's own stream (what they used next), and the turn's own loop on
+pydantic-ai's direct API (`backend.agents.model_loop`, what `backend.agents.model_run` does now).
+The door benchmark's CPU per turn cannot go below the last.
 
 `python -m bench.model_floor [--runs 300] [--deltas 46]`
 """
@@ -18,6 +19,9 @@ from typing import Any
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
+
+from backend.agents.model_loop import LoopSpec, run_loop
 
 INSTRUCTIONS = "You are a planner. " * 200  # about the size of a turn's system prompt
 
@@ -60,6 +64,15 @@ async def _by_nodes(agent: Agent[int, str]) -> int:
     return seen
 
 
+async def _by_loop(agent: Agent[int, str]) -> int:
+    assert agent.model is not None and not isinstance(agent.model, str)
+    tools = FunctionToolset(list(agent._function_toolset.tools.values()), max_retries=2)  # noqa: SLF001
+    seen = 0
+    async for _ in run_loop(LoopSpec(agent.model, tools, INSTRUCTIONS, 1), [], "what should I do next?"):
+        seen += 1
+    return seen
+
+
 async def _cpu_ms(
     drive: Callable[[Agent[int, str]], Awaitable[Any]], agent: Agent[int, str], runs: int
 ) -> float:
@@ -78,7 +91,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     agent = _agent(args.deltas)
     print(f"| pydantic-ai run (1 tool call + {args.deltas} deltas) | CPU ms per run |\n|---|---:|")
-    for name, drive in (("run_stream_events", _by_events), ("Agent.iter + node streams", _by_nodes)):
+    drivers = (
+        ("run_stream_events", _by_events),
+        ("Agent.iter + node streams", _by_nodes),
+        ("the turn's loop (direct API + ToolManager)", _by_loop),
+    )
+    for name, drive in drivers:
         print(f"| {name} | {asyncio.run(_cpu_ms(drive, agent, args.runs)):.1f} |")
 
 

@@ -1,9 +1,7 @@
-"""The model's part of a turn: one pydantic-ai run, streamed as turn events.
+"""The model's part of a turn: one model loop (`model_loop`), streamed as turn events.
 
-The `Agent` (its tools, retries and name) is built once per process and agent definition; the turn's
-model and system prompt are given to each run. The run is driven node by node (`Agent.iter`, each
-model request's and tool call's own stream), the least machinery that keeps streaming, tools and
-history: `run_stream_events` adds a task and a memory stream per event, about twice the CPU per delta.
+The toolset (the agent's tools and the handoff tool) is built once per process and agent definition;
+the turn's model and system prompt are given to each run.
 """
 
 from __future__ import annotations
@@ -13,9 +11,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from pydantic_ai import Agent, AgentRunResultEvent
+from pydantic_ai import AgentRunResultEvent
 from pydantic_ai.models import Model
+from pydantic_ai.toolsets import FunctionToolset
 
+from backend.agents.model_loop import LoopSpec, run_loop
 from backend.agents.turn_events import ModelEvent, TurnEvent, history_of, translate
 from backend.deps import TurnDeps
 from backend.roster import AgentDefinition
@@ -33,17 +33,10 @@ class ModelRun:
 
 
 @cache
-def runner_for(agent_id: str, tools: tuple[str, ...], roster: tuple[str, ...]) -> Agent[TurnDeps, str]:
-    """The agent's pydantic-ai `Agent`, without a model or instructions (each run brings its own);
-    keyed by the roster too, since the handoff tool lists it."""
-    del roster  # part of the cache key only: `handoff_tool()` reads the current roster
-    return Agent(
-        None,
-        deps_type=TurnDeps,
-        tools=[*agent_tools(tools), handoff_tool()],
-        retries=2,
-        name=agent_id,
-    )
+def toolset_for(agent_id: str, tools: tuple[str, ...], roster: tuple[str, ...]) -> FunctionToolset[TurnDeps]:
+    """The agent's tools and the handoff tool; keyed by the roster too, since the handoff tool lists it."""
+    del agent_id, roster  # part of the cache key only: `handoff_tool()` reads the current roster
+    return FunctionToolset([*agent_tools(tools), handoff_tool()], max_retries=2)
 
 
 def history_for(messages: list[ScopedMessage], text: str) -> list[Any]:
@@ -67,19 +60,13 @@ async def stream_model(
     `on_model_event` sees every raw pydantic-ai event, ending with the run's result event."""
     from backend.roster import AGENTS
 
-    runner = runner_for(chosen.id, chosen.tools, tuple(AGENTS))
-    async with runner.iter(
-        text, message_history=history, deps=deps, model=model, instructions=system_prompt
-    ) as agent_run:
-        async for node in agent_run:
-            if not (Agent.is_model_request_node(node) or Agent.is_call_tools_node(node)):
-                continue
-            async with node.stream(agent_run.ctx) as events:
-                async for event in events:
-                    if on_model_event is not None:
-                        on_model_event(event)
-                    for out in translate(event, run.calls):
-                        yield out
-        run.result = agent_run.result
-    if on_model_event is not None and run.result is not None:
-        on_model_event(AgentRunResultEvent(run.result))
+    toolset = toolset_for(chosen.id, chosen.tools, tuple(AGENTS))
+    spec = LoopSpec(model, toolset, system_prompt, deps)
+    async for event in run_loop(spec, history, text):
+        if on_model_event is not None:
+            on_model_event(event)
+        if isinstance(event, AgentRunResultEvent):
+            run.result = event.result
+            continue
+        for out in translate(event, run.calls):
+            yield out

@@ -1,0 +1,138 @@
+"""The turn's model loop on pydantic-ai's direct API behaves as an agent run would: tools called and
+answered, arguments validated, `ModelRetry` and retry limits, empty answers retried, a request cap,
+and a result event with the output, usage and last response."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic_ai import AgentRunResultEvent, ModelRetry, RunContext, Tool
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelRequest,
+    RetryFeedbackPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
+
+from backend.agents import model_loop
+from backend.agents.model_loop import LoopSpec, run_loop
+
+
+async def lookup(ctx: RunContext[str], code: str) -> str:
+    """Look an entry up.
+
+    Args:
+        code: The entry's code.
+    """
+    if code == "bad":
+        raise ModelRetry("no entry bad; try BR-1")
+    return f"{ctx.deps}: entry {code}"
+
+
+TOOLS = FunctionToolset([Tool(lookup, takes_ctx=True, max_retries=2)])
+
+
+def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    last = messages[-1]
+    return [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
+
+
+async def _events(stream: Any) -> list[Any]:
+    return [e async for e in stream]
+
+
+def _spec(stream_fn: Any) -> LoopSpec[str]:
+    return LoopSpec(FunctionModel(stream_function=stream_fn), TOOLS, "Be brief.", "deps-value")
+
+
+async def test_a_tool_call_is_run_and_its_result_sent_back() -> None:
+    seen: list[AgentInfo] = []
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        seen.append(info)
+        if not _returns(messages):
+            yield {0: DeltaToolCall(name="lookup", json_args='{"code": "BR-1"}', tool_call_id="c1")}
+            return
+        yield "Found "
+        yield _returns(messages)[0].model_response_str()
+
+    events = await _events(run_loop(_spec(stream), [], "find BR-1"))
+    calls = [e for e in events if isinstance(e, FunctionToolCallEvent)]
+    results = [e for e in events if isinstance(e, FunctionToolResultEvent)]
+    assert [c.part.args_as_dict() for c in calls] == [{"code": "BR-1"}] and calls[0].args_valid
+    assert results[0].part.content == "deps-value: entry BR-1"
+    final = events[-1]
+    assert isinstance(final, AgentRunResultEvent)
+    assert final.result.output == "Found deps-value: entry BR-1"
+    assert final.result.usage.requests == 2 and final.result.response.text == final.result.output
+    assert seen[0].instructions == "Be brief." and [t.name for t in seen[0].function_tools] == ["lookup"]
+
+
+async def test_model_retry_and_bad_arguments_go_back_to_the_model_until_the_tool_limit() -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        returns = _returns(messages)
+        if returns and returns[0].outcome == "success":
+            yield "done"
+            return
+        attempt = sum(1 for m in messages if isinstance(m, ModelRequest) and _returns([m]))
+        args = ['{"code": "bad"}', '{"nope": 1}', '{"code": "BR-1"}'][attempt]
+        yield {0: DeltaToolCall(name="lookup", json_args=args, tool_call_id=f"c{attempt}")}
+
+    events = await _events(run_loop(_spec(stream), [], "find"))
+    results = [e.part for e in events if isinstance(e, FunctionToolResultEvent)]
+    assert [r.outcome for r in results] == ["retried", "retried", "success"]
+    assert "try BR-1" in results[0].model_response_str()
+    assert [e.args_valid for e in events if isinstance(e, FunctionToolCallEvent)] == [True, False, True]
+    assert events[-1].result.output == "done"
+
+
+async def test_a_tool_that_keeps_failing_ends_the_run() -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[DeltaToolCalls]:
+        yield {0: DeltaToolCall(name="lookup", json_args='{"code": "bad"}', tool_call_id="c")}
+
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries"):
+        await _events(run_loop(_spec(stream), [], "find"))
+
+
+async def test_an_unknown_tool_is_answered_with_the_tools_there_are() -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if _returns(messages):
+            yield "ok"
+            return
+        yield {0: DeltaToolCall(name="delete_all", json_args="{}", tool_call_id="c")}
+
+    events = await _events(run_loop(_spec(stream), [], "go"))
+    result = next(e.part for e in events if isinstance(e, FunctionToolResultEvent))
+    assert result.outcome == "retried" and "lookup" in result.model_response_str()
+
+
+async def test_an_empty_answer_is_asked_again_then_refused() -> None:
+    answers = iter(["", "now text"])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield next(answers, "")
+
+    events = await _events(run_loop(_spec(stream), [], "hi"))
+    history = events[-1].result.all_messages()
+    assert events[-1].result.output == "now text"
+    assert any(isinstance(p, RetryFeedbackPart) for m in history for p in m.parts)
+    with pytest.raises(UnexpectedModelBehavior, match="maximum retries .2. for output"):
+        await _events(run_loop(_spec(stream), [], "hi"))
+
+
+async def test_requests_per_run_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model_loop, "REQUEST_LIMIT", 3)
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[DeltaToolCalls]:
+        call_id = f"c{len(messages)}"
+        yield {0: DeltaToolCall(name="lookup", json_args='{"code": "BR-1"}', tool_call_id=call_id)}
+
+    with pytest.raises(UsageLimitExceeded, match="request_limit of 3"):
+        await _events(run_loop(_spec(stream), [], "loop forever"))
