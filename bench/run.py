@@ -20,6 +20,7 @@ from bench import (
     orchestrator,
     read_your_writes,
     scoping,
+    sqlite_driver,
 )
 
 RUNNERS: dict[str, Callable[[list[str]], None]] = {
@@ -37,6 +38,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "read_your_writes": read_your_writes.main,
     "door": door.main,
     "model_floor": model_floor.main,
+    "sqlite_driver": sqlite_driver.main,
 }
 
 

@@ -41,6 +41,8 @@ from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
 
+from backend.agents.loop_spans import agent_span, tool_span
+
 DepsT = TypeVar("DepsT")
 REQUEST_LIMIT = 50
 """Model requests one turn may make (pydantic-ai's default `UsageLimits.request_limit`)."""
@@ -57,12 +59,22 @@ class LoopSpec(Generic[DepsT]):
     instructions: str
     deps: DepsT
     output_retries: int = 2
+    name: str = "agent"
+    """The agent's name on the run's span."""
 
 
 async def run_loop(
     spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str
 ) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[str]]:
     """Run the model on `prompt` after `history`; yield its events, the last one the run's result."""
+    with agent_span(spec.name):
+        async for event in _steps(spec, history, prompt):
+            yield event
+
+
+async def _steps(
+    spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str
+) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[str]]:
     usage = RunUsage()
     ctx = RunContext(deps=spec.deps, model=spec.model, usage=usage, prompt=prompt)
     tools = ToolManager[DepsT](spec.toolset)
@@ -114,14 +126,15 @@ async def _call_tool(
     validated = await tools.validate_tool_call(call)
     yield FunctionToolCallEvent(call, args_valid=validated.args_valid)
     part: ToolReturnPart
-    try:
-        result = await tools.execute_tool_call(validated)
-        part = ToolReturnPart(call.tool_name, result, call.tool_call_id)
-    except ToolRetryError as exc:
-        assert isinstance(exc.tool_retry, ToolReturnPart)  # a call's retry always answers the call
-        part = exc.tool_retry
-    except ToolFailedError as exc:
-        part = exc.tool_failed
+    with tool_span(call.tool_name, call.tool_call_id, call.args):
+        try:
+            result = await tools.execute_tool_call(validated)
+            part = ToolReturnPart(call.tool_name, result, call.tool_call_id)
+        except ToolRetryError as exc:
+            assert isinstance(exc.tool_retry, ToolReturnPart)  # a call's retry always answers the call
+            part = exc.tool_retry
+        except ToolFailedError as exc:
+            part = exc.tool_failed
     answers.append(part)
     yield FunctionToolResultEvent(part)
 

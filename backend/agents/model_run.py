@@ -61,7 +61,7 @@ async def stream_model(
     from backend.roster import AGENTS
 
     toolset = toolset_for(chosen.id, chosen.tools, tuple(AGENTS))
-    spec = LoopSpec(model, toolset, system_prompt, deps)
+    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id)
     async for event in run_loop(spec, history, text):
         if on_model_event is not None:
             on_model_event(event)

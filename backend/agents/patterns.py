@@ -8,6 +8,7 @@ capped) — it never overwrites what was learned before.
 from __future__ import annotations
 
 import uuid
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,13 @@ def merge(old: list[Any], new: list[str]) -> list[str]:
     return merged[:MAX_ITEMS]
 
 
+@cache
+def _analyst() -> Agent[None, SummaryUpdate]:
+    """The analyst's `Agent`, built once per process (building derives the output schema); each run
+    brings its model."""
+    return Agent(None, instructions=INSTRUCTIONS, output_type=SummaryUpdate)
+
+
 async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -> SummaryUpdate:
     """One refresh: read, ask, merge, save. Returns what the model proposed."""
     async with db.sessions() as s:
@@ -74,7 +82,7 @@ async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -
             ),
         ]
     )
-    result = await Agent(model, instructions=INSTRUCTIONS, output_type=SummaryUpdate).run(evidence)
+    result = await _analyst().run(evidence, model=model)
     update = result.output
     async with db.transaction() as s:
         await save_user_summary(

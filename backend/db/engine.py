@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from backend.config import Settings
+from backend.db import sqlite_inline
 
 WRITE_OPTION = "orrery_write"
 """Execution option marking a connection whose transaction begins with `BEGIN IMMEDIATE` on SQLite."""
@@ -40,6 +41,8 @@ _writing: ContextVar[bool] = ContextVar("orrery_writing", default=False)
 
 
 def _sqlite_pragmas(busy_timeout_ms: int) -> Any:
+    """`busy_timeout_ms` is SQLite's own wait for a lock (0 for the inline driver, which waits itself)."""
+
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (see `_sqlite_begin`)
         cursor = dbapi_conn.cursor()
@@ -71,8 +74,15 @@ def make_engine(settings: Settings) -> AsyncEngine:
         memory = not url.database or url.database == ":memory:"
         if not memory:
             Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=settings.db_echo, **({} if memory else pool))
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas(settings.sqlite_busy_timeout_ms))
+        busy_ms = settings.sqlite_busy_timeout_ms
+        options: dict[str, Any] = {} if memory else dict(pool)
+        if settings.sqlite_driver == "inline":
+            options["async_creator"] = sqlite_inline.creator(
+                ":memory:" if memory else str(url.database), busy_ms
+            )
+            busy_ms = 0
+        engine = create_async_engine(url, echo=settings.db_echo, **options)
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas(busy_ms))
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
         return engine
     return create_async_engine(url, echo=settings.db_echo, pool_pre_ping=True, **pool)

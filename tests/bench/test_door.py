@@ -54,15 +54,29 @@ def test_profile_summary_groups_samples_by_owner() -> None:
     assert "| pump (backend/agents/detach.py) | 90.0% |" in summary  # total time
 
 
-def test_model_floor_drives_the_same_run_both_ways(capsys: pytest.CaptureFixture[str]) -> None:
-    """Both ways of driving the bare pydantic-ai run stream the same events; the bench prints a row each."""
+def test_model_floor_drives_the_same_run_three_ways(capsys: pytest.CaptureFixture[str]) -> None:
+    """The three ways of driving the bare run (an agent's two, the turn's own loop) stream the run's
+    events; the bench prints a row each."""
     import asyncio
 
     from bench import model_floor
 
     agent = model_floor._agent(5)
     assert asyncio.run(model_floor._by_events(agent)) >= asyncio.run(model_floor._by_nodes(agent)) > 5
+    assert asyncio.run(model_floor._by_loop(agent)) > 5
     model_floor.main(["--runs", "2", "--deltas", "5"])
     out = capsys.readouterr().out.splitlines()
     names = [line.split("|")[1].strip() for line in out if line.startswith("| ") and "|---" not in line]
-    assert names[1:] == ["run_stream_events", "Agent.iter + node streams"]
+    assert names[1:] == [
+        "run_stream_events",
+        "Agent.iter + node streams",
+        "the turn's loop (direct API + ToolManager)",
+    ]
+
+
+def test_sqlite_driver_bench_prints_both_drivers(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import sqlite_driver
+
+    sqlite_driver.main(["--runs", "8"])
+    rows = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert rows == ["inline", "aiosqlite"]

@@ -1,0 +1,60 @@
+"""The spans an agent run had, for the turn's own model loop: `invoke_agent NAME` around the run and
+`execute_tool NAME` around each tool call (the `chat MODEL` spans come from pydantic-ai's instrumented
+model, which the direct API applies). Off unless `Agent.instrument_all` was called (`ops.tracing`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from pydantic_ai import Agent
+from pydantic_ai.models.instrumented import InstrumentationSettings
+
+
+def _settings() -> InstrumentationSettings | None:
+    """The process's instrumentation (what `Agent.instrument_all` set, as the direct API reads it)."""
+    setting = Agent._instrument_default  # noqa: SLF001 - where `instrument_all` keeps it
+    if setting is True:
+        return InstrumentationSettings()
+    return setting or None
+
+
+@contextmanager
+def _span(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Any]:
+    settings = _settings()
+    if settings is None:
+        with nullcontext() as nothing:
+            yield nothing
+        return
+    with settings.tracer.start_as_current_span(
+        name, attributes=attributes, kind=kind, record_exception=False, set_status_on_exception=False
+    ) as span:
+        try:
+            yield span
+        except BaseException as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
+
+
+def agent_span(agent: str) -> Any:
+    """The run's span, `invoke_agent AGENT`."""
+    return _span(
+        f"invoke_agent {agent}", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+    )
+
+
+def tool_span(tool: str, call_id: str, args: Any) -> Any:
+    """One tool call's span, `execute_tool TOOL` (its arguments only when content is traced)."""
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        "gen_ai.tool.call.id": call_id,
+    }
+    settings = _settings()
+    if settings is not None and settings.include_content:
+        attributes["gen_ai.tool.call.arguments"] = args if isinstance(args, str) else json.dumps(args)
+    return _span(f"execute_tool {tool}", attributes)
