@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -44,16 +47,29 @@ async def test_both_drivers_write_read_and_roll_back_alike(
         await db.dispose()
 
 
+@asynccontextmanager
+async def _locked_elsewhere(tmp_path: Path, template: Path, busy_ms: int) -> AsyncIterator[Any]:
+    """A served database (its connections made the file WAL) whose write lock another process's
+    writer holds; yields the database and that writer's connection."""
+    path = _copy(tmp_path, template)
+    db = Database.from_settings(settings_for(f"sqlite+aiosqlite:///{path}", sqlite_busy_timeout_ms=busy_ms))
+    async with db.sessions() as s:
+        await s.execute(text("SELECT 1"))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield db, other
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+        await db.dispose()
+
+
 async def test_a_write_waiting_for_another_process_leaves_the_loop_free(
     tmp_path: Path, sqlite_template: Path
 ) -> None:
-    path = _copy(tmp_path, sqlite_template)
-    db = Database.from_settings(settings_for(f"sqlite+aiosqlite:///{path}", sqlite_busy_timeout_ms=10_000))
-    async with db.sessions() as s:  # the server is up: its connections made the file WAL
-        await s.execute(text("SELECT 1"))
-    other = sqlite3.connect(path, isolation_level=None)  # another process's writer
-    other.execute("BEGIN IMMEDIATE")
-    try:
+    async with _locked_elsewhere(tmp_path, sqlite_template, 10_000) as (db, other):
 
         async def write() -> None:
             async with db.transaction() as s:
@@ -69,23 +85,12 @@ async def test_a_write_waiting_for_another_process_leaves_the_loop_free(
         await writing  # the lock freed, the write goes through
         async with db.sessions() as s:
             assert (await s.execute(text("SELECT count(*) FROM waited"))).scalar() == 0
-    finally:
-        other.close()
-        await db.dispose()
 
 
 async def test_a_lock_held_past_the_busy_timeout_fails_the_write(
     tmp_path: Path, sqlite_template: Path
 ) -> None:
-    path = _copy(tmp_path, sqlite_template)
-    db = Database.from_settings(settings_for(f"sqlite+aiosqlite:///{path}", sqlite_busy_timeout_ms=20))
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    try:
+    async with _locked_elsewhere(tmp_path, sqlite_template, 20) as (db, _other):
         with pytest.raises(OperationalError, match="locked"):
             async with db.transaction() as s:
                 await s.execute(text("CREATE TABLE never (id INTEGER)"))
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
-        await db.dispose()
