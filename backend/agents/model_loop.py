@@ -4,8 +4,10 @@
 that machinery cost ~18 ms of CPU for a one-tool, ~46-delta reply (`bench.model_floor`), most of a
 turn's budget. Here each step is one `model_request_stream` (the model's own stream, events passed
 through untouched) and the tool calls go through pydantic-ai's `ToolManager`, so argument
-validation, `ModelRetry` and per-tool retry limits behave as in an agent run. What a client sees is
-the same stream of pydantic-ai events an agent run yields, ending with an `AgentRunResultEvent`.
+validation, `ModelRetry` and per-tool retry limits behave as in an agent run; the calls of one
+response run one after another (each is a short database read), each call event followed by its
+result event. What a client sees is the stream of pydantic-ai events an agent run yields, ending with
+an `AgentRunResultEvent`.
 """
 
 from __future__ import annotations
