@@ -60,8 +60,12 @@ typecheck: install ## mypy --strict over backend/ and tools/
 docs: install ## Build the documentation site strictly (any warning fails) into site/
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
+# PYTHONDONTWRITEBYTECODE emptied (where the environment sets it): each Python process of the run (the
+# test processes, cold `orrery` commands and servers, forked commands' lazy imports) would otherwise
+# compile Orrery's modules from source again, ~0.5 CPU-s for a cold import of the app; the .pyc files
+# are ignored by git and kept out of the package (MANIFEST.in, setup.py)
 pytest: install ## Run the test suite on both dialects, on two processes (one per core) (one file stays on one)
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: install ## Run the benchmarks (load, context) and print their tables
 	$(BIN)/python -m bench.run

@@ -24,18 +24,29 @@ import sys
 import threading
 
 PRELOAD = (
+    "aiosqlite",
     "alembic.command",
     "backend.cli",  # the console script imports it first thing, unconditionally
     "backend.cli.commands",  # the typer app, which every command but `orrery mcp` (stdio) builds
+    "cachetools",
     "fastapi",
+    "fastapi_offline",
     "httpx",
+    "markdown_it",
     "numpy",
+    "opentelemetry.instrumentation.utils",
+    "opentelemetry.trace",
+    "prometheus_client",
     "pydantic_ai",
     "pydantic_ai.ui.vercel_ai",
+    "pythonjsonlogger.json",
     "rich.console",
+    "snowballstemmer",  # every plugin load (each command) builds the text analyser's stemmer
+    "sqlalchemy.dialects.sqlite.aiosqlite",
     "sqlalchemy.ext.asyncio",
     "typer",
     "uvicorn",
+    "yaml",
 )
 
 
