@@ -34,6 +34,9 @@ from tests.support.serving import serving
 models.ALLOW_MODEL_REQUESTS = False  # no test ever reaches a real LLM
 
 RAM_TMP = Path("/dev/shm")
+RAM_TMP_FREE = 2 * 1024**3
+"""The run keeps ~0.2-0.5 GB there (PostgreSQL's data, pytest's last three base folders); a smaller
+/dev/shm (a container's 64 MB default) is left alone, so the disk is used as before."""
 
 
 def _temp_files_in_memory() -> None:
@@ -44,6 +47,8 @@ def _temp_files_in_memory() -> None:
     ~0.03. Set here, at the first import of this file, before pytest picks its base temporary folder
     and before the xdist processes (which inherit the environment) start."""
     if os.environ.get("TMPDIR") or not (RAM_TMP.is_dir() and os.access(RAM_TMP, os.W_OK | os.X_OK)):
+        return
+    if shutil.disk_usage(RAM_TMP).free < RAM_TMP_FREE:
         return
     os.environ["TMPDIR"] = str(RAM_TMP)
     tempfile.tempdir = None  # recomputed from TMPDIR on the next use
