@@ -64,13 +64,19 @@ async def _by_nodes(agent: Agent[int, str]) -> int:
     return seen
 
 
-async def _by_loop(agent: Agent[int, str]) -> int:
+def _by_loop(agent: Agent[int, str]) -> Callable[[Agent[int, str]], Awaitable[int]]:
+    """A driver through the turn's loop, its model and tools taken from `agent` once (as a turn's are)."""
     assert agent.model is not None and not isinstance(agent.model, str)
     tools = FunctionToolset(list(agent._function_toolset.tools.values()), max_retries=2)  # noqa: SLF001
-    seen = 0
-    async for _ in run_loop(LoopSpec(agent.model, tools, INSTRUCTIONS, 1), [], "what should I do next?"):
-        seen += 1
-    return seen
+    spec = LoopSpec(agent.model, tools, INSTRUCTIONS, 1)
+
+    async def drive(_agent: Agent[int, str]) -> int:
+        seen = 0
+        async for _ in run_loop(spec, [], "what should I do next?"):
+            seen += 1
+        return seen
+
+    return drive
 
 
 async def _cpu_ms(
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     drivers = (
         ("run_stream_events", _by_events),
         ("Agent.iter + node streams", _by_nodes),
-        ("the turn's loop (direct API + ToolManager)", _by_loop),
+        ("the turn's loop (direct API + ToolManager)", _by_loop(agent)),
     )
     for name, drive in drivers:
         print(f"| {name} | {asyncio.run(_cpu_ms(drive, agent, args.runs)):.1f} |")

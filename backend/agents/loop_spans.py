@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import Status, StatusCode
 from pydantic_ai import Agent
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
@@ -23,17 +23,16 @@ def _settings() -> InstrumentationSettings | None:
 
 
 @contextmanager
-def _span(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Any]:
-    settings = _settings()
+def _span(settings: InstrumentationSettings | None, name: str, attributes: dict[str, Any]) -> Iterator[None]:
+    """A span named `name` when tracing is on (`settings`), its status an error if the block raises."""
     if settings is None:
-        with nullcontext() as nothing:
-            yield nothing
+        yield
         return
     with settings.tracer.start_as_current_span(
-        name, attributes=attributes, kind=kind, record_exception=False, set_status_on_exception=False
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:
         try:
-            yield span
+            yield
         except BaseException as exc:
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
@@ -42,9 +41,8 @@ def _span(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTER
 
 def agent_span(agent: str) -> Any:
     """The run's span, `invoke_agent AGENT`."""
-    return _span(
-        f"invoke_agent {agent}", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
-    )
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+    return _span(_settings(), f"invoke_agent {agent}", attributes)
 
 
 def tool_span(tool: str, call_id: str, args: Any) -> Any:
@@ -57,4 +55,4 @@ def tool_span(tool: str, call_id: str, args: Any) -> Any:
     settings = _settings()
     if settings is not None and settings.include_content:
         attributes["gen_ai.tool.call.arguments"] = args if isinstance(args, str) else json.dumps(args)
-    return _span(f"execute_tool {tool}", attributes)
+    return _span(settings, f"execute_tool {tool}", attributes)

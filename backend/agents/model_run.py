@@ -1,6 +1,6 @@
 """The model's part of a turn: one model loop (`model_loop`), streamed as turn events.
 
-The toolset (the agent's tools and the handoff tool) is built once per process and agent definition;
+The toolset (the agent's tools and the handoff tool) is built once per process and set of tools;
 the turn's model and system prompt are given to each run.
 """
 
@@ -33,9 +33,10 @@ class ModelRun:
 
 
 @cache
-def toolset_for(agent_id: str, tools: tuple[str, ...], roster: tuple[str, ...]) -> FunctionToolset[TurnDeps]:
-    """The agent's tools and the handoff tool; keyed by the roster too, since the handoff tool lists it."""
-    del agent_id, roster  # part of the cache key only: `handoff_tool()` reads the current roster
+def toolset_for(tools: tuple[str, ...], roster: tuple[str, ...]) -> FunctionToolset[TurnDeps]:
+    """The agent's tools and the handoff tool, one per set of tools; keyed by the roster too, since
+    the handoff tool lists it."""
+    del roster  # part of the cache key only: `handoff_tool()` reads the current roster
     return FunctionToolset([*agent_tools(tools), handoff_tool()], max_retries=2)
 
 
@@ -60,7 +61,7 @@ async def stream_model(
     `on_model_event` sees every raw pydantic-ai event, ending with the run's result event."""
     from backend.roster import AGENTS
 
-    toolset = toolset_for(chosen.id, chosen.tools, tuple(AGENTS))
+    toolset = toolset_for(chosen.tools, tuple(AGENTS))
     spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id)
     async for event in run_loop(spec, history, text):
         if on_model_event is not None:

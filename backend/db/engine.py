@@ -103,8 +103,7 @@ class ReadOnlySession(Session):
 
 
 def _is_busy(exc: OperationalError) -> bool:
-    text = str(exc.orig).lower()
-    return "database is locked" in text or "database is busy" in text
+    return sqlite_inline.is_busy(exc.orig)
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ FIRST_WAIT = 0.001
 LONGEST_WAIT = 0.05
 
 
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or (
-        "database is locked" in str(exc)
-    )
+def is_busy(error: BaseException | None) -> bool:
+    """SQLite's error for a lock another connection holds (what waiting can cure)."""
+    text = str(error).lower()
+    return "database is locked" in text or "database is busy" in text
 
 
 async def _patiently(call: Callable[..., T], patience: float, *args: Any) -> T:
@@ -42,7 +42,7 @@ async def _patiently(call: Callable[..., T], patience: float, *args: Any) -> T:
         except sqlite3.OperationalError as exc:
             now = time.monotonic()
             deadline = now + patience if deadline is None else deadline
-            if not _busy(exc) or now >= deadline:
+            if not is_busy(exc) or now >= deadline:
                 raise
             await asyncio.sleep(min(wait, deadline - now))
             wait = min(wait * 2, LONGEST_WAIT)
@@ -133,9 +133,6 @@ class Connection:
     def cursor(self) -> Cursor:
         """A cursor (SQLAlchemy enters it with `async with`, as aiosqlite's)."""
         return Cursor(self._open().cursor(), self._timeout)
-
-    async def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] = ()) -> Cursor:
-        return await self.cursor().execute(sql, parameters)
 
     async def commit(self) -> None:
         await _patiently(self._open().commit, self._timeout)

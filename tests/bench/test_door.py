@@ -63,7 +63,7 @@ def test_model_floor_drives_the_same_run_three_ways(capsys: pytest.CaptureFixtur
 
     agent = model_floor._agent(5)
     assert asyncio.run(model_floor._by_events(agent)) >= asyncio.run(model_floor._by_nodes(agent)) > 5
-    assert asyncio.run(model_floor._by_loop(agent)) > 5
+    assert asyncio.run(model_floor._by_loop(agent)(agent)) > 5
     model_floor.main(["--runs", "2", "--deltas", "5"])
     out = capsys.readouterr().out.splitlines()
     names = [line.split("|")[1].strip() for line in out if line.startswith("| ") and "|---" not in line]
