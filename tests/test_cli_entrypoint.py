@@ -260,7 +260,7 @@ SERVER_STEPS: list[list[str]] = [
     ["serve", "--host", "127.0.0.1", "--port", "{port}"],
     ["mcp", "--http", "--host", "127.0.0.1", "--port", "{port}", "--project", "{project_id}"],
     ["chat", "--demo"],
-    ["mcp", "--project", "{project_id}"],  # stdio: tests/test_mcp.py drives it with the official client
+    ["mcp", "--project", "{project_id}"],  # stdio: tests/test_mcp_stdio.py (cold) and test_mcp.py drive it
 ]
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,10 +23,19 @@ from pathlib import Path
 from types import TracebackType
 
 ZYGOTE = Path(__file__).with_name("entrypoint_zygote.py")
+STAND_IN = Path(__file__).with_name("forked_command.py")
 ORRERY = str(Path(sys.executable).with_name("orrery"))
-SERVER_PRELOAD = ("litellm", "pydantic_ai.models.openai", "asyncpg", "aiosqlite")
-"""What `orrery serve` imports from third parties besides the launcher's own set (a provider's client
-for the tests that run a fake upstream model)."""
+SERVER_PRELOAD = (
+    "litellm",
+    "pydantic_ai.models.openai",
+    "asyncpg",
+    "aiosqlite",
+    "mcp.server.mcpserver",
+    "mcp.server.stdio",
+)
+"""What `orrery serve` and `orrery mcp` import from third parties besides the launcher's own set (a
+provider's client for the tests that run a fake upstream model; the MCP SDK's server, ~0.7 CPU-s a
+stdio server)."""
 _server_launcher: Launcher | None = None
 
 
@@ -40,6 +51,7 @@ class Launcher:
         """CPU seconds (user + system) each step's process used, in order."""
         self.scratch = tempfile.TemporaryDirectory()  # each step's stdin, stdout and stderr files
         self.lock = threading.Lock()  # one request and its answer at a time
+        self.listener: socket.socket | None = None  # for `command`'s stand-ins, opened on first use
 
     def __enter__(self) -> Launcher:
         self.proc = subprocess.Popen(
@@ -66,6 +78,49 @@ class Launcher:
         request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd)}
         request |= {"stdin": os.devnull, "stdout": str(log), "stderr": str(log)}
         return Forked(self, int(self.request(request)))
+
+    def command(self, args: list[str]) -> list[str]:
+        """A command line that runs `orrery ARGS` for another program to start (an MCP client
+        starting its stdio server): a stand-in process (`forked_command.py`, standard library only)
+        has this launcher fork the command onto the stand-in's own stdin, stdout and stderr, with its
+        environment and working directory, and exits with the command's exit code."""
+        if self.listener is None:
+            self.listener = socket.socket(socket.AF_UNIX)
+            self.listener.bind(str(Path(self.scratch.name) / "stand-ins.sock"))
+            self.listener.listen()
+            threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
+        return [sys.executable, "-S", "-E", str(STAND_IN), self.listener.getsockname(), *args]
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # closed by __exit__
+                return
+            threading.Thread(target=self._stand_in, args=(connection,), daemon=True).start()
+
+    def _stand_in(self, connection: socket.socket) -> None:
+        """Fork one stand-in's command onto its fds 0-2 (opened by the child through /proc); answer
+        its exit code when it ends, or kill it when the stand-in goes away first."""
+        with connection:
+            request = json.loads(connection.makefile().readline())
+            fds = {
+                name: f"/proc/{request['pid']}/fd/{fd}"
+                for fd, name in enumerate(("stdin", "stdout", "stderr"))
+            }
+            spawn = {
+                "argv": request["argv"],
+                "spawn": True,
+                "environ": request["environ"],
+                "cwd": request["cwd"],
+            }
+            child = Forked(self, int(self.request(spawn | fds)))
+            while child.poll() is None:
+                if select.select([connection], [], [], 0.05)[0]:  # the stand-in's end closed: it was killed
+                    child.kill()
+                    child.wait()
+                    return
+            connection.sendall(f"{child.returncode}\n".encode())
 
     def _reply(self) -> str:
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
@@ -103,6 +158,8 @@ class Launcher:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self.listener is not None:
+            self.listener.close()
         self.proc.stdin.close()  # type: ignore[union-attr]
         self.proc.wait(timeout=30)
         self.proc.stdout.close()  # type: ignore[union-attr]
