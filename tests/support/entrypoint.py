@@ -137,9 +137,18 @@ class Launcher:
         return code, stdout + stderr
 
     def run_split(
-        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+        self,
+        args: list[str],
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        *,
+        environ: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        code: str | None = None,
     ) -> tuple[int, str, str]:
-        """As `run`, with stdout and stderr apart."""
+        """As `run`, with stdout and stderr apart. `environ`: exactly this environment instead of the
+        launcher's; `cwd`: another working directory; `code`: `python -c CODE ARGS` instead of the
+        console script (a short program that must run in a process of its own)."""
         with self.lock:
             self.count += 1
             step = self.count
@@ -148,12 +157,13 @@ class Launcher:
         for name in ("stdout", "stderr"):
             files[name].touch()
         request = {"argv": args, "env": env or {}} | {name: str(path) for name, path in files.items()}
-        code, cpu = self.request(request).split()
+        request |= {"environ": environ, "cwd": str(cwd) if cwd else None, "code": code}
+        exit_code, cpu = self.request(request).split()
         self.cpu.append((args, float(cpu)))
         stdout, stderr = files["stdout"].read_text(), files["stderr"].read_text()
         for path in files.values():
             path.unlink()
-        return int(code), stdout, stderr
+        return int(exit_code), stdout, stderr
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

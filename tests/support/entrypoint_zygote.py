@@ -5,16 +5,16 @@ steps' env and cwd. It imports `backend.cli` (the script's own first line) and t
 libraries the commands use (pydantic-ai, FastAPI, SQLAlchemy, ..., and the MODULEs given), then for
 each request line (JSON: argv, stdin/stdout/stderr paths, optional env overrides) forks a child that
 points fds 0-2 at those files, applies the overrides and runs the console script file itself as
-`__main__`. A request with `spawn` starts a long-running command (a server) and answers its pid at
-once; `wait` requests then report its exit. Each command runs as in a fresh process whose imports were already
-done, and exits like one (atexit handlers, its own exit code, a traceback and 1 on an uncaught
-exception). The commands' own lazy imports of Orrery modules are not done here, so a command that
-forgets to import or register something still fails. Measured on the entry-point steps: 65 -> 32
-CPU-s for the children (the `gc.freeze()` below halves it: each child's collections would otherwise
-walk every preloaded object; ending with `os._exit` after the interpreter's exit steps saves another
-~0.1 CPU-s a child, see `_run`). tiktoken's encodings are read here too (`ENCODINGS`): a command or
-server that counts tokens otherwise spends ~0.9 CPU-s reading and decoding them (entry-point steps:
-51 -> 45 CPU-s)."""
+`__main__` (or, given `code`, that program as `python -c` runs it). A request with `spawn` starts a
+long-running command (a server) and answers its pid at once; `wait` requests then report its exit.
+Each command runs as in a fresh process whose imports were already done, and exits like one (atexit
+handlers, its own exit code, a traceback and 1 on an uncaught exception). The commands' own lazy
+imports of Orrery modules are not done here, so a command that forgets to import or register
+something still fails. Measured on the entry-point steps: 65 -> 32 CPU-s for the children (the
+`gc.freeze()` below halves it: each child's collections would otherwise walk every preloaded object;
+ending with `os._exit` after the interpreter's exit steps saves another ~0.1 CPU-s a child, see
+`_run`). tiktoken's encodings are read here too (`ENCODINGS`): a command or server that counts tokens
+otherwise spends ~0.9 CPU-s reading and decoding them (entry-point steps: 51 -> 45 CPU-s)."""
 
 from __future__ import annotations
 
@@ -105,6 +105,12 @@ def _child(script: str, request: dict[str, object]) -> None:
         os.environ.update(environ)
     if request.get("cwd"):
         os.chdir(str(request["cwd"]))
+    code = request.get("code")
+    if isinstance(code, str):  # `python -c CODE ARGS`: the working directory first on the path
+        sys.argv = ["-c", *(str(a) for a in request["argv"])]  # type: ignore[attr-defined]
+        sys.path[0] = ""
+        exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        return
     sys.argv = [script, *(str(a) for a in request["argv"])]  # type: ignore[attr-defined]
     runpy.run_path(script, run_name="__main__")  # raises SystemExit with the command's exit code
 
