@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.entrypoint import Launcher
+from tests.support.entrypoint import Forked, Launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 ORRERY = str(Path(sys.executable).with_name("orrery"))
@@ -356,26 +356,35 @@ def test_servers_through_the_entry_point(workspace: tuple[Launcher, Path, dict[s
 
     port = _free_port()
     args = ["mcp", "--http", "--host", "127.0.0.1", "--port", str(port), "--project", values["project_id"]]
-    with _started(args, env, cwd) as base:
+    with _started(args, env, cwd, launcher) as base:  # forked: `serve` above is the cold server
         refused = httpx.post(f"{base}/mcp", json={}, headers={"Authorization": "Bearer orr_wrong"}, timeout=5)
         assert refused.status_code == 401
 
 
 class _started:
-    """Start `orrery ARGS` (whose argv holds --port), wait until it accepts connections, stop it after."""
+    """Start `orrery ARGS` (whose argv holds --port), wait until it accepts connections, stop it after:
+    a cold process, or one forked from `launcher`."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.args, self.env, self.cwd = args, env, cwd
+    def __init__(
+        self, args: list[str], env: dict[str, str], cwd: Path, launcher: Launcher | None = None
+    ) -> None:
+        self.args, self.env, self.cwd, self.launcher = args, env, cwd, launcher
         self.port = int(args[args.index("--port") + 1])
 
     def __enter__(self) -> str:
-        self.proc = subprocess.Popen(
-            [ORRERY, *self.args], env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
+        self.log = self.cwd / f"server-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | Forked
+        if self.launcher is not None:
+            self.proc = self.launcher.spawn(self.args, self.env, self.cwd, self.log)
+        else:
+            with open(self.log, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [ORRERY, *self.args], env=self.env, cwd=self.cwd, stdout=log, stderr=log
+                )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(f"orrery {' '.join(self.args)} exited: {self.proc.stdout.read()!r}")  # type: ignore[union-attr]
+                raise AssertionError(f"orrery {' '.join(self.args)} exited: {self.log.read_text()!r}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return f"http://127.0.0.1:{self.port}"
@@ -390,8 +399,6 @@ class _started:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 def _readme_cli_lines() -> list[list[str]]:
