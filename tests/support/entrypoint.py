@@ -40,10 +40,18 @@ _server_launcher: Launcher | None = None
 
 
 class Launcher:
-    """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager)."""
+    """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager);
+    `python`: the interpreter (and so the environment) the launcher runs in."""
 
-    def __init__(self, script: str, env: dict[str, str], cwd: Path, preload: tuple[str, ...] = ()) -> None:
-        self.script, self.env, self.cwd = script, env, cwd
+    def __init__(
+        self,
+        script: str,
+        env: dict[str, str],
+        cwd: Path,
+        preload: tuple[str, ...] = (),
+        python: str = sys.executable,
+    ) -> None:
+        self.script, self.env, self.cwd, self.python = script, env, cwd, python
         self.preload = preload
         """Third-party modules the launcher imports once besides the zygote's own set."""
         self.count = 0
@@ -55,7 +63,7 @@ class Launcher:
 
     def __enter__(self) -> Launcher:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), self.script, *self.preload],
+            [self.python, str(ZYGOTE), self.script, *self.preload],
             env=self.env,
             cwd=self.cwd,
             stdin=subprocess.PIPE,
