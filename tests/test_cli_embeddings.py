@@ -8,8 +8,8 @@ CPU-s for this test)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from backend.db.engine import Database
 from backend.memory.messages import append_message
 from backend.repo import chat
-from tests.support.entrypoint import server_launcher
+from tests.support.entrypoint import Commands, server_launcher
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
 
@@ -46,18 +46,6 @@ async def _conversations(db: Database) -> str:
     return emails[0]
 
 
-@dataclass
-class Commands:
-    """`orrery embeddings ...` with these variables set, in `cwd`."""
-
-    env: dict[str, str]
-    cwd: Path
-
-    def run(self, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
-        code, stdout, stderr = server_launcher().run_split(args, env=self.env | (env or {}), cwd=self.cwd)
-        return code, stdout + stderr
-
-
 def _cli(cli: Commands, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     return cli.run(["embeddings", *args], env=env)
 
@@ -77,7 +65,8 @@ async def test_status_and_reembed_through_the_entry_point(
     fake, base = server
     fake.reset()
     ada = await _conversations(db)
-    env = {  # on the launcher's environment, which has no ORRERY_* and no DATABASE_URL
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "DATABASE_URL"))}
+    env |= {
         "DATABASE_URL": db_url,
         "ORRERY_SECRET_KEY": "cli-secret",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -85,7 +74,7 @@ async def test_status_and_reembed_through_the_entry_point(
         "ORRERY_EMBEDDING_API_BASE": base,
         "ORRERY_EMBEDDING_API_KEY": "sk-test",
     }
-    _steps(Commands(env, tmp_path), fake, ada)
+    _steps(Commands(server_launcher(), env, tmp_path), fake, ada)
 
 
 def _steps(cli: Commands, fake: FakeEmbeddings, ada: str) -> None:

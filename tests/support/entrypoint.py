@@ -219,6 +219,25 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
 
+class Commands:
+    """`orrery ARGS` forked from a shared launcher with exactly this environment and working
+    directory (the launcher's own are the test process's): `run` and `spawn` as `Launcher`'s."""
+
+    def __init__(self, launcher: Launcher, env: dict[str, str], cwd: Path) -> None:
+        self.launcher, self.env, self.cwd = launcher, env, cwd
+
+    def run(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """`orrery ARGS` to its end (`env`: variables changed for this one): exit code, stdout + stderr."""
+        environ = self.env | (env or {})
+        code, stdout, stderr = self.launcher.run_split(args, stdin, environ=environ, cwd=self.cwd)
+        return code, stdout + stderr
+
+    def spawn(self, args: list[str], environ: dict[str, str], cwd: Path, log: Path) -> Forked:
+        return self.launcher.spawn(args, environ, cwd, log)
+
+
 def server_launcher() -> Launcher:
     """One launcher per test process for `orrery serve` and the commands tests run among in-process
     checks: a cold server start spends ~4 s of CPU on imports (~9 s with a provider's client), a
