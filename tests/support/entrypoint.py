@@ -80,10 +80,13 @@ class Launcher:
             self.proc.stdin.flush()  # type: ignore[union-attr]
             return self._reply()
 
-    def spawn(self, args: list[str], environ: dict[str, str], cwd: Path, log: Path) -> Forked:
+    def spawn(
+        self, args: list[str], environ: dict[str, str], cwd: Path, log: Path, code: str | None = None
+    ) -> Forked:
         """Start `orrery ARGS` (a server) in a new process with exactly `environ`, in `cwd`, its
-        output to `log`; answers at once with a handle like `subprocess.Popen`'s."""
-        request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd)}
+        output to `log`; answers at once with a handle like `subprocess.Popen`'s. `code`: `python -c
+        CODE ARGS` instead of the console script."""
+        request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd), "code": code}
         request |= {"stdin": os.devnull, "stdout": str(log), "stderr": str(log)}
         return Forked(self, int(self.request(request)))
 
