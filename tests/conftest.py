@@ -231,26 +231,26 @@ LONG_FILES = (
     "test_cli_entrypoint.py",
     "test_load.py",
     "test_schema_fuzz.py",
-    "test_idempotency_everywhere.py",
     "test_web_app.py",
-    "test_package.py",
-    "test_crash_recovery.py",
-    "test_door.py",
+    "test_idempotency_everywhere.py",
+    "test_context_builder.py",
     "test_kit.py",
     "test_context_builder_doors.py",
-    "test_mcp.py",
+    "test_door.py",
     "test_browser.py",
-    "test_context_builder.py",
+    "test_package.py",
     "test_cli.py",
-    "test_cli_embeddings.py",
-    "test_server_lock.py",
-    "test_openai_door.py",
-    "test_docs_examples.py",
     "test_multiprocess.py",
-    "test_history_cache.py",
+    "test_crash_recovery.py",
+    "test_docs_examples.py",
+    "test_hostile_input.py",
+    "test_cli_context.py",
+    "test_read_your_writes.py",
+    "test_orchestrator.py",
+    "test_focus_answers.py",
 )
 """Files that run long (subprocesses, servers, conformance runs), longest first, from a full `make
-test` run's per-file times (forked servers, one kept-open PostgreSQL connection): collected first, so
+test` run's per-file times (forked servers, commands and MCP stdio servers): collected first, so
 that `make test`'s processes (one file each at a time, the next file to whichever is free) start
 them early and end on short files instead."""
 
