@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -253,6 +254,33 @@ LONG_FILES = (
 test` run's per-file times (forked servers, commands and MCP stdio servers): collected first, so
 that `make test`'s processes (one file each at a time, the next file to whichever is free) start
 them early and end on short files instead."""
+
+
+GC_THRESHOLD = (10_000, 10, 10)
+"""The cyclic collector's thresholds in a test process (Python's are 700, 10, 10): with the freezes
+below, its passes cost a test process ~5% of its CPU, against ~14% before (measured on 211 tests)."""
+gc.set_threshold(*GC_THRESHOLD)
+
+
+def _collect_and_freeze() -> None:
+    """Collect the garbage so far, then freeze what survives (`gc.freeze`): the collector's passes no
+    longer walk it. A test process's heap grows to ~2 million live objects (imported modules, caches,
+    session fixtures); a full pass over them cost ~0.7 s, dozens of times a run. Frozen objects still
+    die by reference counting; only a reference cycle among them is never collected."""
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_collection_finish() -> None:
+    _collect_and_freeze()  # what the imports and the collection made
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a file's last test, its module fixtures torn down: what the file left is collected here,
+    where an exception a finalizer raises is reported against its last test, then the rest frozen."""
+    if nextitem is not None and nextitem.path != item.path:
+        _collect_and_freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
