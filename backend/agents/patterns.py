@@ -84,13 +84,12 @@ async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -
     )
     result = await _analyst().run(evidence, model=model)
     update = result.output
-    lists = {
-        "patterns": merge(current.patterns if current else [], update.patterns),
-        "wins": merge(current.wins if current else [], update.wins),
-        "struggles": merge(current.struggles if current else [], update.struggles),
-    }
-    if current is not None and all(lists[k] == getattr(current, k) for k in lists):
-        return update  # nothing new: the stored summary (and its `updated_at`) stays as it is
     async with db.transaction() as s:
-        await save_user_summary(s, user_id, **lists)
+        await save_user_summary(
+            s,
+            user_id,
+            patterns=merge(current.patterns if current else [], update.patterns),
+            wins=merge(current.wins if current else [], update.wins),
+            struggles=merge(current.struggles if current else [], update.struggles),
+        )
     return update
