@@ -24,14 +24,17 @@ import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai._instrumentation import get_instructions
+from pydantic_ai._utils import estimate_string_tokens
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    ModelResponseStreamEvent,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -45,6 +48,7 @@ from pydantic_ai.models.function import (
     FunctionStreamedResponse,
 )
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
 
 from backend.agents.offline_answers import (
     answer_entry,
@@ -279,11 +283,29 @@ class OfflineModel(FunctionModel):
         items = _pieces(_decide(messages, info))
         if not items:
             raise ValueError("Stream function must return at least one item")
-        yield FunctionStreamedResponse(
+        yield _OfflineStream(
             model_request_parameters=model_request_parameters,
             _model_name=self.model_name,
             _iter=_replay(items),
         )
+
+
+@dataclass
+class _OfflineStream(FunctionStreamedResponse):
+    """`FunctionStreamedResponse` with a text item's tokens added up as a number and put in the
+    usage once at the end (the same total): adding a `RequestUsage` copies it, once per word."""
+
+    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        tokens = 0
+        async for item in self._iter:
+            if isinstance(item, str):
+                tokens += estimate_string_tokens(item) if item else 0
+                for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=item):
+                    yield event
+            else:
+                for event in self._map_item(item):
+                    yield event
+        self._usage += RequestUsage(output_tokens=tokens)
 
 
 def offline_model() -> FunctionModel:
