@@ -37,9 +37,13 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.common import databases
-from tests.support.load import ROOT, prepare_database, server_process
+from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
 SECRET = "bench-door"
+FORK_FOR_TESTS = False
+"""Test hook (tests/bench/test_door.py sets it): the database's two commands and the server are forked
+from the test process's pre-imported launcher (tests/support/entrypoint.py), which saves the test
+~4 CPU-s of imports a process; the benchmark always starts cold processes."""
 QUESTION = "what should I do next on billing?"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -112,9 +116,10 @@ async def _converse(http: httpx.AsyncClient, sid: str, turns: int) -> list[Turn]
 
 
 def server_pids(port: int) -> list[int]:
-    """The `orrery serve --port PORT` process this process started, and all its descendants."""
+    """The `orrery serve --port PORT` process this process started, and all its descendants (a forked
+    server, `FORK_FOR_TESTS`, is the launcher's child: found by the pid `server_process` recorded)."""
     parents: dict[int, int] = {}
-    root = None
+    root = STARTED.get(port) if FORK_FOR_TESTS else None
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -125,7 +130,7 @@ def server_pids(port: int) -> list[int]:
             continue
         parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
         serving = b"serve" in args and str(port).encode() in args
-        if serving and parents[int(entry.name)] == os.getpid():
+        if serving and parents[int(entry.name)] == os.getpid() and root is None:
             root = int(entry.name)
     if root is None:
         raise RuntimeError(f"no server process of ours serves port {port}")
@@ -242,11 +247,11 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
     """One configuration on one fresh demo database: a throughput pass and a 1-session pass."""
     source = Path(args.source).resolve() if args.source else ROOT
-    demo = prepare_database(url, SECRET, source)
+    demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     started = time.perf_counter()
     rows = []
-    with server_process(url, SECRET, workers=workers, source=source) as base:
+    with server_process(url, SECRET, workers=workers, source=source, forked=FORK_FOR_TESTS) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
         busy = asyncio.run(measure(base, demo, args.sessions, args.turns, profile))

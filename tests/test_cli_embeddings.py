@@ -1,14 +1,14 @@
 """`orrery embeddings status|reembed` through the installed console script (a process per command, as
 a user runs it), against a fake OpenAI-compatible embeddings server on loopback.
 
-Each command is forked from a launcher that has imported litellm once (`tests/support/entrypoint.py`):
-as a cold process every step paid litellm's ~5 s import (about 60 CPU-s for this test)."""
+Each command is forked from the test process's launcher, which has imported litellm once
+(`tests/support/entrypoint.py`): as a cold process every step paid litellm's ~5 s import (about 60
+CPU-s for this test)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +18,12 @@ import pytest
 from backend.db.engine import Database
 from backend.memory.messages import append_message
 from backend.repo import chat
-from tests.support.entrypoint import Launcher
+from tests.support.entrypoint import Commands, server_launcher
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
 
-ORRERY = str(Path(sys.executable).with_name("orrery"))
 MODEL = "openai/fake-embed"
 MINILM = "all-MiniLM-L6-v2"
-PRELOAD = ("litellm", "aiosqlite")  # imported by the commands, besides the launcher's own set
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +46,12 @@ async def _conversations(db: Database) -> str:
     return emails[0]
 
 
-def _cli(launcher: Launcher, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    return launcher.run(["embeddings", *args], env=env)
+def _cli(cli: Commands, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    return cli.run(["embeddings", *args], env=env)
 
 
-def _json(launcher: Launcher, *args: str, env: dict[str, str] | None = None) -> Any:
-    code, output = _cli(launcher, *args, "--json", env=env)
+def _json(cli: Commands, *args: str, env: dict[str, str] | None = None) -> Any:
+    code, output = _cli(cli, *args, "--json", env=env)
     assert code == 0, output
     return json.loads(output[output.index("{") :])
 
@@ -68,19 +66,18 @@ async def test_status_and_reembed_through_the_entry_point(
     fake.reset()
     ada = await _conversations(db)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "DATABASE_URL"))}
-    env.update(
-        DATABASE_URL=db_url,
-        ORRERY_SECRET_KEY="cli-secret",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        ORRERY_EMBEDDING_MODEL=MODEL,
-        ORRERY_EMBEDDING_API_BASE=base,
-        ORRERY_EMBEDDING_API_KEY="sk-test",
-    )
-    with Launcher(ORRERY, env, tmp_path, preload=PRELOAD) as cli:
-        _steps(cli, fake, ada)
+    env |= {
+        "DATABASE_URL": db_url,
+        "ORRERY_SECRET_KEY": "cli-secret",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "ORRERY_EMBEDDING_MODEL": MODEL,
+        "ORRERY_EMBEDDING_API_BASE": base,
+        "ORRERY_EMBEDDING_API_KEY": "sk-test",
+    }
+    _steps(Commands(server_launcher(), env, tmp_path), fake, ada)
 
 
-def _steps(cli: Launcher, fake: FakeEmbeddings, ada: str) -> None:
+def _steps(cli: Commands, fake: FakeEmbeddings, ada: str) -> None:
     status = _json(cli, "status")
     assert (status["model"], status["remote"], status["messages"], status["current"]) == (MODEL, True, 5, 0)
     assert status["missing"] == 0 and status["other_models"] == {MINILM: 5}

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.entrypoint import Launcher
+from tests.support.entrypoint import Commands, Forked, server_launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 ORRERY = str(Path(sys.executable).with_name("orrery"))
@@ -260,7 +260,7 @@ SERVER_STEPS: list[list[str]] = [
     ["serve", "--host", "127.0.0.1", "--port", "{port}"],
     ["mcp", "--http", "--host", "127.0.0.1", "--port", "{port}", "--project", "{project_id}"],
     ["chat", "--demo"],
-    ["mcp", "--project", "{project_id}"],  # stdio: tests/test_mcp.py drives it with the official client
+    ["mcp", "--project", "{project_id}"],  # stdio: tests/test_mcp_stdio.py (cold) and test_mcp.py drive it
 ]
 
 
@@ -292,25 +292,26 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Launcher, Path, dict[str, str]]]:
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Commands, Path, dict[str, str]]]:
     """Run every step in order on one fresh SQLite file; yield the launcher, cwd and captured ids.
 
-    The first step runs as a cold process; the others are forked from a launcher that has imported
-    the third-party libraries once (each still runs the console script in its own process)."""
+    The first step runs as a cold process; the others are forked from the test process's launcher,
+    which has imported the third-party libraries once (each still runs the console script in its own
+    process, with this environment and working directory)."""
     tmp = tmp_path_factory.mktemp("cli")
     env = _env(tmp)
     values: dict[str, str] = {"code": ""}
-    with Launcher(ORRERY, env, tmp) as launcher:
-        for step in STEPS:
-            _step(launcher, step, values)
-        yield launcher, tmp, values
+    launcher = Commands(server_launcher(), env, tmp)
+    for step in STEPS:
+        _step(launcher, step, values)
+    yield launcher, tmp, values
 
 
-def _step(launcher: Launcher, step: Step, values: dict[str, str]) -> None:
+def _step(launcher: Commands, step: Step, values: dict[str, str]) -> None:
     """One step: exit code and output as expected; capture the ids it prints."""
     args, code, expected, capture = step
     argv = _fill(args, values)
-    cold = step is STEPS[0]  # the console script as a cold process, the rest forked (see `Launcher`)
+    cold = step is STEPS[0]  # the console script as a cold process, the rest forked (see `Commands`)
     got, output = _orrery(argv, launcher.env, launcher.cwd) if cold else launcher.run(argv)
     assert got == code, f"orrery {' '.join(argv)} exited {got}:\n{output}"
     assert expected.format(**values) in output, f"orrery {' '.join(argv)}:\n{output}"
@@ -327,12 +328,12 @@ def _capture(name: str, data: Any, values: dict[str, str]) -> None:
         values["code"] = data["hits"][0]["code"]
 
 
-def test_every_readme_step_runs(workspace: tuple[Launcher, Path, dict[str, str]]) -> None:
+def test_every_readme_step_runs(workspace: tuple[Commands, Path, dict[str, str]]) -> None:
     _launcher, _cwd, values = workspace
     assert values["session_id"] and values["code"]
 
 
-def test_servers_through_the_entry_point(workspace: tuple[Launcher, Path, dict[str, str]]) -> None:
+def test_servers_through_the_entry_point(workspace: tuple[Commands, Path, dict[str, str]]) -> None:
     launcher, cwd, values = workspace
     env = launcher.env
     # the interactive chat reads commands from stdin and leaves on /quit
@@ -356,26 +357,35 @@ def test_servers_through_the_entry_point(workspace: tuple[Launcher, Path, dict[s
 
     port = _free_port()
     args = ["mcp", "--http", "--host", "127.0.0.1", "--port", str(port), "--project", values["project_id"]]
-    with _started(args, env, cwd) as base:
+    with _started(args, env, cwd, launcher) as base:  # forked: `serve` above is the cold server
         refused = httpx.post(f"{base}/mcp", json={}, headers={"Authorization": "Bearer orr_wrong"}, timeout=5)
         assert refused.status_code == 401
 
 
 class _started:
-    """Start `orrery ARGS` (whose argv holds --port), wait until it accepts connections, stop it after."""
+    """Start `orrery ARGS` (whose argv holds --port), wait until it accepts connections, stop it after:
+    a cold process, or one forked from `launcher`."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.args, self.env, self.cwd = args, env, cwd
+    def __init__(
+        self, args: list[str], env: dict[str, str], cwd: Path, launcher: Commands | None = None
+    ) -> None:
+        self.args, self.env, self.cwd, self.launcher = args, env, cwd, launcher
         self.port = int(args[args.index("--port") + 1])
 
     def __enter__(self) -> str:
-        self.proc = subprocess.Popen(
-            [ORRERY, *self.args], env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
+        self.log = self.cwd / f"server-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | Forked
+        if self.launcher is not None:
+            self.proc = self.launcher.spawn(self.args, self.env, self.cwd, self.log)
+        else:
+            with open(self.log, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [ORRERY, *self.args], env=self.env, cwd=self.cwd, stdout=log, stderr=log
+                )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(f"orrery {' '.join(self.args)} exited: {self.proc.stdout.read()!r}")  # type: ignore[union-attr]
+                raise AssertionError(f"orrery {' '.join(self.args)} exited: {self.log.read_text()!r}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return f"http://127.0.0.1:{self.port}"
@@ -390,8 +400,6 @@ class _started:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 def _readme_cli_lines() -> list[list[str]]:

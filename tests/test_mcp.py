@@ -1,15 +1,20 @@
-"""The MCP server over stdio, driven by the official `mcp` client."""
+"""The MCP server over stdio, driven by the official `mcp` client.
+
+The client starts `orrery mcp` as its stdio server through a stand-in process that has the test
+process's launcher fork the real console script onto the stand-in's pipes (`Launcher.command` in
+tests/support/entrypoint.py): a cold start cost ~4 CPU-s of imports each, eight times. The cold console
+script serving the official client is tests/test_mcp_stdio.py's."""
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import pytest
 
 from backend.config import Settings
 from backend.db.engine import Database
+from tests.support.entrypoint import server_launcher
 
 
 async def _session(db_url: str, api_key: str) -> Any:
@@ -22,7 +27,8 @@ async def _session(db_url: str, api_key: str) -> Any:
         "ORRERY_SECRET_KEY": "test-secret",
         "ORRERY_ENV": "test",
     }
-    return StdioServerParameters(command=sys.executable, args=["-m", "backend", "mcp"], env=env)
+    command, *args = server_launcher().command(["mcp"])
+    return StdioServerParameters(command=command, args=args, env=env)
 
 
 async def test_mcp_tools_over_stdio(db: Database, settings: Settings, db_url: str, demo: Any) -> None:

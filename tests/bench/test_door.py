@@ -1,6 +1,8 @@
 """The door benchmark's whole code path at tiny size, through its real entry point: a real `orrery
 serve` (2 workers on PostgreSQL, so the workers' CPU and metrics are added up), streamed turns over
-HTTP, CPU from /proc and SQL counted in the server. Sanity of the numbers only; nothing is timed."""
+HTTP, CPU from /proc and SQL counted in the server. Sanity of the numbers only; nothing is timed. The
+server and the database's commands are forked from the test process's launcher (`door.FORK_FOR_TESTS`);
+the workers it starts are spawned cold, as always."""
 
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ def _rows(output: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_door_reports_sane_numbers(dialect: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_door_reports_sane_numbers(
+    dialect: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(door, "FORK_FOR_TESTS", True)  # the commands and the server forked, not cold
     argv = ["--dialect", dialect, "--workers", "2", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
     door.main(argv)
     rows = _rows(capsys.readouterr().out)

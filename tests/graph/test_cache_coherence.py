@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from sqlalchemy import event
 from backend.db.engine import Database
 from backend.graph.linked import load_linked_entities_context
 from backend.repo import graph
+from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_entity, make_project, make_user
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,11 +54,9 @@ async def test_a_write_in_another_process_is_seen_at_once(db: Database, settings
     assert cached is before and before.total == 1  # served from this process's cache
 
     args = [str(v) for v in (settings.database_url, u.id, task.id, other.id, plan.id)]
-    writer = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", WRITER, *args, cwd=ROOT, stderr=asyncio.subprocess.PIPE
-    )
-    _, stderr = await asyncio.wait_for(writer.communicate(), 120)
-    assert writer.returncode == 0, stderr.decode()
+    # the writer is a process of its own, forked from the test process's launcher (`python -c WRITER`)
+    code, _, stderr = await asyncio.to_thread(server_launcher().run_split, args, code=WRITER, cwd=ROOT)
+    assert code == 0, stderr
 
     after = await _linked(db, u.id, task.id)  # the TTL (60 s) has not passed: only the stamp tells
     assert after.total == 2 and after.counts["tasks"] == 1

@@ -4,10 +4,9 @@ stale, whoever changed the session (a rewind here, an edit by hand, another proc
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import textwrap
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, text, update
@@ -22,6 +21,7 @@ from backend.memory.scoping import ScopingContext, get_strategy
 from backend.repo import chat
 from backend.text import analyze
 from backend.tokens import counter_for
+from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_user
 
 COUNTER = counter_for("offline")
@@ -123,10 +123,11 @@ async def test_another_process_rewinding_the_session_is_seen(db: Database, setti
         asyncio.run(main())
         """
     )
-    done = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True
+    # a process of its own (its own engine and caches), forked from the test process's launcher
+    exit_code, _, stderr = await asyncio.to_thread(
+        server_launcher().run_split, [], code=script, cwd=Path.cwd()
     )
-    assert done.returncode == 0, done.stderr
+    assert exit_code == 0, stderr
     assert (await _window(db, sid))[0] == [
         "Where is the offsite?",
         "In Lisbon.",

@@ -13,8 +13,9 @@ import pytest
 
 from backend.ops.server_lock import lock_path, sqlite_file
 from tests.conftest import DIALECTS, settings_for
+from tests.support.entrypoint import server_launcher
 from tests.support.killable import cli, killable_server
-from tests.support.load import ROOT, _child_env, free_port
+from tests.support.load import ROOT, _orrery_env, free_port
 
 pytestmark = [
     pytest.mark.skipif("sqlite" not in DIALECTS, reason="SQLite only"),
@@ -23,8 +24,11 @@ pytestmark = [
 
 
 def _orrery(db_url: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = _child_env(db_url, "test-secret", ROOT, None)
-    return subprocess.run(cli(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    """`orrery ARGS` in its own process, forked from the test process's launcher (a cold one cost
+    ~3 CPU-s of imports); the lock is the OS's, held by the server process, not by the launcher."""
+    env = _orrery_env(db_url, "test-secret", ROOT, None)
+    code, stdout, stderr = server_launcher().run_split(list(args), env=env)
+    return subprocess.CompletedProcess([*cli(*args)], code, stdout, stderr)
 
 
 def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_dies(

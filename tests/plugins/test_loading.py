@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend.plugins import PluginError, ensure_plugins, plan_plugins
+from tests.support.entrypoint import server_launcher
 
 EXAMPLE = {"decisions_first", "project_pulse", "retro", "retrospectives"}
 
@@ -153,24 +153,18 @@ strategies = [Mine]
 
 
 def test_orrery_plugins_command(tmp_path: Path) -> None:
-    """`orrery plugins` lists the example; a broken ORRERY_PLUGINS module is a one-line error, exit 1."""
-    orrery = str(Path(sys.executable).with_name("orrery"))
+    """`orrery plugins` lists the example; a broken ORRERY_PLUGINS module is a one-line error, exit 1.
+    Each runs the console script in its own process, forked from the test process's launcher."""
     env = {
         "PATH": str(Path(sys.executable).parent),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "HOME": str(tmp_path),
     }
-    listed = subprocess.run(
-        [orrery, "plugins", "--json"], env=env, capture_output=True, text=True, check=False
-    )
-    assert listed.returncode == 0, listed.stderr
-    rows = {(r["kind"], r["name"]) for r in json.loads(listed.stdout)}
+    code, stdout, stderr = server_launcher().run_split(["plugins", "--json"], environ=env, cwd=Path.cwd())
+    assert code == 0, stderr
+    rows = {(r["kind"], r["name"]) for r in json.loads(stdout)}
     assert {("strategy", "decisions_first"), ("tool", "project_pulse"), ("agent", "retro")} <= rows
-    broken = subprocess.run(
-        [orrery, "plugins"],
-        env={**env, "ORRERY_PLUGINS": "no_such_plugin_module"},
-        capture_output=True,
-        text=True,
-    )
-    assert broken.returncode == 1
-    assert "plugin 'no_such_plugin_module' (ORRERY_PLUGINS) cannot be imported" in broken.stderr
+    broken = {**env, "ORRERY_PLUGINS": "no_such_plugin_module"}
+    code, _, stderr = server_launcher().run_split(["plugins"], environ=broken, cwd=Path.cwd())
+    assert code == 1
+    assert "plugin 'no_such_plugin_module' (ORRERY_PLUGINS) cannot be imported" in stderr

@@ -11,7 +11,9 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,18 +23,35 @@ from pathlib import Path
 from types import TracebackType
 
 ZYGOTE = Path(__file__).with_name("entrypoint_zygote.py")
+STAND_IN = Path(__file__).with_name("forked_command.py")
 ORRERY = str(Path(sys.executable).with_name("orrery"))
-SERVER_PRELOAD = ("litellm", "pydantic_ai.models.openai", "asyncpg", "aiosqlite")
-"""What `orrery serve` imports from third parties besides the launcher's own set (a provider's client
-for the tests that run a fake upstream model)."""
+SERVER_PRELOAD = (
+    "litellm",
+    "pydantic_ai.models.openai",
+    "asyncpg",
+    "aiosqlite",
+    "mcp.server.mcpserver",
+    "mcp.server.stdio",
+)
+"""What `orrery serve` and `orrery mcp` import from third parties besides the launcher's own set (a
+provider's client for the tests that run a fake upstream model; the MCP SDK's server, ~0.7 CPU-s a
+stdio server)."""
 _server_launcher: Launcher | None = None
 
 
 class Launcher:
-    """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager)."""
+    """Forks `orrery ARGS` from a pre-imported process with one env and cwd (a context manager);
+    `python`: the interpreter (and so the environment) the launcher runs in."""
 
-    def __init__(self, script: str, env: dict[str, str], cwd: Path, preload: tuple[str, ...] = ()) -> None:
-        self.script, self.env, self.cwd = script, env, cwd
+    def __init__(
+        self,
+        script: str,
+        env: dict[str, str],
+        cwd: Path,
+        preload: tuple[str, ...] = (),
+        python: str = sys.executable,
+    ) -> None:
+        self.script, self.env, self.cwd, self.python = script, env, cwd, python
         self.preload = preload
         """Third-party modules the launcher imports once besides the zygote's own set."""
         self.count = 0
@@ -40,10 +59,11 @@ class Launcher:
         """CPU seconds (user + system) each step's process used, in order."""
         self.scratch = tempfile.TemporaryDirectory()  # each step's stdin, stdout and stderr files
         self.lock = threading.Lock()  # one request and its answer at a time
+        self.listener: socket.socket | None = None  # for `command`'s stand-ins, opened on first use
 
     def __enter__(self) -> Launcher:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), self.script, *self.preload],
+            [self.python, str(ZYGOTE), self.script, *self.preload],
             env=self.env,
             cwd=self.cwd,
             stdin=subprocess.PIPE,
@@ -60,12 +80,58 @@ class Launcher:
             self.proc.stdin.flush()  # type: ignore[union-attr]
             return self._reply()
 
-    def spawn(self, args: list[str], environ: dict[str, str], cwd: Path, log: Path) -> Forked:
+    def spawn(
+        self, args: list[str], environ: dict[str, str], cwd: Path, log: Path, code: str | None = None
+    ) -> Forked:
         """Start `orrery ARGS` (a server) in a new process with exactly `environ`, in `cwd`, its
-        output to `log`; answers at once with a handle like `subprocess.Popen`'s."""
-        request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd)}
+        output to `log`; answers at once with a handle like `subprocess.Popen`'s. `code`: `python -c
+        CODE ARGS` instead of the console script."""
+        request = {"argv": args, "spawn": True, "environ": environ, "cwd": str(cwd), "code": code}
         request |= {"stdin": os.devnull, "stdout": str(log), "stderr": str(log)}
         return Forked(self, int(self.request(request)))
+
+    def command(self, args: list[str]) -> list[str]:
+        """A command line that runs `orrery ARGS` for another program to start (an MCP client
+        starting its stdio server): a stand-in process (`forked_command.py`, standard library only)
+        has this launcher fork the command onto the stand-in's own stdin, stdout and stderr, with its
+        environment and working directory, and exits with the command's exit code."""
+        if self.listener is None:
+            self.listener = socket.socket(socket.AF_UNIX)
+            self.listener.bind(str(Path(self.scratch.name) / "stand-ins.sock"))
+            self.listener.listen()
+            threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
+        return [sys.executable, "-S", "-E", str(STAND_IN), self.listener.getsockname(), *args]
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # closed by __exit__
+                return
+            threading.Thread(target=self._stand_in, args=(connection,), daemon=True).start()
+
+    def _stand_in(self, connection: socket.socket) -> None:
+        """Fork one stand-in's command onto its fds 0-2 (opened by the child through /proc); answer
+        its exit code when it ends, or kill it when the stand-in goes away first."""
+        with connection:
+            request = json.loads(connection.makefile().readline())
+            fds = {
+                name: f"/proc/{request['pid']}/fd/{fd}"
+                for fd, name in enumerate(("stdin", "stdout", "stderr"))
+            }
+            spawn = {
+                "argv": request["argv"],
+                "spawn": True,
+                "environ": request["environ"],
+                "cwd": request["cwd"],
+            }
+            child = Forked(self, int(self.request(spawn | fds)))
+            while child.poll() is None:
+                if select.select([connection], [], [], 0.05)[0]:  # the stand-in's end closed: it was killed
+                    child.kill()
+                    child.wait()
+                    return
+            connection.sendall(f"{child.returncode}\n".encode())
 
     def _reply(self) -> str:
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
@@ -82,9 +148,18 @@ class Launcher:
         return code, stdout + stderr
 
     def run_split(
-        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+        self,
+        args: list[str],
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        *,
+        environ: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        code: str | None = None,
     ) -> tuple[int, str, str]:
-        """As `run`, with stdout and stderr apart."""
+        """As `run`, with stdout and stderr apart. `environ`: exactly this environment instead of the
+        launcher's; `cwd`: another working directory; `code`: `python -c CODE ARGS` instead of the
+        console script (a short program that must run in a process of its own)."""
         with self.lock:
             self.count += 1
             step = self.count
@@ -93,16 +168,19 @@ class Launcher:
         for name in ("stdout", "stderr"):
             files[name].touch()
         request = {"argv": args, "env": env or {}} | {name: str(path) for name, path in files.items()}
-        code, cpu = self.request(request).split()
+        request |= {"environ": environ, "cwd": str(cwd) if cwd else None, "code": code}
+        exit_code, cpu = self.request(request).split()
         self.cpu.append((args, float(cpu)))
         stdout, stderr = files["stdout"].read_text(), files["stderr"].read_text()
         for path in files.values():
             path.unlink()
-        return int(code), stdout, stderr
+        return int(exit_code), stdout, stderr
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self.listener is not None:
+            self.listener.close()
         self.proc.stdin.close()  # type: ignore[union-attr]
         self.proc.wait(timeout=30)
         self.proc.stdout.close()  # type: ignore[union-attr]
@@ -142,6 +220,25 @@ class Forked:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+
+class Commands:
+    """`orrery ARGS` forked from a shared launcher with exactly this environment and working
+    directory (the launcher's own are the test process's): `run` and `spawn` as `Launcher`'s."""
+
+    def __init__(self, launcher: Launcher, env: dict[str, str], cwd: Path) -> None:
+        self.launcher, self.env, self.cwd = launcher, env, cwd
+
+    def run(
+        self, args: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """`orrery ARGS` to its end (`env`: variables changed for this one): exit code, stdout + stderr."""
+        environ = self.env | (env or {})
+        code, stdout, stderr = self.launcher.run_split(args, stdin, environ=environ, cwd=self.cwd)
+        return code, stdout + stderr
+
+    def spawn(self, args: list[str], environ: dict[str, str], cwd: Path, log: Path) -> Forked:
+        return self.launcher.spawn(args, environ, cwd, log)
 
 
 def server_launcher() -> Launcher:

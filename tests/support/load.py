@@ -43,9 +43,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str] | None) -> dict[str, str]:
+def _orrery_env(database_url: str, secret: str, source: Path, env: dict[str, str] | None) -> dict[str, str]:
+    """What a child's environment sets besides the test process's own."""
     return {
-        **os.environ,
         "PYTHONPATH": str(source),
         "DATABASE_URL": database_url,
         "ORRERY_SECRET_KEY": secret,
@@ -53,6 +53,10 @@ def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str]
         "ORRERY_LOG_LEVEL": "warning",
         **(env or {}),
     }
+
+
+def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str] | None) -> dict[str, str]:
+    return {**os.environ, **_orrery_env(database_url, secret, source, env)}
 
 
 ENTRY = """import sys
@@ -66,8 +70,17 @@ def _cli() -> list[str]:
     return [sys.executable, "-c", ENTRY]
 
 
-def prepare_database(database_url: str, secret: str, source: Path = ROOT) -> dict[str, str]:
-    """`orrery db upgrade` + `orrery demo load --json` with the code in `source`: the demo's ids and key."""
+def prepare_database(
+    database_url: str, secret: str, source: Path = ROOT, *, forked: bool = False
+) -> dict[str, str]:
+    """`orrery db upgrade` + `orrery demo load --json` with the code in `source`: the demo's ids and key.
+    `forked`: both commands from the test process's pre-imported launcher, as `server_process`."""
+    if forked and source == ROOT:
+        overrides = _orrery_env(database_url, secret, source, None)
+        for args in (["db", "upgrade"], ["demo", "load", "--json"]):
+            code, stdout, stderr = server_launcher().run_split(args, env=overrides)
+            assert code == 0, f"orrery {' '.join(args)} exited {code}:\n{stdout}{stderr}"
+        return json.loads(stdout)  # type: ignore[no-any-return]
     env = _child_env(database_url, secret, source, None)
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([*_cli(), "db", "upgrade"], cwd=tmp, env=env, check=True, capture_output=True)
@@ -76,6 +89,10 @@ def prepare_database(database_url: str, secret: str, source: Path = ROOT) -> dic
         )
     data: dict[str, str] = json.loads(loaded.stdout)
     return data
+
+
+STARTED: dict[int, int] = {}
+"""The server process `server_process` started on each port, while it runs (pid by port)."""
 
 
 @contextmanager
@@ -106,10 +123,12 @@ def server_process(
             with open(log_path, "w") as log:
                 proc = subprocess.Popen(command, cwd=tmp, env=child_env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
+        STARTED[port] = proc.pid
         try:
             _wait_healthy(proc, base, log_path)
             yield base
         finally:
+            del STARTED[port]
             proc.terminate()
             try:
                 proc.wait(timeout=30)

@@ -10,8 +10,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -30,6 +28,7 @@ from backend.demo.workspace import load_demo
 from backend.memory.messages import append_message
 from backend.repo import chat, identity
 from tests.conftest import in_thread, settings_for
+from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_user
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +42,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SHOTS = os.environ.get("ORRERY_SCREENSHOTS")
+UVICORN = "import runpy\nrunpy.run_module('uvicorn', run_name='__main__', alter_sys=True)"
+"""`python -m uvicorn` as a program for `python -c`."""
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "ORRERY_MODEL": "offline",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
-    command = [sys.executable, "-m", "uvicorn", "backend.app.http:create_app", "--factory"]
-    process = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=env,
-        cwd=ROOT,
-    )
+    # `python -m uvicorn ...` in its own process, forked from the test process's launcher (a cold
+    # start cost ~4 CPU-s of imports)
+    args = ["backend.app.http:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port)]
+    log = tmp_path_factory.mktemp("web-server") / "server.log"
+    process = server_launcher().spawn([*args, "--log-level", "warning"], env, ROOT, log, code=UVICORN)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -101,10 +101,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             except httpx.TransportError:
                 pass
             if process.poll() is not None:
-                pytest.fail("the server exited during startup")
+                pytest.fail(f"the server exited during startup:\n{log.read_text()[-3000:]}")
             time.sleep(0.1)
         else:
-            pytest.fail("the server did not answer /health")
+            pytest.fail(f"the server did not answer /health:\n{log.read_text()[-3000:]}")
         yield Server(base, api_key, foreign, url)
     finally:
         process.terminate()
