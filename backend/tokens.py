@@ -59,8 +59,10 @@ def configure_tiktoken_cache() -> None:
         os.environ["TIKTOKEN_CACHE_DIR"] = str(base / "litellm_core_utils" / "tokenizers")
 
 
+@lru_cache(maxsize=64)
 def encoding_name_for(model: str) -> str:
-    """The tiktoken encoding used to count tokens for a model id (see the module docstring)."""
+    """The tiktoken encoding used to count tokens for a model id (see the module docstring); once
+    per process and model id (each turn asks)."""
     lowered = model.lower()
     for pattern, name in _ENCODING_RULES:
         if re.search(pattern, lowered):

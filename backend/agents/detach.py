@@ -3,10 +3,49 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+Entry = tuple[str, Any]
+
+
+class _Mailbox:
+    """What the turn's task hands the listener: a deque and one waiting future. Cheaper than an
+    `asyncio.Queue` read under `asyncio.timeout` (a timeout object, the current task, a reschedule
+    and a queue future for each wait), and a turn waits once for each text event it sends."""
+
+    def __init__(self) -> None:
+        self.entries: deque[Entry] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def wait(self, seconds: float | None = None) -> bool:
+        """Whether an entry is waiting, after at most `seconds` (None: until one is)."""
+        if self.entries:
+            return True
+        if seconds is not None and seconds <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        timer = None if seconds is None else loop.call_later(seconds, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+        return bool(self.entries)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def run_detached(
@@ -25,53 +64,45 @@ async def run_detached(
     after the first joined run, what arrives within `window` seconds too. The first is never held
     back, and a run ends at once when an item that cannot join arrives.
     """
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    box = _Mailbox()
 
     async def pump() -> None:
         started = False
         try:
             async for item in source:
                 started = True
-                queue.put_nowait(("item", item))
+                box.put(("item", item))
         except Exception as exc:
-            queue.put_nowait(("item", failed(exc)) if started else ("raise", exc))
+            box.put(("item", failed(exc)) if started else ("raise", exc))
         finally:
-            queue.put_nowait(("end", None))
+            box.put(("end", None))
 
     task = asyncio.create_task(pump())
     tasks.add(task)
     task.add_done_callback(tasks.discard)
-    held: tuple[str, Any] | None = None
     joined_once = False
     while True:
-        kind, value = held or await queue.get()
+        await box.wait()
+        kind, value = box.entries.popleft()
         if kind == "end":
             return
         if kind == "raise":
             raise value
         joinable = merge(value, value) is not None  # a probe: None means this kind never joins
-        value, held = await _gather(queue, value, merge, window if joined_once and joinable else 0.0)
+        value = await _gather(box, value, merge, window if joined_once and joinable else 0.0)
         joined_once = joined_once or joinable
         yield value
 
 
-async def _gather(
-    queue: asyncio.Queue[tuple[str, Any]], value: T, merge: Callable[[T, T], T | None], wait: float
-) -> tuple[T, tuple[str, Any] | None]:
-    """`value` joined with what follows it: what is queued now, and what arrives within `wait`
-    seconds. Returns the joined item and the first queued entry that could not join (if any)."""
+async def _gather(box: _Mailbox, value: T, merge: Callable[[T, T], T | None], wait: float) -> T:
+    """`value` joined with what follows it: what is waiting now, and what arrives within `wait`
+    seconds. An entry that cannot join stays first in the mailbox."""
     deadline = asyncio.get_running_loop().time() + wait
-    while True:
-        remaining = deadline - asyncio.get_running_loop().time()
-        try:
-            if queue.empty() and remaining > 0:
-                async with asyncio.timeout(remaining):  # unlike `wait_for`, no task per wait
-                    entry = await queue.get()
-            else:
-                entry = queue.get_nowait()
-        except (asyncio.QueueEmpty, TimeoutError):
-            return value, None
-        joined = merge(value, entry[1]) if entry[0] == "item" else None
+    while await box.wait(deadline - asyncio.get_running_loop().time()):
+        kind, next_value = box.entries[0]
+        joined = merge(value, next_value) if kind == "item" else None
         if joined is None:
-            return value, entry
+            return value
+        box.entries.popleft()
         value = joined
+    return value

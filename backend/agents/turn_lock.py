@@ -25,6 +25,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from backend.config import Settings
+from backend.db.engine import local_ping
 from backend.errors import ServiceUnavailableError
 
 BUSY_SESSION = "another turn on this session is still running; retry shortly"
@@ -46,8 +47,8 @@ class TurnLocks:
         self._conn_lock = asyncio.Lock()
         self._held = 0
         if settings.dialect == "postgresql":
-            self._engine = create_async_engine(
-                settings.database_url, pool_size=1, max_overflow=0, pool_pre_ping=True
+            self._engine = local_ping(
+                create_async_engine(settings.database_url, pool_size=1, max_overflow=0, pool_pre_ping=True)
             )
 
     def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:

@@ -19,6 +19,7 @@ expertise budget.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -80,8 +81,16 @@ def _load(directory: Path, stamp: tuple[tuple[str, float], ...]) -> tuple[Expert
 
 
 def load_modules(directory: Path = EXPERTISE_DIR) -> tuple[ExpertiseModule, ...]:
-    """Every module in the directory (cached until a file is added, removed or edited)."""
-    stamp = tuple(sorted((p.name, p.stat().st_mtime) for p in directory.glob("*.md")))
+    """Every module in the directory (cached until a file is added, removed or edited). Checked on
+    each turn with one directory scan and a stat per file; `os.scandir`, not `Path.glob`, which
+    builds a path object per file."""
+    try:
+        with os.scandir(directory) as entries:
+            stamp = tuple(
+                sorted((e.name, e.stat().st_mtime) for e in entries if e.name.endswith(".md") and e.is_file())
+            )
+    except FileNotFoundError:  # a plugin's folder that is not there: no modules, as before
+        stamp = ()
     return _load(directory, stamp)
 
 

@@ -107,32 +107,33 @@ async def fetch_long_term_memory(
     now: datetime | None = None,
 ) -> LongTermMemory:
     """Profile, goals (the session's project first), summary and engagement for one user, in one
-    round trip: the user's row joined to their top goals (one row per goal)."""
+    round trip: the user's row joined to their top goals (one row per goal). Columns, not mapped
+    objects: only views are built from them, and loading three entities a turn cost ~0.5 ms."""
     query = _MEMORY_IN_PROJECT if project_id else _MEMORY
     params = {"user_id": user_id, "project_id": project_id} if project_id else {"user_id": user_id}
     rows = (await session.execute(query, params)).all()
     if not rows:
         raise NotFoundError("user", user_id)
-    user, profile, summary, last = rows[0][:4]
-    if profile is None:
+    first = rows[0]
+    if first.profile_user_id is None:
         raise NotFoundError("user profile", user_id)
     return LongTermMemory(
         user_profile=UserProfileView(
-            id=user.id,
-            email=user.email,
-            display_name=user.display_name,
-            preferred_name=profile.preferred_name,
-            timezone=profile.timezone,
-            bio=profile.bio,
-            created_at=user.created_at,
+            id=first.id,
+            email=first.email,
+            display_name=first.display_name,
+            preferred_name=first.preferred_name,
+            timezone=first.timezone,
+            bio=first.bio,
+            created_at=first.created_at,
         ),
         goals=[
-            GoalSummary(g.id, g.name, g.state, parse_goal_type(g.goal_type), g.due_at)
+            GoalSummary(g.goal_id, g.name, g.state, parse_goal_type(g.goal_type), g.due_at)
             for g in rows
-            if g.id is not None
+            if g.goal_id is not None
         ],
-        user_summary=_summary(summary),
-        engagement=engagement_from(last, now or utcnow(), threshold_days),
+        user_summary=_summary(first),
+        engagement=engagement_from(first.last_check_in, now or utcnow(), threshold_days),
     )
 
 
@@ -167,7 +168,27 @@ def _memory_query(in_project: bool) -> Any:
         UTCDateTime(),
     )
     return (
-        select(User, UserProfile, UserSummary, last_check_in.label("last_check_in"), goals)
+        select(
+            User.id,
+            User.email,
+            User.display_name,
+            User.created_at,
+            UserProfile.user_id.label("profile_user_id"),
+            UserProfile.preferred_name,
+            UserProfile.timezone,
+            UserProfile.bio,
+            UserSummary.user_id.label("summary_user_id"),
+            UserSummary.patterns,
+            UserSummary.wins,
+            UserSummary.struggles,
+            UserSummary.updated_at.label("summary_updated_at"),
+            last_check_in.label("last_check_in"),
+            goals.c.id.label("goal_id"),
+            goals.c.name,
+            goals.c.state,
+            goals.c.goal_type,
+            goals.c.due_at,
+        )
         .outerjoin(UserProfile, UserProfile.user_id == User.id)
         .outerjoin(UserSummary, UserSummary.user_id == User.id)
         .outerjoin(goals, true())
@@ -180,12 +201,12 @@ _MEMORY = _memory_query(in_project=False)
 _MEMORY_IN_PROJECT = _memory_query(in_project=True)
 
 
-def _summary(summary: UserSummary | None) -> UserSummaryContext | None:
-    if summary is None:
+def _summary(row: Any) -> UserSummaryContext | None:
+    if row.summary_user_id is None:
         return None
     return UserSummaryContext(
-        patterns=[str(p) for p in summary.patterns],
-        wins=[str(w) for w in summary.wins],
-        struggles=[str(s) for s in summary.struggles],
-        last_updated=summary.updated_at,
+        patterns=[str(p) for p in row.patterns],
+        wins=[str(w) for w in row.wins],
+        struggles=[str(s) for s in row.struggles],
+        last_updated=row.summary_updated_at,
     )

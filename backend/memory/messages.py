@@ -20,15 +20,26 @@ from backend.repo.chat import NewMessage, check_agent
 from backend.repo.scope import as_uuid
 from backend.vocabulary import MESSAGE_ROLES
 
+_SESSIONS = cast(Table, ChatSession.__table__)
 _NEXT_SEQ = (
-    update(ChatSession)
-    .where(ChatSession.id == bindparam("sid"), ChatSession.user_id == bindparam("owner"))
-    .values(message_count=ChatSession.message_count + 1, updated_at=bindparam("now"))
-    .returning(ChatSession.message_count)
-    .execution_options(synchronize_session=False)
+    update(_SESSIONS)
+    .where(_SESSIONS.c.id == bindparam("sid"), _SESSIONS.c.user_id == bindparam("owner"))
+    .values(message_count=_SESSIONS.c.message_count + 1, updated_at=bindparam("now"))
+    .returning(_SESSIONS.c.message_count)
 )
-"""Counts the message in its session and gives its `seq` (built once per process)."""
+"""Counts the message in its session and gives its `seq` (built once per process). On the table,
+not the mapped class: the ORM's bulk-update path costs ~0.2 ms more a statement, for a row this
+transaction's identity map is told about by hand below."""
 _INSERT = insert(cast(Table, Message.__table__))
+
+
+def _detached(values: dict[str, Any]) -> Message:
+    """A `Message` holding `values`, built as the ORM builds a loaded row (its attributes written
+    to the instance's dict): `Message(**values)` sets each of the ~20 through its instrumentation,
+    ~0.1 ms a message."""
+    message: Message = Message.__mapper__.class_manager.new_instance()
+    message.__dict__.update(values)
+    return message
 
 
 def _identity(sid: uuid.UUID) -> Any:
@@ -86,7 +97,7 @@ async def append_message(
         "superseded_at": None,
     }
     await session.execute(_INSERT, values)  # Core: the row as given, no unit of work
-    message = Message(**values)  # what callers read back; not attached to `session`
+    message = _detached(values)  # what callers read back; not attached to `session`
     if embedding.remote and new.content.strip():
         from backend.memory.embedding_store import queue_embedding
 

@@ -19,7 +19,9 @@ from backend.ops.metrics import MODEL_SECONDS
 
 
 class MeteredModel(WrapperModel):
-    """`wrapped`, with each request's wall time observed under `agent`."""
+    """`wrapped`, with each request's wall time observed under `agent`. It calls `wrapped` itself,
+    not `WrapperModel`'s methods: each model class's methods carry pydantic-ai's boundary wrappers
+    (two context managers a stream), and a turn's model is already three classes deep."""
 
     def __init__(self, wrapped: Model, agent: str) -> None:
         super().__init__(wrapped)
@@ -33,7 +35,7 @@ class MeteredModel(WrapperModel):
     ) -> ModelResponse:
         started = time.perf_counter()
         try:
-            return await super().request(messages, model_settings, model_request_parameters)
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
         finally:
             MODEL_SECONDS.labels(agent=self.agent).observe(time.perf_counter() - started)
 
@@ -47,7 +49,7 @@ class MeteredModel(WrapperModel):
     ) -> AsyncGenerator[StreamedResponse]:
         started = time.perf_counter()
         try:
-            async with super().request_stream(
+            async with self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters, run_context
             ) as stream:
                 yield stream

@@ -28,13 +28,14 @@ from backend.repo.identity import key_owner, key_use_is_stale, record_key_use
 log = logging.getLogger("orrery.api")
 
 
-def get_database(request: Request) -> Database:
-    """The process-wide database created by the app's lifespan."""
+async def get_database(request: Request) -> Database:
+    """The process-wide database created by the app's lifespan. `async`, as each dependency here:
+    FastAPI runs a plain `def` dependency in its thread pool, two thread hand-offs a request."""
     database: Database = request.app.state.db
     return database
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
     """The settings the app was built with."""
     settings: Settings = request.app.state.settings
     return settings

@@ -136,3 +136,28 @@ async def test_requests_per_run_are_capped(monkeypatch: pytest.MonkeyPatch) -> N
 
     with pytest.raises(UsageLimitExceeded, match="request_limit of 3"):
         await _events(run_loop(_spec(stream), [], "loop forever"))
+
+
+async def test_an_agents_tools_are_listed_once_unless_a_tool_prepares_its_definition() -> None:
+    from dataclasses import replace
+
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.usage import RunUsage
+
+    from backend.agents.model_run import ListedOnce
+
+    prepared: list[int] = []
+
+    async def prepare(ctx: RunContext[str], tool_def: ToolDefinition) -> ToolDefinition:
+        prepared.append(ctx.run_step)
+        return tool_def
+
+    ctx = RunContext(deps="d", model=TestModel(), usage=RunUsage())
+    static = ListedOnce([Tool(lookup, takes_ctx=True)])
+    first = await static.get_tools(ctx)
+    assert await static.get_tools(ctx) == first and static._listed is not None  # noqa: SLF001
+    dynamic = ListedOnce([Tool(lookup, takes_ctx=True, prepare=prepare)])
+    for step in (1, 2):
+        await dynamic.get_tools(replace(ctx, run_step=step))
+    assert prepared == [1, 2] and dynamic._listed is None  # noqa: SLF001

@@ -96,3 +96,30 @@ async def test_more_about_the_linked_documents_reads_the_tool(
     assert calls == ["get_linked_entities"]
     for name in ("Pricing research summary", "Team workspaces PRD", "Atlas 2.0 launch brief", "Sales FAQ"):
         assert f"**{name}**" in reply
+
+
+async def test_the_offline_stream_matches_what_a_function_model_would_stream() -> None:
+    """The offline model streams its decided reply itself; a `FunctionModel` over the same decision
+    gives the same events, response and usage (the stream was only made cheaper)."""
+    from collections.abc import AsyncIterator
+
+    from pydantic_ai.direct import model_request_stream
+    from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from backend.agents import offline
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for item in offline._pieces(offline._decide(messages, info)):  # noqa: SLF001
+            yield item
+
+    request = [ModelRequest([UserPromptPart("How does overage billing work? Tell me.")], instructions="Hi.")]
+    seen = []
+    for model in (offline.offline_model(), FunctionModel(offline._decide, stream_function=stream)):  # noqa: SLF001
+        params = ModelRequestParameters(allow_text_output=True)
+        async with model_request_stream(model, request, model_request_parameters=params) as response:
+            events = [repr(getattr(e, "delta", getattr(e, "part", e))) async for e in response]
+            done = response.get()
+        seen.append((events, done.parts, done.usage))
+    assert len(seen[0][0]) > 10 and seen[0] == seen[1]
