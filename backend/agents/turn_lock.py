@@ -22,10 +22,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from backend.config import Settings
-from backend.db.engine import local_ping
+from backend.db.engine import postgres_engine
 from backend.errors import ServiceUnavailableError
 
 BUSY_SESSION = "another turn on this session is still running; retry shortly"
@@ -47,9 +47,7 @@ class TurnLocks:
         self._conn_lock = asyncio.Lock()
         self._held = 0
         if settings.dialect == "postgresql":
-            self._engine = local_ping(
-                create_async_engine(settings.database_url, pool_size=1, max_overflow=0, pool_pre_ping=True)
-            )
+            self._engine = postgres_engine(settings.database_url, pool_size=1, max_overflow=0)
 
     def _lock(self, session_id: uuid.UUID) -> asyncio.Lock:
         lock = self._local.get(session_id)

@@ -85,20 +85,22 @@ def make_engine(settings: Settings) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas(busy_ms))
         event.listen(engine.sync_engine, "begin", _sqlite_begin)
         return engine
-    return local_ping(create_async_engine(url, echo=settings.db_echo, pool_pre_ping=True, **pool))
+    return postgres_engine(settings.database_url, echo=settings.db_echo, **pool)
 
 
-def local_ping(engine: AsyncEngine) -> AsyncEngine:
-    """`engine` (asyncpg) with a pre-ping that asks the connection, not the server, whether it is
-    alive. A server that restarts or ends a backend closes its socket, the event loop sees it, and
-    the connection says it is closed; the pool then drops it and every connection older than it,
-    as a failed ping always did. SQLAlchemy's own ping costs three round trips per checkout (BEGIN,
-    `;`, ROLLBACK), ~6 checkouts a turn: ~7% of a turn's CPU. A connection that dies unseen (a
-    network cut) fails its statement instead, which the pool also recovers from: a 503, not a 500."""
+def postgres_engine(url: str, **options: Any) -> AsyncEngine:
+    """An asyncpg engine whose pool checks each connection before handing it out, by asking the
+    connection, not the server, whether it is alive. A server that restarts or ends a backend
+    closes its socket, the event loop sees it, and the connection says it is closed; the pool then
+    drops it and every connection older than it, as a failed ping always did. SQLAlchemy's own
+    ping costs three round trips per checkout (BEGIN, `;`, ROLLBACK), ~6 checkouts a turn: ~7% of a
+    turn's CPU. A connection that dies unseen (a network cut) fails its statement instead, which the
+    pool also recovers from: a 503, not a 500."""
 
     def ping(dbapi_connection: Any) -> bool:
         return not dbapi_connection.driver_connection.is_closed()
 
+    engine = create_async_engine(url, pool_pre_ping=True, **options)
     engine.sync_engine.dialect.do_ping = ping  # type: ignore[method-assign]
     return engine
 
