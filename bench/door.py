@@ -6,6 +6,8 @@ PostgreSQL with 1 and 2 workers — and runs `--sessions` sessions (focused on t
 load. Each pass starts with one warm-up turn per session, outside the measured window. Per pass:
 - server CPU ms per turn: utime+stime from /proc of the server process and every child (workers),
   before vs after the window — the server's own CPU, not the client's;
+- beside it, the CPU the benchmark's own HTTP client and PostgreSQL (its server and backends) spent
+  in the window: all three share the machine's cores, so they bound turns/s together;
 - SQL statements and transactions per turn, counted in the server (`orrery_db_statements_total`,
   `orrery_db_transactions_total` on `/metrics`, summed over workers);
 - turns/s, p50/p95 latency of the whole turn, p50 time to the first streamed byte and first text delta;
@@ -36,6 +38,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench import procs
 from bench.common import databases
 from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
@@ -45,7 +48,6 @@ FORK_FOR_TESTS = False
 from the test process's pre-imported launcher (tests/support/entrypoint.py), which saves the test
 ~4 CPU-s of imports a process; the benchmark always starts cold processes."""
 QUESTION = "what should I do next on billing?"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -67,6 +69,10 @@ class Window:
     turns: list[Turn] = field(default_factory=list)
     elapsed: float = 0.0
     cpu_seconds: float = 0.0
+    client_seconds: float = 0.0
+    """The benchmark's own CPU (its HTTP client) in the window: it shares the machine's cores."""
+    database_seconds: float = 0.0
+    """PostgreSQL's CPU in the window (its server and backends; none for SQLite, in the server)."""
     statements: dict[str, float] = field(default_factory=dict)
     transactions: float = 0.0
 
@@ -118,40 +124,21 @@ async def _converse(http: httpx.AsyncClient, sid: str, turns: int) -> list[Turn]
 def server_pids(port: int) -> list[int]:
     """The `orrery serve --port PORT` process this process started, and all its descendants (a forked
     server, `FORK_FOR_TESTS`, is the launcher's child: found by the pid `server_process` recorded)."""
-    parents: dict[int, int] = {}
+    table = procs.parents()
     root = STARTED.get(port) if FORK_FOR_TESTS else None
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    for pid, (ppid, args) in table.items():
         serving = b"serve" in args and str(port).encode() in args
-        if serving and parents[int(entry.name)] == os.getpid() and root is None:
-            root = int(entry.name)
+        if serving and ppid == os.getpid() and root is None:
+            root = pid
     if root is None:
         raise RuntimeError(f"no server process of ours serves port {port}")
-    found, frontier = [root], [root]
-    while frontier:
-        children = [pid for pid, ppid in parents.items() if ppid in frontier]
-        found += children
-        frontier = children
-    return found
+    return procs.tree(root, table)
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """utime + stime of these processes (each one's own, not its reaped children's), in seconds."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted from 1
-    return total / CLOCK_TICKS
+def _database_pids(url: str) -> list[int]:
+    """PostgreSQL's processes serving the benchmark (SQLite runs inside the server)."""
+    parsed = httpx.URL(url.replace("postgresql+asyncpg://", "http://", 1))
+    return procs.postgres_pids(parsed.port or 5432) if url.startswith("postgresql") else []
 
 
 async def _db_counters(http: httpx.AsyncClient) -> tuple[dict[str, float], float]:
@@ -170,7 +157,7 @@ async def _db_counters(http: httpx.AsyncClient) -> tuple[dict[str, float], float
 
 
 async def measure(
-    base: str, demo: dict[str, Any], sessions: int, turns: int, profile: Path | None = None
+    base: str, url: str, demo: dict[str, Any], sessions: int, turns: int, profile: Path | None = None
 ) -> Window:
     """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
     (recorded by py-spy into `profile` if given)."""
@@ -186,10 +173,13 @@ async def measure(
         before_sql, before_tx = await _db_counters(http)
         pids = server_pids(port)
         spy = _py_spy(pids[0], profile) if profile else None
-        before_cpu, started = cpu_seconds(pids), time.perf_counter()
+        before_cpu, before_db = procs.cpu_seconds(pids), procs.cpu_seconds(_database_pids(url))
+        before_client, started = time.process_time(), time.perf_counter()
         done = await asyncio.gather(*(_converse(http, s, turns) for s in sids))
         window.elapsed = time.perf_counter() - started
-        window.cpu_seconds = cpu_seconds(pids) - before_cpu
+        window.client_seconds = time.process_time() - before_client
+        window.cpu_seconds = procs.cpu_seconds(pids) - before_cpu
+        window.database_seconds = procs.cpu_seconds(_database_pids(url)) - before_db
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile and exits
             spy.wait(timeout=60)
@@ -207,9 +197,10 @@ def _pct_ms(values: list[float], q: int) -> float:
 
 
 HEADER = (
-    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | SQL/turn | tx/turn "
-    "| p50 / p95 ms | first byte / first text p50 ms | deltas / tools per turn | errors |\n"
-    "|---|---:|---:|---|---:|---:|---|---:|---|---|---|---:|"
+    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | client / database CPU ms/turn "
+    "| SQL/turn | tx/turn | p50 / p95 ms | first byte / first text p50 ms | deltas / tools per turn "
+    "| errors |\n"
+    "|---|---:|---:|---|---:|---:|---|---|---:|---|---|---|---:|"
 )
 
 
@@ -229,7 +220,9 @@ def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: W
     latencies = [t.latency for t in ok]
     return (
         f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns} | {len(ok) / w.elapsed:.1f} "
-        f"| {w.cpu_seconds * 1000 / n:.1f} | {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
+        f"| {w.cpu_seconds * 1000 / n:.1f} "
+        f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
+        f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
         f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "
         f"| {sum(t.deltas for t in ok) / max(len(ok), 1):.1f} / "
         f"{sum(t.tool_calls for t in ok) / max(len(ok), 1):.1f} | {len(w.turns) - len(ok)} |"
@@ -254,9 +247,9 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) ->
     with server_process(url, SECRET, workers=workers, source=source, forked=FORK_FOR_TESTS) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
-        busy = asyncio.run(measure(base, demo, args.sessions, args.turns, profile))
+        busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile))
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
-        quiet = asyncio.run(measure(base, demo, 1, args.quiet_turns))
+        quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
     for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)

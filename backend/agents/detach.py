@@ -14,30 +14,38 @@ Entry = tuple[str, Any]
 class _Mailbox:
     """What the turn's task hands the listener: a deque and one waiting future. Cheaper than an
     `asyncio.Queue` read under `asyncio.timeout` (a timeout object, the current task, a reschedule
-    and a queue future for each wait), and a turn waits once for each text event it sends."""
+    and a queue future for each wait). While the listener gathers a window of text, only an entry
+    that ends the window (`urgent`) wakes it early: the words in between just queue, instead of
+    waking it once each (~45 times a turn)."""
 
-    def __init__(self) -> None:
+    def __init__(self, urgent: Callable[[Entry], bool]) -> None:
         self.entries: deque[Entry] = deque()
+        self.urgent = urgent
         self._waiter: asyncio.Future[None] | None = None
+        self._patient = False
 
     def put(self, entry: Entry) -> None:
         self.entries.append(entry)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done() and (not self._patient or self.urgent(entry)):
+            waiter.set_result(None)
 
-    async def wait(self, seconds: float | None = None) -> bool:
-        """Whether an entry is waiting, after at most `seconds` (None: until one is)."""
-        if self.entries:
+    async def wait(self, seconds: float | None = None, *, patient: bool = False) -> bool:
+        """Whether an entry is waiting, after at most `seconds` (None: until one is). A `patient`
+        wait lasts the whole `seconds` unless an urgent entry arrives (or one is waiting already)."""
+        if self.entries and not (patient and not any(map(self.urgent, self.entries))):
             return True
         if seconds is not None and seconds <= 0:
-            return False
+            return bool(self.entries)
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
+        self._patient = patient
         timer = None if seconds is None else loop.call_later(seconds, _wake, waiter)
         try:
             await waiter
         finally:
             self._waiter = None
+            self._patient = False
             if timer is not None:
                 timer.cancel()
         return bool(self.entries)
@@ -64,7 +72,7 @@ async def run_detached(
     after the first joined run, what arrives within `window` seconds too. The first is never held
     back, and a run ends at once when an item that cannot join arrives.
     """
-    box = _Mailbox()
+    box = _Mailbox(lambda entry: entry[0] != "item" or merge(entry[1], entry[1]) is None)
 
     async def pump() -> None:
         started = False
@@ -96,13 +104,17 @@ async def run_detached(
 
 async def _gather(box: _Mailbox, value: T, merge: Callable[[T, T], T | None], wait: float) -> T:
     """`value` joined with what follows it: what is waiting now, and what arrives within `wait`
-    seconds. An entry that cannot join stays first in the mailbox."""
+    seconds (a window an unjoinable entry ends early). An entry that cannot join stays first in
+    the mailbox."""
     deadline = asyncio.get_running_loop().time() + wait
-    while await box.wait(deadline - asyncio.get_running_loop().time()):
-        kind, next_value = box.entries[0]
-        joined = merge(value, next_value) if kind == "item" else None
-        if joined is None:
+    while True:
+        while box.entries:
+            kind, next_value = box.entries[0]
+            joined = merge(value, next_value) if kind == "item" else None
+            if joined is None:
+                return value
+            box.entries.popleft()
+            value = joined
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0 or not await box.wait(remaining, patient=True):
             return value
-        box.entries.popleft()
-        value = joined
-    return value

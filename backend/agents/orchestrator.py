@@ -200,13 +200,14 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
-        turn's path in order. Choosing and assembling share one read-only session (no write lock
-        held); the `agent` event goes out before assembly, so the client's first byte does not wait
-        for it. What they change (the switch, the knowledge decision, a summary) is written with the
-        reply as memos."""
+        turn's path in order. Choosing and assembling share one read-only session outside any
+        transaction (no write lock held, no `BEGIN`/`ROLLBACK` round trips; the turn lock keeps the
+        session's own rows still); the `agent` event goes out before assembly, so the client's
+        first byte does not wait for it. What they change (the switch, the knowledge decision, a
+        summary) is written with the reply as memos."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        async with self.db.readers() as s:
+        async with self.db.single() as s:  # the lock keeps the session's rows still: no snapshot needed
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})

@@ -21,7 +21,6 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from backend.config import Settings
@@ -85,24 +84,28 @@ class TurnLocks:
             return True
         if self._engine is not None:
             key = advisory_key(session_id)
-            if not await self._run("SELECT pg_try_advisory_lock(:k)", key, self._held + 1):
+            if not await self._run("SELECT pg_try_advisory_lock($1)", key, self._held + 1):
                 return True  # another process holds it
             await self._advisory_release(key)
         return self._lock(session_id).locked()  # a turn of this process may have started meanwhile
 
     async def _run(self, sql: str, key: int, held_after: int) -> bool:
         """Run a lock statement on the lock connection; `held_after` says how many locks this process
-        holds once it succeeds: at 0 the connection goes back to its pool (it holds nothing)."""
+        holds once it succeeds: at 0 the connection goes back to its pool (it holds nothing). The
+        statement goes to asyncpg itself: one fixed statement on a connection nothing else uses (in
+        `AUTOCOMMIT`, under `_conn_lock`) needs none of SQLAlchemy's per-statement work, and two of
+        them run every turn."""
         assert self._engine is not None
         async with self._conn_lock:
             if self._conn is None or self._conn.closed:
                 self._conn = await self._engine.connect()
                 self._conn = await self._conn.execution_options(isolation_level="AUTOCOMMIT")
             try:
-                ok = bool((await self._conn.execute(text(sql), {"k": key})).scalar())
+                raw = await self._conn.get_raw_connection()
+                ok = bool(await raw.driver_connection.fetchval(sql, key))  # type: ignore[union-attr]
             except Exception:
                 self._held = 0
-                await self._drop()
+                await self._drop(broken=True)
                 raise
             self._held = held_after if ok else self._held
             if self._held == 0:
@@ -111,7 +114,7 @@ class TurnLocks:
 
     async def _advisory_acquire(self, key: int, deadline: float) -> None:
         delay = 0.01
-        while not await self._run("SELECT pg_try_advisory_lock(:k)", key, self._held + 1):
+        while not await self._run("SELECT pg_try_advisory_lock($1)", key, self._held + 1):
             if time.monotonic() + delay > deadline:
                 raise ServiceUnavailableError(BUSY_SESSION, self.settings.retry_after_seconds)
             await asyncio.sleep(delay)
@@ -119,12 +122,16 @@ class TurnLocks:
 
     async def _advisory_release(self, key: int) -> None:
         with contextlib.suppress(Exception):  # the connection is gone: PostgreSQL released its locks
-            await self._run("SELECT pg_advisory_unlock(:k)", key, max(self._held - 1, 0))
+            await self._run("SELECT pg_advisory_unlock($1)", key, max(self._held - 1, 0))
 
-    async def _drop(self) -> None:
+    async def _drop(self, broken: bool = False) -> None:
+        """Give the lock connection back to its pool; a `broken` one (its statement failed) is
+        discarded instead, since the pool saw none of the driver's error."""
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
+                if broken:
+                    await conn.invalidate()
                 await conn.close()
             except Exception:
                 with contextlib.suppress(Exception):

@@ -3,6 +3,7 @@ schema check, orchestrator, warm-up, background jobs) and operations (logs, trac
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -21,8 +22,10 @@ from backend.db.migrations import ensure_current
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embeddings import start_embedder_warmup
 from backend.memory.history_cache import configure_history_cache
+from backend.memory.message_index import STORED_ENCODINGS
 from backend.plugins import ensure_plugins
 from backend.repo.linked_cache import configure_linked_cache
+from backend.tokens import encoding_name_for, load_encodings
 from backend.web import install_web
 
 ROUTERS = (sessions, chat, openai_compat, resources, vercel, extensions, workspace)
@@ -58,6 +61,8 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
             # a real model's provider loads before the first request is accepted, in a worker thread:
             # an import racing with requests would still stall them (it holds the GIL)
             await preload_provider(settings.model, settings)
+            encodings = {*STORED_ENCODINGS, encoding_name_for(settings.model)}  # what a turn counts with
+            await asyncio.to_thread(load_encodings, encodings)
             if not embedding_model(settings).remote:  # loaded before the first message is stored
                 app.state.embedder = start_embedder_warmup()
             async with operations_running(app, orchestrator):

@@ -134,9 +134,11 @@ class Database:
     readers: async_sessionmaker[AsyncSession]
     """Sessions that never write (`ReadOnlySession`): what the API's GET routes use."""
     single: async_sessionmaker[AsyncSession]
-    """Read-only sessions without a transaction, for one statement (an API key's lookup, one
-    search): no `BEGIN` and no `COMMIT`, two round trips fewer; several statements in one would not
-    share a snapshot, so use `readers` for those."""
+    """Read-only sessions without a transaction, for reads that need no common snapshot (an API
+    key's lookup, one search, a turn's reads under its session's turn lock): no `BEGIN` and no
+    `COMMIT`, two round trips fewer. Each statement sees the database as it is then; use `readers`
+    where several must agree (on SQLite; at PostgreSQL's READ COMMITTED level each statement of a
+    transaction takes its own snapshot anyway) or where a savepoint is needed."""
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod

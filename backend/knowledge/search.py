@@ -189,19 +189,37 @@ async def _full_text(
 ) -> list[Any]:
     if session.get_bind().dialect.name == "sqlite":
         return await _sqlite_project_ranked(session, member, project_id, terms, limit)
-    base = select(KbEntry, KbCollection).join(KbCollection, KbCollection.id == KbEntry.collection_id)
-    tsquery = func.to_tsquery(literal_column("'english'::regconfig"), " | ".join(f"{t}:*" for t in terms))
+    params = {"tsquery": " | ".join(f"{t}:*" for t in terms), "p": project_id, "n": limit, **member}
+    rows = (await session.execute(_PG_RANKED, params)).all()
+    return [(_Entry.of(r), _Collection(r.slug, r.collection_name, r.priority), float(r.score)) for r in rows]
+
+
+def _pg_ranked_query() -> Any:
+    """The statement of PostgreSQL's search, built once per process (bound per call): building it
+    per search cost ~0.4 ms. Plain values, as SQLite's candidates (no ORM objects)."""
+    tsquery = func.to_tsquery(literal_column("'english'::regconfig"), bindparam("tsquery", type_=String))
     vector: Any = literal_column("kb_entries.search_vector")
     score = func.ts_rank(vector, tsquery, type_=Float)
-    query = (
-        base.add_columns(score.label("score"))
-        .where(KbEntry.project_id == project_id, vector.op("@@")(tsquery), MEMBER)
+    return (
+        select(*_VALUES, score.label("score"))
+        .join(KbCollection, KbCollection.id == KbEntry.collection_id)
+        .where(KbEntry.project_id == bindparam("p", type_=Uuid()), vector.op("@@")(tsquery), MEMBER)
         .order_by(score.desc(), KbEntry.code)
-        .limit(limit)
+        .limit(bindparam("n", type_=Integer))
     )
-    return [(e, c, float(s)) for e, c, s in (await session.execute(query, member)).all()]
 
 
+_VALUES = (
+    type_coerce(KbEntry.id, String).label("id"),
+    KbEntry.code,
+    KbEntry.name,
+    KbEntry.description,
+    type_coerce(KbEntry.data, String).label("data"),
+    KbCollection.slug,
+    KbCollection.name.label("collection_name"),
+    KbCollection.priority,
+)
+"""What a ranked search reads of an entry and its collection: the id and the data as text."""
 MAX_CANDIDATES = 1000
 """Most FTS5 matches of one project that are re-scored (a query matching more keeps the first)."""
 
@@ -223,17 +241,7 @@ def _sqlite_ranked_query() -> Any:
     )
     corpus = select(func.count()).where(KbEntry.project_id == project).scalar_subquery()
     return (  # plain values for the candidates (no ORM objects, raw JSON text as FTS5 indexed it)
-        select(
-            type_coerce(KbEntry.id, String).label("id"),
-            KbEntry.code,
-            KbEntry.name,
-            KbEntry.description,
-            type_coerce(KbEntry.data, String).label("data"),
-            KbCollection.slug,
-            KbCollection.name.label("collection_name"),
-            KbCollection.priority,
-            corpus.label("corpus"),
-        )
+        select(*_VALUES, corpus.label("corpus"))
         .join(KbCollection, KbCollection.id == KbEntry.collection_id)
         .join(fts, literal_column("kb_entries.rowid") == fts.c.rid)
         .where(KbEntry.project_id == project, MEMBER)
@@ -243,6 +251,7 @@ def _sqlite_ranked_query() -> Any:
 
 
 _SQLITE_RANKED = _sqlite_ranked_query()
+_PG_RANKED = _pg_ranked_query()
 
 
 async def _sqlite_project_ranked(
@@ -274,10 +283,10 @@ class _Entry:
 
     @classmethod
     def of(cls, row: Any) -> _Entry:
-        data = json.loads(row.data) if row.data else {}
-        return cls(
-            uuid.UUID(row.id), row.code, row.name, row.description, data if isinstance(data, dict) else {}
-        )
+        # text on SQLite; on PostgreSQL the driver's UUID and the decoded JSON
+        data = json.loads(row.data) if isinstance(row.data, str) and row.data else row.data or {}
+        entry_id = uuid.UUID(str(row.id))
+        return cls(entry_id, row.code, row.name, row.description, data if isinstance(data, dict) else {})
 
 
 @dataclass(frozen=True)

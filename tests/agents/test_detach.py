@@ -43,3 +43,11 @@ async def test_a_failure_after_the_first_item_ends_the_stream_with_its_item() ->
     tasks: set[asyncio.Task[Any]] = set()
     got = [x async for x in run_detached(broken(), tasks, lambda exc: 0, _join, 0.01)]
     assert got == ["partial", 0]
+
+
+async def test_an_item_that_cannot_join_ends_the_window_at_once() -> None:
+    """The window is a minute long, yet the stream ends as soon as the unjoinable item arrives (the
+    words in between wait quietly; the item does not wait for the window)."""
+    items = [(0, "Hel"), (0, "lo"), (0.01, " wor"), (0.01, "ld"), (0.01, 1), (0, "!")]
+    got = await asyncio.wait_for(_collect(items, window=60.0), timeout=30)
+    assert got == ["Hel", "lo world", 1, "!"]

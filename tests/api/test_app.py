@@ -97,3 +97,31 @@ def test_app_refuses_to_start_on_unmigrated_database(empty_db_url: str) -> None:
         TestClient(create_app(settings_for(empty_db_url))),
     ):
         pass
+
+
+def test_start_up_loads_the_token_encodings_a_turn_counts_with(
+    settings: Settings, seeded: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading an encoding takes 0.3-0.6 s of CPU: the warm-up pays it, not the first turn that
+    stores a message (both stored encodings) or counts its prompt (the model's)."""
+    from backend import tokens
+    from backend.memory.message_index import STORED_ENCODINGS
+
+    loaded: list[str] = []
+    real = tokens._encoding
+    monkeypatch.setattr(tokens, "_encoding", lambda name: loaded.append(name) or real(name))
+    with TestClient(create_app(settings)) as c:
+        assert set(loaded) >= {*STORED_ENCODINGS, tokens.encoding_name_for(settings.model)}
+        before = len(loaded)
+        made = c.post(
+            "/v1/sessions",
+            json={"project_id": str(seeded["demo"].project_id)},
+            headers=auth(seeded["demo"].api_key),
+        )
+        reply = c.post(
+            f"/v1/sessions/{made.json()['id']}/messages",
+            json={"content": "hello"},
+            headers={**auth(seeded["demo"].api_key), "Accept": "application/json"},
+        )
+        assert reply.status_code == 200
+        assert set(loaded[before:]) <= set(loaded[:before])  # a turn asks for nothing new

@@ -1,0 +1,57 @@
+"""Processes a benchmark measures from outside: a process tree's CPU time from /proc (Linux)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def parents() -> dict[int, tuple[int, list[bytes]]]:
+    """Every process now: pid -> (parent pid, command line arguments)."""
+    found: dict[int, tuple[int, list[bytes]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), args)
+    return found
+
+
+def tree(root: int, table: dict[int, tuple[int, list[bytes]]]) -> list[int]:
+    """`root` and all its descendants in `table`."""
+    found, frontier = [root], [root]
+    while frontier:
+        children = [pid for pid, (ppid, _) in table.items() if ppid in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def postgres_pids(port: int) -> list[int]:
+    """The PostgreSQL server listening on `port` (the postmaster started with `-p PORT`) and its
+    backends; empty when there is none."""
+    table = parents()
+    for pid, (_, args) in table.items():
+        names = [a.rsplit(b"/", 1)[-1] for a in args[:1]]
+        if names == [b"postgres"] and b"-p" in args and str(port).encode() in args:
+            return tree(pid, table)
+    return []
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of these processes (each one's own, not its reaped children's), in seconds;
+    a process that ended is not counted."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted from 1
+    return total / CLOCK_TICKS
