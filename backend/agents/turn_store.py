@@ -109,6 +109,10 @@ async def store_user_message(
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
     with it, never a call here. Runs under the turn lock."""
+    if _alone(db, settings, message, client_key, arrival, embedding):
+        stored = await _store_alone(db, user_id, sid, message, embedding)
+        if stored is not None:
+            return stored
     async with db.transaction() as s:
         state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
         record, latest = state.chat, state.latest
@@ -123,6 +127,37 @@ async def store_user_message(
     if found.replay is not None or found.shared_failure:
         return found
     return replace(found, chat=record, focus=state.focus, any_failed=state.any_failed or leftover is not None)
+
+
+def _alone(
+    db: Database,
+    settings: Settings,
+    message: str | None,
+    client_key: str | None,
+    arrival: Arrival,
+    embedding: EmbeddingModel,
+) -> bool:
+    """Whether storing the message may write nothing but the message: a new message with no key
+    to look up, no limits to count and no embedding job, on PostgreSQL (where one statement needs
+    no transaction; SQLite's `statement()` is a transaction all the same)."""
+    limits = settings.limit_turns_per_minute or settings.limit_tokens_per_day
+    plain = message is not None and client_key is None and arrival.message_id is None
+    return db.dialect == "postgresql" and plain and not limits and not embedding.remote
+
+
+async def _store_alone(
+    db: Database, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, embedding: EmbeddingModel
+) -> PendingTurn | None:
+    """The message stored by its one statement, after reading the session (under the turn lock
+    nothing else changes its messages); None when the latest message is a crash leftover, whose
+    mark must commit with the message (the transaction's path)."""
+    async with db.statement() as s:
+        state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
+        latest = state.latest
+        if latest is not None and latest.role == "user" and latest.status == "complete":
+            return None
+        found = await _new_or_latest(s, user_id, sid, latest, message, None, None, embedding)
+    return replace(found, chat=state.chat, focus=state.focus, any_failed=state.any_failed)
 
 
 async def _earlier(
@@ -267,9 +302,18 @@ async def persist_reply(
     memos: list[Memo] | None = None,
 ) -> Message:
     """The reply, the answered mark, what assembling the turn's context left to write (`memos`),
-    token usage, a handoff and the day's check-in: one transaction."""
+    token usage, a handoff and the day's check-in: one transaction. When the reply is the only
+    write (the usual turn), it is one statement, which needs no transaction around it."""
     usage = reply.usage
-    async with db.transaction() as s:
+    alone = not (
+        memos
+        or answered
+        or (handoff.to and handoff.to != reply.agent_id)
+        or settings.limit_tokens_per_day
+        or embedding.remote
+        or _CHECKED_IN.get(user_id) != _today().date()
+    )
+    async with db.statement() if alone else db.transaction() as s:
         await write_memos(s, memos or [])
         await mark_answered(s, answered)
         saved = await append_message(
@@ -303,11 +347,16 @@ _CHECKED_IN: TTLCache[uuid.UUID, date] = TTLCache(maxsize=50_000, ttl=24 * 3600)
 stays the record (another process's check-in is found by its own lookup)."""
 
 
+def _today() -> datetime:
+    """The start of today (UTC)."""
+    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> date:
     """Engagement: one check-in per day of chat activity; returns the day it is recorded for."""
     from backend.repo.memory import add_check_in
 
-    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = _today()
     if _CHECKED_IN.get(user_id) == start.date():
         return start.date()
     today = (

@@ -139,6 +139,8 @@ class Database:
     `COMMIT`, two round trips fewer. Each statement sees the database as it is then; use `readers`
     where several must agree (on SQLite; at PostgreSQL's READ COMMITTED level each statement of a
     transaction takes its own snapshot anyway) or where a savepoint is needed."""
+    autocommit: async_sessionmaker[AsyncSession]
+    """Sessions in `AUTOCOMMIT`, each statement its own transaction: see `statement()`."""
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @classmethod
@@ -158,6 +160,7 @@ class Database:
             async_sessionmaker(writer, expire_on_commit=False),
             async_sessionmaker(engine, expire_on_commit=False, sync_session_class=ReadOnlySession),
             async_sessionmaker(autocommit, expire_on_commit=False, sync_session_class=ReadOnlySession),
+            async_sessionmaker(autocommit, expire_on_commit=False),
         )
 
     @property
@@ -189,6 +192,20 @@ class Database:
                     await session.close()
             finally:
                 _writing.reset(token)
+
+    @asynccontextmanager
+    async def statement(self) -> AsyncIterator[AsyncSession]:
+        """A session for work that writes with one statement (atomic by itself), however many it
+        reads first: on PostgreSQL in `AUTOCOMMIT`, no `BEGIN` and no `COMMIT`, two round trips
+        fewer (at READ COMMITTED a transaction would give its reads no common snapshot either). On
+        SQLite it is `transaction()`: a write takes the write lock up front there."""
+        if self.dialect == "sqlite":
+            async with self.transaction() as session:
+                yield session
+            return
+        async with self.autocommit() as session:
+            yield session
+            await session.commit()  # flushes what the ORM holds; the statements committed already
 
     async def _begin_immediate(self) -> AsyncSession:
         """A write session holding the SQLite write lock, retried while another process holds it."""

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
@@ -329,3 +329,34 @@ async def test_a_model_that_times_out_is_an_error_and_a_retry_works(
     assert first[-1].type == "error" and "did not answer within 1 s" in first[-1].data["message"]
     retried = await _run(orch, demo, sid, None)
     assert retried[-1].type == "done" and retried[-1].data["reply"] == "fast now"
+
+
+async def test_a_plain_turn_needs_no_transaction_on_postgresql(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    """Once the session's first turn has chosen its agent and checked the user in, a turn writes
+    only its two messages, one statement each: on PostgreSQL neither needs a transaction (no
+    BEGIN/COMMIT round trips); SQLite takes its write lock for each (two transactions)."""
+    sid = await _setup(db, demo)
+    model, _ = scripted("First.", "Second.")
+    orch = Orchestrator(db, settings, lambda name, s: model.model)
+    await _run(orch, demo, sid, "What should I do next on the pricing work?")
+    begun: list[bool] = []
+
+    def on_begin(conn: Any) -> None:
+        begun.append(not conn.get_execution_options().get("orrery_single"))
+
+    event.listen(db.engine.sync_engine, "begin", on_begin)
+    try:
+        events = await _run(orch, demo, sid, "And after that?")
+    finally:
+        event.remove(db.engine.sync_engine, "begin", on_begin)
+    assert events[-1].type == "done"
+    assert sum(begun) == (0 if db.dialect == "postgresql" else 2)
+    async with db.sessions() as s:
+        messages = await chat.list_messages(s, demo.user_id, sid)
+    assert [(m.seq, m.role, m.content) for m in messages][2:] == [
+        (3, "user", "And after that?"),
+        (4, "assistant", "Second."),
+    ]
+    model.done()
