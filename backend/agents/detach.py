@@ -62,6 +62,7 @@ async def run_detached(
     failed: Callable[[BaseException], T],
     merge: Callable[[T, T], T | None] = lambda _a, _b: None,
     window: float = 0.0,
+    joinable: Callable[[T], bool] | None = None,
 ) -> AsyncIterator[T]:
     """Yield `source`'s items while a task of its own consumes it to the end.
 
@@ -70,9 +71,11 @@ async def run_detached(
     kept in `tasks` until it ends (shutdown waits for it), whether or not anyone still listens.
     Items `merge` can join (None: not joinable) travel together: those already waiting always, and
     after the first joined run, what arrives within `window` seconds too. The first is never held
-    back, and a run ends at once when an item that cannot join arrives.
+    back, and a run ends at once when an item that cannot join arrives. `joinable` says whether an
+    item can join at all (default: `merge` it with itself and see), asked of every item.
     """
-    box = _Mailbox(lambda entry: entry[0] != "item" or merge(entry[1], entry[1]) is None)
+    can_join = joinable or (lambda item: merge(item, item) is not None)
+    box = _Mailbox(lambda entry: entry[0] != "item" or not can_join(entry[1]))
 
     async def pump() -> None:
         started = False
@@ -96,9 +99,9 @@ async def run_detached(
             return
         if kind == "raise":
             raise value
-        joinable = merge(value, value) is not None  # a probe: None means this kind never joins
-        value = await _gather(box, value, merge, window if joined_once and joinable else 0.0)
-        joined_once = joined_once or joinable
+        joins = can_join(value)
+        value = await _gather(box, value, merge, window if joined_once and joins else 0.0)
+        joined_once = joined_once or joins
         yield value
 
 

@@ -38,7 +38,7 @@ from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import choose_agent
-from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data
+from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data, is_text, joined
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
@@ -147,7 +147,8 @@ class Orchestrator:
             user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
-        async for event in run_detached(source, self.background, failed, _joined, TEXT_WINDOW_SECONDS):
+        events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
+        async for event in events:
             yield event
 
     async def _serialised(
@@ -386,13 +387,6 @@ def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatS
     assert pending.chat is not None and pending.chat.id == sid
     s.add(pending.chat)
     return pending.chat
-
-
-def _joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:
-    """Text deltas waiting together travel as one event (one SSE write instead of one per token)."""
-    if first.type == "text" and second.type == "text":
-        return TurnEvent("text", {"delta": first.data["delta"] + second.data["delta"]})
-    return None
 
 
 def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:

@@ -40,6 +40,18 @@ class TurnEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def is_text(event: TurnEvent) -> bool:
+    """Whether the event is a text delta (the only kind that joins)."""
+    return event.type == "text"
+
+
+def joined(first: TurnEvent, second: TurnEvent) -> TurnEvent | None:
+    """Text deltas waiting together travel as one event (one SSE write instead of one per token)."""
+    if first.type == "text" and second.type == "text":
+        return TurnEvent("text", {"delta": first.data["delta"] + second.data["delta"]})
+    return None
+
+
 def history_of(messages: list[ScopedMessage], failed: frozenset[str] = frozenset()) -> list[ModelMessage]:
     """Scoped messages as pydantic-ai history (role and content only). A user message whose turn failed
     (its text is in `failed`) and that has no reply after it is followed by a note saying so, never by

@@ -107,6 +107,7 @@ def serve(
         log_level=settings.log_level,
         workers=workers,
         http="h11",
+        access_log=False,  # `orrery.http` logs each request once, with its id (`backend.ops.logs`)
         h11_max_incomplete_event_size=header_buffer_bytes(),
     )
 
