@@ -26,6 +26,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -38,7 +39,15 @@ from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
 from backend.agents.router import choose_agent
-from backend.agents.turn_events import UNANSWERED, ModelEvent, TurnEvent, done_data, is_text, joined
+from backend.agents.turn_events import (
+    UNANSWERED,
+    ModelEvent,
+    TurnEvent,
+    context_event,
+    done_data,
+    is_text,
+    joined,
+)
 from backend.agents.turn_lock import TurnLocks
 from backend.agents.turn_store import (
     MAX_MESSAGE_CHARS,
@@ -74,21 +83,6 @@ TEXT_WINDOW_SECONDS = 0.02
 """After a turn's first text, deltas arriving within 20 ms travel as one event (one SSE write, not
 one per token); the first delta is never held back."""
 __all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
-
-
-def context_event(wc: WorkingContext) -> TurnEvent:
-    """The `context` event: the receipt, and exactly what the model is about to see."""
-    return TurnEvent(
-        "context",
-        {
-            "receipt_tokens": wc.receipt.total_tokens,
-            "strategy": wc.receipt.strategy,
-            "knowledge": wc.receipt.knowledge,
-            "receipt": wc.receipt.as_dict(),
-            "system_prompt": wc.system_prompt,
-            "messages": wc.messages,
-        },
-    )
 
 
 class Orchestrator:
@@ -163,7 +157,7 @@ class Orchestrator:
         arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        async with self.locks.hold(sid):
+        async with self.locks.hold(sid), _turn_reads(self.db) as reads:
             pending = await store_user_message(
                 self.db,
                 self.settings,
@@ -174,6 +168,7 @@ class Orchestrator:
                 fingerprint,
                 self.embedding,
                 arrival,
+                reads,
             )
             self._embeddings_queued()
             if pending.shared_failure:  # the same request ran while this one waited, and failed
@@ -185,7 +180,7 @@ class Orchestrator:
                 yield TurnEvent("done", done_data(pending.replay, replayed=True))
                 return
             try:
-                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event):
+                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
                     yield event
             except BaseException:
                 await mark_failed(self.db, pending.message_id)
@@ -199,16 +194,18 @@ class Orchestrator:
         agent: str | None,
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
+        reads: AsyncSession | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
         turn's path in order. Choosing and assembling share one read-only session outside any
-        transaction (no write lock held, no `BEGIN`/`ROLLBACK` round trips; the turn lock keeps the
-        session's own rows still); the `agent` event goes out before assembly, so the client's
-        first byte does not wait for it. What they change (the switch, the knowledge decision, a
-        summary) is written with the reply as memos."""
+        transaction (`reads`, else a new one; no write lock held, no `BEGIN`/`ROLLBACK` round trips;
+        the turn lock keeps the session's own rows still), closed before the model runs; the
+        `agent` event goes out before assembly, so the client's first byte does not wait for it.
+        What they change (the switch, the knowledge decision, a summary) is written with the reply
+        as memos."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        async with self.db.single() as s:  # the lock keeps the session's rows still: no snapshot needed
+        async with reads or self.db.single() as s:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
@@ -379,6 +376,13 @@ class Orchestrator:
             focus=pending.focus,
         )
         return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
+
+
+def _turn_reads(db: Database) -> AbstractAsyncContextManager[AsyncSession | None]:
+    """On PostgreSQL, the turn's read session, opened before its message is stored (which may
+    happen in it) and closed after assembly (`_turn`), or with the turn; None on SQLite, where the
+    message is stored in a write transaction and the reads take their own session."""
+    return db.single() if db.dialect == "postgresql" else nullcontext()
 
 
 def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:

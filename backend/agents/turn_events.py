@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from backend.context.working_context import WorkingContext
 from backend.db.models import Message
 from backend.memory.scoping import ScopedMessage
 from backend.memory.turn_view import UNANSWERED as UNANSWERED
@@ -38,6 +39,21 @@ class TurnEvent:
 
     type: EventType
     data: dict[str, Any] = field(default_factory=dict)
+
+
+def context_event(wc: WorkingContext) -> TurnEvent:
+    """The `context` event: the receipt, and exactly what the model is about to see."""
+    return TurnEvent(
+        "context",
+        {
+            "receipt_tokens": wc.receipt.total_tokens,
+            "strategy": wc.receipt.strategy,
+            "knowledge": wc.receipt.knowledge,
+            "receipt": wc.receipt.as_dict(),
+            "system_prompt": wc.system_prompt,
+            "messages": wc.messages,
+        },
+    )
 
 
 def is_text(event: TurnEvent) -> bool:

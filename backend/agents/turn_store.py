@@ -17,11 +17,12 @@ import hashlib
 import json
 import logging
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
-from cachetools import TTLCache
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -105,12 +106,15 @@ async def store_user_message(
     fingerprint: str | None,
     embedding: EmbeddingModel = LOCAL,
     arrival: Arrival = Arrival(),  # noqa: B008 - frozen
+    reads: AsyncSession | None = None,
 ) -> PendingTurn:
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
-    with it, never a call here. Runs under the turn lock."""
+    with it, never a call here. Runs under the turn lock. `reads` (PostgreSQL): the turn's read
+    session, outside any transaction, in which a message that is the only write is stored (the
+    turn then reads its context there: one connection checkout fewer)."""
     if _alone(db, settings, message, client_key, arrival, embedding):
-        stored = await _store_alone(db, user_id, sid, message, embedding)
+        stored = await _store_alone(db, user_id, sid, message, embedding, reads)
         if stored is not None:
             return stored
     async with db.transaction() as s:
@@ -146,18 +150,30 @@ def _alone(
 
 
 async def _store_alone(
-    db: Database, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, embedding: EmbeddingModel
+    db: Database,
+    user_id: uuid.UUID,
+    sid: uuid.UUID,
+    message: str | None,
+    embedding: EmbeddingModel,
+    reads: AsyncSession | None,
 ) -> PendingTurn | None:
     """The message stored by its one statement, after reading the session (under the turn lock
-    nothing else changes its messages); None when the latest message is a crash leftover, whose
-    mark must commit with the message (the transaction's path)."""
-    async with db.statement() as s:
+    nothing else changes its messages), in `reads` if given; None when the latest message is a
+    crash leftover, whose mark must commit with the message (the transaction's path)."""
+    async with _borrowed(reads) if reads is not None else db.statement() as s:
         state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
         latest = state.latest
         if latest is not None and latest.role == "user" and latest.status == "complete":
+            await s.close()  # forget what it read: the transaction reads it again
             return None
         found = await _new_or_latest(s, user_id, sid, latest, message, None, None, embedding)
     return replace(found, chat=state.chat, focus=state.focus, any_failed=state.any_failed)
+
+
+@asynccontextmanager
+async def _borrowed(session: AsyncSession) -> AsyncIterator[AsyncSession]:
+    """A session its owner closes."""
+    yield session
 
 
 async def _earlier(
@@ -304,14 +320,14 @@ async def persist_reply(
     """The reply, the answered mark, what assembling the turn's context left to write (`memos`),
     token usage, a handoff and the day's check-in: one transaction. When the reply is the only
     write (the usual turn), it is one statement, which needs no transaction around it."""
-    usage = reply.usage
+    usage, today = reply.usage, _today()
     alone = not (
         memos
         or answered
         or (handoff.to and handoff.to != reply.agent_id)
         or settings.limit_tokens_per_day
         or embedding.remote
-        or _CHECKED_IN.get(user_id) != _today().date()
+        or _CHECKED_IN.get(user_id) != today.date()
     )
     async with db.statement() if alone else db.transaction() as s:
         await write_memos(s, memos or [])
@@ -337,14 +353,18 @@ async def persist_reply(
         await count_tokens(s, settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0))
         if handoff.to and handoff.to != reply.agent_id:
             await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
-        checked_in = await _check_in_today(s, user_id, sid)
+        checked_in = await _check_in_today(s, user_id, sid, today)
+    if len(_CHECKED_IN) >= CHECKED_IN_MAX_USERS:
+        _CHECKED_IN.clear()  # forgetting costs one lookup per user: the database stays the record
     _CHECKED_IN[user_id] = checked_in  # remembered once it is committed
     return saved
 
 
-_CHECKED_IN: TTLCache[uuid.UUID, date] = TTLCache(maxsize=50_000, ttl=24 * 3600)
-"""Users this process saw checked in, by day: a later turn that day skips the lookup. The database
-stays the record (another process's check-in is found by its own lookup)."""
+_CHECKED_IN: dict[uuid.UUID, date] = {}
+"""Users this process saw checked in, with the day: a later turn that day skips the lookup (an
+older day just fails the comparison). The database stays the record (another process's check-in is
+found by its own lookup)."""
+CHECKED_IN_MAX_USERS = 50_000
 
 
 def _today() -> datetime:
@@ -352,11 +372,10 @@ def _today() -> datetime:
     return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID) -> date:
+async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: datetime) -> date:
     """Engagement: one check-in per day of chat activity; returns the day it is recorded for."""
     from backend.repo.memory import add_check_in
 
-    start = _today()
     if _CHECKED_IN.get(user_id) == start.date():
         return start.date()
     today = (
