@@ -42,17 +42,13 @@ class Fields:
         return self.code, self.name, self.description or "", data
 
 
-def _matches(token: str, term: str) -> bool:
-    """FTS5 prefix semantics (`"term"*`) with porter-like stemming on both sides."""
-    return token.startswith(term) or stem(token).startswith(stem(term))
-
-
 def project_bm25(terms: Sequence[str], docs: Sequence[Fields], corpus_size: int) -> list[float]:
     """Weighted BM25 of each candidate for `terms` (higher is better), with project-only statistics.
 
     Each column is reduced to its distinct tokens with counts, and whether a token matches a term is
     decided once per distinct token of the candidates (stemming every occurrence was most of a
-    search's time)."""
+    search's time), with FTS5's prefix semantics (`"term"*`) and porter-like stemming on both
+    sides."""
     if not docs or not terms:
         return [0.0] * len(docs)
     counted = [[Counter(_TOKEN.findall(text.lower())) for text in d.columns()] for d in docs]
@@ -62,7 +58,8 @@ def project_bm25(terms: Sequence[str], docs: Sequence[Fields], corpus_size: int)
     scores = [0.0] * len(docs)
     vocabulary = {t for cols in counted for col in cols for t in col}
     for term in dict.fromkeys(terms):
-        matching = {t for t in vocabulary if _matches(t, term)}
+        stemmed = stem(term)
+        matching = {t for t in vocabulary if t.startswith(term) or stem(t).startswith(stemmed)}
         freqs = [
             sum(
                 w * sum(col[t] for t in matching.intersection(col))
