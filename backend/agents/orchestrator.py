@@ -205,7 +205,7 @@ class Orchestrator:
         as memos."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        async with reads or self.db.single() as s:
+        async with reads if reads is not None else self.db.single() as s:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
