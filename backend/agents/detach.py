@@ -32,11 +32,11 @@ class _Mailbox:
 
     async def wait(self, seconds: float | None = None, *, patient: bool = False) -> bool:
         """Whether an entry is waiting, after at most `seconds` (None: until one is). A `patient`
-        wait lasts the whole `seconds` unless an urgent entry arrives (or one is waiting already)."""
-        if self.entries and not (patient and not any(map(self.urgent, self.entries))):
+        wait lasts the whole `seconds` unless an urgent entry arrives."""
+        if self.entries:
             return True
         if seconds is not None and seconds <= 0:
-            return bool(self.entries)
+            return False
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
         self._patient = patient

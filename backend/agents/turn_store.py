@@ -17,11 +17,9 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -111,10 +109,10 @@ async def store_user_message(
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
     with it, never a call here. Runs under the turn lock. `reads` (PostgreSQL): the turn's read
-    session, outside any transaction, in which a message that is the only write is stored (the
-    turn then reads its context there: one connection checkout fewer)."""
-    if _alone(db, settings, message, client_key, arrival, embedding):
-        stored = await _store_alone(db, user_id, sid, message, embedding, reads)
+    session, outside any transaction, in which a message that is the only write is stored by its
+    one statement (the turn then reads its context there: one connection checkout fewer)."""
+    if reads is not None and _alone(settings, message, client_key, arrival, embedding):
+        stored = await _store_alone(reads, user_id, sid, message, embedding)
         if stored is not None:
             return stored
     async with db.transaction() as s:
@@ -122,8 +120,8 @@ async def store_user_message(
         record, latest = state.chat, state.latest
         await reserve_turn(s, settings, user_id)  # 429 rolls this transaction back: nothing stored
         leftover = None
-        if latest is not None and latest.role == "user" and latest.status == "complete":
-            latest.status = "failed"  # a crash leftover: we hold the lock, so its turn has no live owner
+        if _is_leftover(latest):
+            latest.status = "failed"  # we hold the lock, so its turn has no live owner
             leftover = latest.id
         found = await _earlier(s, sid, latest, client_key, fingerprint, arrival, leftover)
         if found is None:
@@ -134,7 +132,6 @@ async def store_user_message(
 
 
 def _alone(
-    db: Database,
     settings: Settings,
     message: str | None,
     client_key: str | None,
@@ -142,38 +139,30 @@ def _alone(
     embedding: EmbeddingModel,
 ) -> bool:
     """Whether storing the message may write nothing but the message: a new message with no key
-    to look up, no limits to count and no embedding job, on PostgreSQL (where one statement needs
-    no transaction; SQLite's `statement()` is a transaction all the same)."""
+    to look up, no limits to count and no embedding job."""
     limits = settings.limit_turns_per_minute or settings.limit_tokens_per_day
     plain = message is not None and client_key is None and arrival.message_id is None
-    return db.dialect == "postgresql" and plain and not limits and not embedding.remote
+    return plain and not limits and not embedding.remote
 
 
 async def _store_alone(
-    db: Database,
-    user_id: uuid.UUID,
-    sid: uuid.UUID,
-    message: str | None,
-    embedding: EmbeddingModel,
-    reads: AsyncSession | None,
+    s: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, embedding: EmbeddingModel
 ) -> PendingTurn | None:
-    """The message stored by its one statement, after reading the session (under the turn lock
-    nothing else changes its messages), in `reads` if given; None when the latest message is a
-    crash leftover, whose mark must commit with the message (the transaction's path)."""
-    async with _borrowed(reads) if reads is not None else db.statement() as s:
-        state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
-        latest = state.latest
-        if latest is not None and latest.role == "user" and latest.status == "complete":
-            await s.close()  # forget what it read: the transaction reads it again
-            return None
-        found = await _new_or_latest(s, user_id, sid, latest, message, None, None, embedding)
+    """The message stored by its one statement in `s` (outside any transaction), after reading the
+    session (under the turn lock nothing else changes its messages); None when the latest message
+    is a crash leftover, whose mark must commit with the message (the transaction's path)."""
+    state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
+    if _is_leftover(state.latest):
+        await s.close()  # forget what it read: the transaction reads it again
+        return None
+    found = await _new_or_latest(s, user_id, sid, state.latest, message, None, None, embedding)
     return replace(found, chat=state.chat, focus=state.focus, any_failed=state.any_failed)
 
 
-@asynccontextmanager
-async def _borrowed(session: AsyncSession) -> AsyncIterator[AsyncSession]:
-    """A session its owner closes."""
-    yield session
+def _is_leftover(latest: Message | None) -> TypeGuard[Message]:
+    """Whether the session's latest message is a crash leftover: a user message still `complete`
+    with no reply, seen while this process holds the session's turn lock."""
+    return latest is not None and latest.role == "user" and latest.status == "complete"
 
 
 async def _earlier(
@@ -321,13 +310,10 @@ async def persist_reply(
     token usage, a handoff and the day's check-in: one transaction. When the reply is the only
     write (the usual turn), it is one statement, which needs no transaction around it."""
     usage, today = reply.usage, _today()
+    switched = handoff.to if handoff.to != reply.agent_id else None  # the agent the model handed to
+    checked_in = _CHECKED_IN.get(user_id) == today.date()
     alone = not (
-        memos
-        or answered
-        or (handoff.to and handoff.to != reply.agent_id)
-        or settings.limit_tokens_per_day
-        or embedding.remote
-        or _CHECKED_IN.get(user_id) != today.date()
+        memos or answered or switched or settings.limit_tokens_per_day or embedding.remote or not checked_in
     )
     async with db.statement() if alone else db.transaction() as s:
         await write_memos(s, memos or [])
@@ -351,12 +337,13 @@ async def persist_reply(
             embedding=embedding,
         )
         await count_tokens(s, settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0))
-        if handoff.to and handoff.to != reply.agent_id:
-            await chat.record_transition(s, user_id, sid, handoff.to, handoff.reason, saved.id)
-        checked_in = await _check_in_today(s, user_id, sid, today)
+        if switched:
+            await chat.record_transition(s, user_id, sid, switched, handoff.reason, saved.id)
+        if not checked_in:
+            await _check_in_today(s, user_id, sid, today)
     if len(_CHECKED_IN) >= CHECKED_IN_MAX_USERS:
         _CHECKED_IN.clear()  # forgetting costs one lookup per user: the database stays the record
-    _CHECKED_IN[user_id] = checked_in  # remembered once it is committed
+    _CHECKED_IN[user_id] = today.date()  # remembered once it is committed
     return saved
 
 
@@ -372,12 +359,10 @@ def _today() -> datetime:
     return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: datetime) -> date:
-    """Engagement: one check-in per day of chat activity; returns the day it is recorded for."""
+async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: datetime) -> None:
+    """Engagement: one check-in per day of chat activity (`start`: the day's first instant)."""
     from backend.repo.memory import add_check_in
 
-    if _CHECKED_IN.get(user_id) == start.date():
-        return start.date()
     today = (
         await s.execute(
             select(func.count())
@@ -388,4 +373,3 @@ async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: dat
     if not today:
         record = await chat.get_session(s, user_id, sid)
         await add_check_in(s, user_id, note="chatted with Orrery", project_id=record.project_id)
-    return start.date()

@@ -219,7 +219,8 @@ _VALUES = (
     KbCollection.name.label("collection_name"),
     KbCollection.priority,
 )
-"""What a ranked search reads of an entry and its collection: the id and the data as text."""
+"""What a ranked search reads of an entry and its collection, past the ORM's type processing (the
+id and the data arrive as text on SQLite, as the driver's UUID and decoded JSON on PostgreSQL)."""
 MAX_CANDIDATES = 1000
 """Most FTS5 matches of one project that are re-scored (a query matching more keeps the first)."""
 
