@@ -134,6 +134,14 @@ class Connection:
         """A cursor (SQLAlchemy enters it with `async with`, as aiosqlite's)."""
         return Cursor(self._open().cursor(), self._timeout)
 
+    async def fetch_all(self, sql: str, parameters: Sequence[Any]) -> list[Any]:
+        """Run one statement and read all its rows: `Direct`'s way in, without a cursor object."""
+        cursor = await _patiently(self._open().execute, self._timeout, sql, parameters)
+        try:
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
     async def commit(self) -> None:
         await _patiently(self._open().commit, self._timeout)
 

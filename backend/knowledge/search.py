@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.db.direct import Direct
 from backend.db.models import KbCollection, KbEntry, ProjectMember
 from backend.knowledge.rescore import Fields, project_bm25
 from backend.repo.scope import as_uuid, require_project
@@ -190,7 +191,7 @@ async def _full_text(
     if session.get_bind().dialect.name == "sqlite":
         return await _sqlite_project_ranked(session, member, project_id, terms, limit)
     params = {"tsquery": " | ".join(f"{t}:*" for t in terms), "p": project_id, "n": limit, **member}
-    rows = (await session.execute(_PG_RANKED, params)).all()
+    rows = await _PG_RANKED.rows(session, params)
     return [(_Entry.of(r), _Collection(r.slug, r.collection_name, r.priority), float(r.score)) for r in rows]
 
 
@@ -251,8 +252,8 @@ def _sqlite_ranked_query() -> Any:
     )
 
 
-_SQLITE_RANKED = _sqlite_ranked_query()
-_PG_RANKED = _pg_ranked_query()
+_SQLITE_RANKED = Direct(_sqlite_ranked_query())
+_PG_RANKED = Direct(_pg_ranked_query())
 
 
 async def _sqlite_project_ranked(
@@ -260,7 +261,7 @@ async def _sqlite_project_ranked(
 ) -> list[Any]:
     """FTS5 finds the project's matches; BM25 with the project's own statistics orders them."""
     params = {"match": " OR ".join(f'"{t}"*' for t in terms), "p": project_id, **member}
-    rows = (await session.execute(_SQLITE_RANKED, params)).all()
+    rows = await _SQLITE_RANKED.rows(session, params)
     if not rows:
         return []
     docs = [Fields(r.code, r.name, r.description, r.data) for r in rows]

@@ -32,6 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.db.direct import Direct
 from backend.db.models import ChatSession, Message
 from backend.memory.embedding_models import EmbeddingModel
 from backend.memory.embeddings import DIMENSIONS, from_bytes
@@ -120,7 +121,7 @@ def _window_rows_query(sqlite: bool) -> Any:
     )
 
 
-_WINDOW_ROWS = {True: _window_rows_query(sqlite=True), False: _window_rows_query(sqlite=False)}
+_WINDOW_ROWS = {sqlite: Direct(_window_rows_query(sqlite)) for sqlite in (True, False)}
 
 
 def _append(window: HistoryWindow, rows: Sequence[Any]) -> None:
@@ -244,10 +245,9 @@ class DbHistory:
         latest_seq` as (id, *window columns) (one query: the session row outer-joined to the new
         messages, so the stamp comes back with none)."""
         self.queries += 1
-        connection = await self.session.connection()
-        query = _WINDOW_ROWS[connection.dialect.name == "sqlite"]
+        query = _WINDOW_ROWS[self.session.get_bind().dialect.name == "sqlite"]
         params = {"session_id": self.session_id, "after_seq": after_seq, "latest_seq": self.latest_seq}
-        rows = (await connection.execute(query, params)).all()
+        rows = await query.rows(self.session, params)
         if not rows:
             return None, []
         # the session's creation time too: a session id reused after a reset starts again at epoch 0

@@ -15,6 +15,7 @@ from sqlalchemy import Uuid, bindparam, case, func, nulls_last, select, true, ty
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import UTCDateTime, utcnow
+from backend.db.direct import Direct
 from backend.db.models import CheckIn, Entity, User, UserProfile, UserSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.scope import member_project_ids
@@ -111,7 +112,7 @@ async def fetch_long_term_memory(
     objects: only views are built from them, and loading three entities a turn cost ~0.5 ms."""
     query = _MEMORY_IN_PROJECT if project_id else _MEMORY
     params = {"user_id": user_id, "project_id": project_id} if project_id else {"user_id": user_id}
-    rows = (await session.execute(query, params)).all()
+    rows = await query.rows(session, params)
     if not rows:
         raise NotFoundError("user", user_id)
     first = rows[0]
@@ -197,8 +198,8 @@ def _memory_query(in_project: bool) -> Any:
     )
 
 
-_MEMORY = _memory_query(in_project=False)
-_MEMORY_IN_PROJECT = _memory_query(in_project=True)
+_MEMORY = Direct(_memory_query(in_project=False))
+_MEMORY_IN_PROJECT = Direct(_memory_query(in_project=True))
 
 
 def _summary(row: Any) -> UserSummaryContext | None:

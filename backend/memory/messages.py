@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from backend.db.base import utcnow
+from backend.db.direct import Direct
 from backend.db.models import ChatSession, Message
 from backend.errors import NotFoundError, ValidationError
 from backend.memory.embedding_models import LOCAL, EmbeddingModel
@@ -31,10 +32,10 @@ _NEXT_SEQ = (
 not the mapped class: the ORM's bulk-update path costs ~0.2 ms more a statement, for a row this
 transaction's identity map is told about by hand below."""
 _MESSAGES = cast(Table, Message.__table__)
-_INSERT = insert(_MESSAGES)
+_INSERT = Direct(insert(_MESSAGES))
 _FIELDS = [c for c in _MESSAGES.c if c.name != "seq"]
 _COUNTED = _NEXT_SEQ.cte("counted")
-_COUNT_AND_INSERT = (
+_COUNT_AND_INSERT = Direct(
     insert(_MESSAGES)
     .add_cte(_COUNTED)
     .from_select(
@@ -48,6 +49,7 @@ trip instead of two; an unknown session counts nothing and inserts nothing (no r
 The row's parameters are named `m_<column>`: a parameter named as a column of `chat_sessions` would
 become one more `SET` of the `UPDATE`.
 SQLite has no `UPDATE` inside `WITH`, so it runs the two statements."""
+_COUNT = Direct(_NEXT_SEQ)
 
 
 def _detached(values: dict[str, Any]) -> Message:
@@ -124,11 +126,11 @@ async def _count_and_insert(
     counter = {"sid": sid, "owner": owner, "now": utcnow()}
     if session.get_bind().dialect.name == "postgresql":
         row = {f"m_{name}": value for name, value in values.items()}
-        seq = (await session.execute(_COUNT_AND_INSERT, {**row, **counter})).scalar_one_or_none()
+        counted = await _COUNT_AND_INSERT.rows(session, {**row, **counter})
     else:
-        seq = (await session.execute(_NEXT_SEQ, counter)).scalar_one_or_none()
-        if seq is not None:
-            await session.execute(_INSERT, {**values, "seq": seq})
-    if seq is None:
+        counted = await _COUNT.rows(session, counter)
+        if counted:
+            await _INSERT.rows(session, {**values, "seq": counted[0][0]})
+    if not counted:
         raise NotFoundError("session", sid)
-    return int(seq)
+    return int(counted[0][0])
