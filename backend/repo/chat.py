@@ -11,12 +11,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 from typing import Any
 
 from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from backend.db.direct import Direct, Loader
 from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
@@ -129,7 +131,10 @@ class SessionState:
     any_failed: bool
 
 
-def _session_state_query() -> Any:
+_CHAT, _MESSAGE, _FOCUS = Loader.of(ChatSession), Loader.of(Message), Loader.of(Entity)
+
+
+def _session_state_query() -> Direct:
     """The statement of `session_and_latest`, built once per process (its ids are bound per call):
     building it per turn cost more than running it."""
     user_id, sid = bindparam("user_id", type_=Uuid()), bindparam("sid", type_=Uuid())
@@ -152,8 +157,9 @@ def _session_state_query() -> Any:
         Entity.kind == ChatSession.focus_kind,
         Entity.project_id.in_(member_project_ids(user_id)),
     )
-    return (
-        select(ChatSession, Message, Entity, any_failed.label("any_failed"))
+    return Direct(
+        select(*_CHAT.columns, *_MESSAGE.columns, *_FOCUS.columns, any_failed.label("any_failed"))
+        .select_from(ChatSession)
         .outerjoin(Message, latest)
         .outerjoin(Entity, focused)
         .where(ChatSession.id == sid, ChatSession.user_id == user_id)
@@ -161,6 +167,8 @@ def _session_state_query() -> Any:
 
 
 _SESSION_STATE = _session_state_query()
+_ENDS = tuple(accumulate((len(_CHAT.keys), len(_MESSAGE.keys), len(_FOCUS.keys))))
+"""Where the session's, the latest message's and the focus's columns end in a row."""
 
 
 async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
@@ -168,10 +176,15 @@ async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uui
     appending and truncating keep true), its focused entity (checked as `check_focus` does) and
     whether a user message failed, in one round trip; `NotFoundError` if the session is not theirs
     or its focus is gone."""
-    row = (await session.execute(_SESSION_STATE, {"user_id": user_id, "sid": sid})).first()
-    if row is None:
+    rows = await _SESSION_STATE.rows(session, {"user_id": user_id, "sid": sid})
+    if not rows:
         raise NotFoundError("session", sid)
-    record, message, entity, any_failed = row
+    row, (chat_end, message_end, focus_end) = rows[0], _ENDS
+    record = _CHAT.load(session, row[:chat_end])
+    message = _MESSAGE.load(session, row[chat_end:message_end])
+    entity = _FOCUS.load(session, row[message_end:focus_end])
+    assert record is not None  # the row is the session's
+    any_failed = row[-1]
     if record.focus_kind == "project" and record.focus_id is not None:
         _check_project_focus(record.project_id, record.focus_id)
     if record.focus_kind not in (None, "project") and entity is None:

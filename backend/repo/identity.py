@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
+from backend.db.direct import Direct, Loader
 from backend.db.models import ApiKey, Project, ProjectMember, User, UserProfile, WebToken
 from backend.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
 from backend.repo.scope import as_uuid, member_project_ids, require_project
@@ -130,20 +131,26 @@ KEY_USE_RESOLUTION = timedelta(minutes=1)
 """`last_used_at` is written at most this often per key, so authenticating is almost always read-only."""
 
 
-_KEY_OWNER = (
-    select(ApiKey, User).join(User, User.id == ApiKey.user_id).where(ApiKey.key_hash == bindparam("key_hash"))
+_KEY, _OWNER = Loader.of(ApiKey), Loader.of(User)
+_KEY_OWNER = Direct(
+    select(*_KEY.columns, *_OWNER.columns)
+    .join(User, User.id == ApiKey.user_id)
+    .where(ApiKey.key_hash == bindparam("key_hash"))
 )
-"""Every authenticated request runs it: built once per process."""
+"""Every authenticated request runs it: built once per process, run on the driver."""
 
 
 async def key_owner(session: AsyncSession, plaintext: str, server_secret: str) -> tuple[ApiKey, User]:
     """The active key and its user, read only; anything else is an `AuthenticationError`."""
     if not is_well_formed(plaintext):
         raise AuthenticationError("malformed API key: expected 'orr_<prefix>_<secret>'")
-    row = (await session.execute(_KEY_OWNER, {"key_hash": hash_key(plaintext, server_secret)})).first()
-    if row is None or row[0].revoked_at is not None:
+    rows = await _KEY_OWNER.rows(session, {"key_hash": hash_key(plaintext, server_secret)})
+    key = _KEY.build(rows[0][: len(_KEY.keys)]) if rows else None
+    if key is None or key.revoked_at is not None:
         raise AuthenticationError("unknown or revoked API key")
-    return row[0], row[1]
+    user = _OWNER.build(rows[0][len(_KEY.keys) :])
+    assert user is not None  # joined on its id
+    return key, user
 
 
 def key_use_is_stale(key: ApiKey) -> bool:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from backend.db.direct import Direct
+from backend.db.direct import Direct, Loader
 from backend.db.engine import Database
 from backend.db.models import ApiKey, Message
 from backend.knowledge.search import _PG_RANKED, _SQLITE_RANKED, _member
@@ -130,3 +130,26 @@ async def test_a_connection_that_died_is_invalidated_and_the_next_statement_is_s
     async with db.single() as s:
         (again,) = await query.rows(s, {})
     assert again[0] != row[0]
+
+
+async def test_a_loader_builds_what_the_orm_loads_and_tracks_changes(
+    db: Database, demo: Any
+) -> None:
+    sid = await _chat(db, demo, ["hello"])
+    loader = Loader.of(Message)
+    query = Direct(select(*loader.columns).where(Message.session_id == sid))
+    async with db.single() as s:
+        (row,) = await query.rows(s, {})
+        built = loader.build(row)
+        loaded = (await s.execute(select(Message).where(Message.session_id == sid))).scalar_one()
+        assert built is not None and built is not loaded
+        assert {k: getattr(built, k) for k in loader.keys} == {k: getattr(loaded, k) for k in loader.keys}
+        assert loader.load(s, row) is loaded  # the session's own object for that row
+    async with db.transaction() as s:
+        (row,) = await query.rows(s, {})
+        attached = loader.load(s, row)
+        assert attached is not None and attached in s
+        attached.status = "failed"
+    async with db.single() as s:
+        assert (await s.execute(select(Message.status).where(Message.session_id == sid))).scalar() == "failed"
+    assert loader.build([None] * len(loader.keys)) is None  # an outer join's miss
