@@ -161,3 +161,19 @@ async def test_an_agents_tools_are_listed_once_unless_a_tool_prepares_its_defini
     for step in (1, 2):
         await dynamic.get_tools(replace(ctx, run_step=step))
     assert prepared == [1, 2] and dynamic._listed is None  # noqa: SLF001
+
+
+async def test_a_request_carries_the_listed_tools_unchanged_without_return_schemas() -> None:
+    from pydantic_ai.models import ModelRequestParameters, prepare_return_schemas
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+
+    from backend.agents.model_run import toolset_for
+
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    listed = await toolset_for(("search_knowledge", "get_entry"), ("coach",)).get_tools(ctx)  # type: ignore[arg-type]
+    definitions = [tool.tool_def for tool in listed.values()]
+    assert definitions and all(d.return_schema is None for d in definitions)
+    params = ModelRequestParameters(function_tools=definitions)
+    # what pydantic-ai does to every request: nothing left to copy
+    assert prepare_return_schemas(params, supports_tool_return_schema=False) is params

@@ -132,9 +132,7 @@ async def test_a_connection_that_died_is_invalidated_and_the_next_statement_is_s
     assert again[0] != row[0]
 
 
-async def test_a_loader_builds_what_the_orm_loads_and_tracks_changes(
-    db: Database, demo: Any
-) -> None:
+async def test_a_loader_builds_what_the_orm_loads_and_tracks_changes(db: Database, demo: Any) -> None:
     sid = await _chat(db, demo, ["hello"])
     loader = Loader.of(Message)
     query = Direct(select(*loader.columns).where(Message.session_id == sid))
