@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from bench import (
     context,
+    direct,
     door,
     first_turn,
     graph,
@@ -39,6 +40,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "door": door.main,
     "model_floor": model_floor.main,
     "sqlite_driver": sqlite_driver.main,
+    "direct": direct.main,
 }
 
 

@@ -86,3 +86,11 @@ def test_sqlite_driver_bench_prints_both_drivers(capsys: pytest.CaptureFixture[s
     sqlite_driver.main(["--runs", "8"])
     rows = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines()[2:]]
     assert rows == ["inline", "aiosqlite"]
+
+
+def test_direct_bench_prints_both_ways_per_dialect(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import direct
+
+    direct.main(["--runs", "10", "--dialect", "sqlite"])
+    rows = [[c.strip() for c in line.split("|")[1:3]] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert rows == [["sqlite", "1"], ["sqlite", "3"]]
