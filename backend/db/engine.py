@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from backend.config import Settings
 from backend.db import sqlite_inline
+from backend.db.direct import begin_on_driver
 
 WRITE_OPTION = "orrery_write"
 """Execution option marking a connection whose transaction begins with `BEGIN IMMEDIATE` on SQLite."""
@@ -59,7 +60,9 @@ def _sqlite_begin(conn: Connection) -> None:
     options = conn.get_execution_options()
     if options.get(SINGLE_OPTION):  # `Database.single`: the driver is in autocommit mode already
         return
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION) else "BEGIN")
+    sql = "BEGIN IMMEDIATE" if options.get(WRITE_OPTION) else "BEGIN"
+    if not begin_on_driver(conn, sql):
+        conn.exec_driver_sql(sql)
 
 
 def make_engine(settings: Settings) -> AsyncEngine:
