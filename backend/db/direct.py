@@ -52,7 +52,7 @@ class _Compiled:
         for name in self.names:
             value = params[name] if name in params else self.defaults[name]
             process = self.binds.get(name)
-            out.append(process(value) if process is not None and value is not None else value)
+            out.append(value if process is None else process(value))  # None too: JSON stores `null`
         return out
 
     def rows(self, raw: Sequence[Sequence[Any]], results: tuple[Any, ...]) -> list[Any]:

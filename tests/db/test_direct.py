@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import event, insert, select, text
+from sqlalchemy import String, event, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from backend.db.direct import Direct, Loader
@@ -151,3 +151,20 @@ async def test_a_loader_builds_what_the_orm_loads_and_tracks_changes(db: Databas
     async with db.single() as s:
         assert (await s.execute(select(Message.status).where(Message.session_id == sid))).scalar() == "failed"
     assert loader.build([None] * len(loader.keys)) is None  # an outer join's miss
+
+
+async def test_a_row_is_stored_as_sqlalchemy_stores_it(db: Database, demo: Any) -> None:
+    sid = await _chat(db, demo, [])
+    insert_row = insert(Message.__table__)
+    async with db.transaction() as s:  # both ways, a message without tool calls (JSON `null`)
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", "on the driver"))
+        row = (await s.execute(select(Message.__table__).where(Message.session_id == sid))).one()
+        await s.execute(
+            insert_row, {**row._mapping, "id": uuid.uuid4(), "seq": 2, "content": "through SQLAlchemy"}
+        )
+    stored = select(Message.content, Message.tool_calls.cast(String), Message.created_at).where(
+        Message.session_id == sid
+    )
+    async with db.single() as s:
+        (fast, slow) = (await s.execute(stored.order_by(Message.seq))).all()
+    assert fast[1:] == slow[1:] and fast[1] is not None  # the same JSON `null`, the same timestamp
