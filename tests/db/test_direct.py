@@ -156,8 +156,9 @@ async def test_a_loader_builds_what_the_orm_loads_and_tracks_changes(db: Databas
 async def test_a_row_is_stored_as_sqlalchemy_stores_it(db: Database, demo: Any) -> None:
     sid = await _chat(db, demo, [])
     insert_row = insert(Message.__table__)
-    async with db.transaction() as s:  # both ways, a message without tool calls (JSON `null`)
+    async with db.statement() as s:  # on the driver (PostgreSQL: AUTOCOMMIT), no tool calls: JSON `null`
         await append_message(s, demo.user_id, sid, chat.NewMessage("user", "on the driver"))
+    async with db.transaction() as s:  # the same row again, through SQLAlchemy
         row = (await s.execute(select(Message.__table__).where(Message.session_id == sid))).one()
         await s.execute(
             insert_row, {**row._mapping, "id": uuid.uuid4(), "seq": 2, "content": "through SQLAlchemy"}
