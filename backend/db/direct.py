@@ -45,12 +45,18 @@ class _Compiled:
     binds: Mapping[str, Callable[[Any], Any]]
     types: tuple[Any, ...]
     row: Any
+    required: frozenset[str]
 
     def args(self, params: Mapping[str, Any]) -> list[Any]:
         """The positional parameters for `params` (the statement's own literals filled in)."""
         out = []
         for name in self.names:
-            value = params[name] if name in params else self.defaults[name]
+            if name in params:
+                value = params[name]
+            elif name in self.required:  # SQLAlchemy would fill a column default: say so instead
+                raise TypeError(f"Direct: no value for the parameter {name!r}")
+            else:
+                value = self.defaults[name]
             process = self.binds.get(name)
             out.append(value if process is None else process(value))  # None too: JSON stores `null`
         return out
@@ -80,6 +86,7 @@ def _compile(statement: ClauseElement, dialect: Dialect) -> _Compiled:
         binds={k: p for k, p in {**compiled._bind_processors, **state.processors}.items() if callable(p)},
         types=tuple(c.type for c in columns),
         row=namedtuple("Row", _field_names([c.name for c in columns]), rename=True),  # noqa: PYI024
+        required=frozenset(required),
     )
 
 

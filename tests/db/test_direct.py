@@ -169,3 +169,11 @@ async def test_a_row_is_stored_as_sqlalchemy_stores_it(db: Database, demo: Any) 
     async with db.single() as s:
         (fast, slow) = (await s.execute(stored.order_by(Message.seq))).all()
     assert fast[1:] == slow[1:] and fast[1] is not None  # the same JSON `null`, the same timestamp
+
+
+def test_a_parameter_left_out_is_refused_not_stored_as_null() -> None:
+    from sqlalchemy.dialects.sqlite import aiosqlite
+
+    compiled = Direct(insert(Message.__table__)).compiled(aiosqlite.dialect())
+    with pytest.raises(TypeError, match="'content'"):
+        compiled.args({"id": uuid.uuid4(), "session_id": uuid.uuid4(), "seq": 1, "role": "user"})
