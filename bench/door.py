@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import signal
 import statistics
@@ -115,10 +116,19 @@ async def _turn(http: aiohttp.ClientSession, sid: str, content: str) -> Turn:
     return turn
 
 
-async def _converse(http: aiohttp.ClientSession, sid: str, turns: int) -> list[Turn]:
+async def _converse(http: aiohttp.ClientSession, sid: str, turns: int, distinct: bool = False) -> list[Turn]:
     """The same question every turn: the offline reply's shape (one `search_knowledge` call, then
-    ~47 text deltas) stays pinned, so runs before and after a change compare."""
-    return [await _turn(http, sid, QUESTION) for _ in range(turns)]
+    ~47 text deltas) stays pinned, so runs before and after a change compare. A repeated text is
+    embedded once per process, though: `distinct` numbers each question, so each new message pays
+    its embedding as a real conversation's does (the reply's text stays the same)."""
+    return [await _turn(http, sid, _question(distinct)) for _ in range(turns)]
+
+
+def _question(distinct: bool) -> str:
+    return f"Note {next(_ASKED)}: {QUESTION}" if distinct else QUESTION
+
+
+_ASKED = itertools.count(1)
 
 
 def server_pids(port: int) -> list[int]:
@@ -158,7 +168,13 @@ async def _db_counters(http: aiohttp.ClientSession) -> tuple[dict[str, float], f
 
 
 async def measure(
-    base: str, url: str, demo: dict[str, Any], sessions: int, turns: int, profile: Path | None = None
+    base: str,
+    url: str,
+    demo: dict[str, Any],
+    sessions: int,
+    turns: int,
+    profile: Path | None = None,
+    distinct: bool = False,
 ) -> Window:
     """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
     (recorded by py-spy into `profile` if given). The client is aiohttp's (its C parser): it shares
@@ -177,7 +193,7 @@ async def measure(
         spy = _py_spy(pids[0], profile) if profile else None
         before_cpu, before_db = procs.cpu_seconds(pids), procs.cpu_seconds(_database_pids(url))
         before_client, started = time.process_time(), time.perf_counter()
-        done = await asyncio.gather(*(_converse(http, s, turns) for s in sids))
+        done = await asyncio.gather(*(_converse(http, s, turns, distinct) for s in sids))
         window.elapsed = time.perf_counter() - started
         window.client_seconds = time.process_time() - before_client
         window.cpu_seconds = procs.cpu_seconds(pids) - before_cpu
@@ -258,9 +274,9 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) ->
     with server_process(url, SECRET, workers=workers, source=source, forked=FORK_FOR_TESTS) as base:
         ready = time.perf_counter() - started
         profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
-        busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile))
+        busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile, args.distinct))
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
-        quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns))
+        quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
     for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
@@ -353,6 +369,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", default="1,2", help="PostgreSQL worker counts, comma-separated")
     parser.add_argument("--profile", default=None, help="folder for py-spy profiles of the throughput pass")
     parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
+    parser.add_argument(
+        "--distinct", action="store_true", help="number each question: each new message pays its embedding"
+    )
     args = parser.parse_args(argv)
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)

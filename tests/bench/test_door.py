@@ -94,3 +94,21 @@ def test_direct_bench_prints_both_ways_per_dialect(capsys: pytest.CaptureFixture
     direct.main(["--runs", "10", "--dialect", "sqlite"])
     rows = [[c.strip() for c in line.split("|")[1:3]] for line in capsys.readouterr().out.splitlines()[2:]]
     assert rows == [["sqlite", "1"], ["sqlite", "3"]]
+
+
+def test_orchestrator_bench_splits_a_turns_cpu_into_its_phases(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import orchestrator
+
+    orchestrator.main(["--dialects", "sqlite", "--turns", "4", "--sessions", "2"])
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| sqlite"))
+    total, context, model, persistence = (float(c) for c in row.split("|")[4:8])
+    assert context > 0 and persistence > 0 and model > 0  # each phase's functions were found and timed
+    assert context + persistence < total
+
+
+def test_distinct_questions_differ_and_keep_the_question() -> None:
+    from bench.door import QUESTION, _question
+
+    first, second = _question(distinct=True), _question(distinct=True)
+    assert first != second and first.endswith(QUESTION) and second.endswith(QUESTION)
+    assert _question(distinct=False) == QUESTION
