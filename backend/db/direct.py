@@ -132,18 +132,22 @@ class Direct:
         if sync._has_events or sync.engine._has_events:
             sync.dispatch.before_cursor_execute(sync, None, compiled.sql, args, None, False)
         try:
-            results = self._results.get(dialect.name)
-            if results is None:
-                oids = await driver.column_types(compiled.sql, len(compiled.types))
-                results = tuple(
-                    t._cached_result_processor(dialect, o) for t, o in zip(compiled.types, oids, strict=True)
-                )
-                self._results[dialect.name] = results
+            results = await self._processors(driver, compiled, dialect)
             raw = await driver.fetch(compiled.sql, args)
         except Exception as error:
             await greenlet_spawn(_reraise, sync, error, compiled.sql, args)
             raise  # unreachable: `_reraise` raises
         return compiled.rows(raw, results)
+
+    async def _processors(self, driver: _Asyncpg | _Sqlite, compiled: _Compiled, dialect: Dialect) -> Any:
+        """The result processors for `dialect`, learned from the driver's column types once."""
+        found = self._results.get(dialect.name)
+        if found is None:
+            oids = await driver.column_types(compiled.sql, len(compiled.types))
+            pairs = zip(compiled.types, oids, strict=True)
+            found = tuple(type_._cached_result_processor(dialect, oid) for type_, oid in pairs)
+            self._results[dialect.name] = found
+        return found
 
 
 class _Asyncpg:
