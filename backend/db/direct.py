@@ -129,8 +129,7 @@ class Direct:
         dialect = conn.dialect
         compiled = self.compiled(dialect)
         args = compiled.args(params)
-        if sync._has_events or sync.engine._has_events:
-            sync.dispatch.before_cursor_execute(sync, None, compiled.sql, args, None, False)
+        _announce(sync, compiled.sql, args)
         try:
             results = await self._processors(driver, compiled, dialect)
             raw = await driver.fetch(compiled.sql, args)
@@ -191,16 +190,21 @@ def begin_on_driver(sync: Connection, sql: str) -> bool:
     """Run SQLite's `BEGIN` (from SQLAlchemy's `begin` event, its own side of the greenlet) on the
     inline driver as `Direct` runs a statement (counted, its error SQLAlchemy's); False where it
     must go through SQLAlchemy. Through `exec_driver_sql` it cost ~0.15 ms, twice a turn."""
-    driver = sync.connection.driver_connection
-    if not isinstance(driver, sqlite_inline.Connection) or sync.dispatch.after_cursor_execute:
+    driver = _driver(sync)
+    if not isinstance(driver, _Sqlite):
         return False
-    if sync._has_events or sync.engine._has_events:
-        sync.dispatch.before_cursor_execute(sync, None, sql, (), None, False)
+    _announce(sync, sql, [])
     try:
-        await_(driver.fetch_all(sql, ()))
+        await_(driver.fetch(sql, []))
     except Exception as error:
         sync._handle_dbapi_exception(error, sql, (), None, None)
     return True
+
+
+def _announce(sync: Connection, sql: str, args: list[Any]) -> None:
+    """What SQLAlchemy tells the engine's listeners before a statement (the metrics count it)."""
+    if sync._has_events or sync.engine._has_events:
+        sync.dispatch.before_cursor_execute(sync, None, sql, args, None, False)
 
 
 def _reraise(sync: Connection, error: Exception, sql: str, args: list[Any]) -> None:
@@ -256,3 +260,12 @@ class Loader(Generic[T]):
             return cast(T, held)
         session.add(instance)
         return instance
+
+
+def parts(row: Sequence[Any], *loaders: Loader[Any]) -> list[Sequence[Any]]:
+    """A row of `select(*a.columns, *b.columns, ...)` cut into each loader's values, in order."""
+    out, start = [], 0
+    for loader in loaders:
+        out.append(row[start : start + len(loader.keys)])
+        start += len(loader.keys)
+    return out

@@ -11,14 +11,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import accumulate
 from typing import Any
 
 from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from backend.db.direct import Direct, Loader
+from backend.db.direct import Direct, Loader, parts
 from backend.db.models import AgentTransition, ChatSession, Entity, Message, SessionSummary
 from backend.errors import NotFoundError, ValidationError
 from backend.repo.graph import get_entity
@@ -167,8 +166,6 @@ def _session_state_query() -> Direct:
 
 
 _SESSION_STATE = _session_state_query()
-_ENDS = tuple(accumulate((len(_CHAT.keys), len(_MESSAGE.keys), len(_FOCUS.keys))))
-"""Where the session's, the latest message's and the focus's columns end in a row."""
 
 
 async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
@@ -179,12 +176,12 @@ async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uui
     rows = await _SESSION_STATE.rows(session, {"user_id": user_id, "sid": sid})
     if not rows:
         raise NotFoundError("session", sid)
-    row, (chat_end, message_end, focus_end) = rows[0], _ENDS
-    record = _CHAT.load(session, row[:chat_end])
-    message = _MESSAGE.load(session, row[chat_end:message_end])
-    entity = _FOCUS.load(session, row[message_end:focus_end])
+    chat_values, message_values, focus_values = parts(rows[0], _CHAT, _MESSAGE, _FOCUS)
+    record = _CHAT.load(session, chat_values)
+    message = _MESSAGE.load(session, message_values)
+    entity = _FOCUS.load(session, focus_values)
     assert record is not None  # the row is the session's
-    any_failed = row[-1]
+    any_failed = rows[0][-1]
     if record.focus_kind == "project" and record.focus_id is not None:
         _check_project_focus(record.project_id, record.focus_id)
     if record.focus_kind not in (None, "project") and entity is None:

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.db.base import utcnow
-from backend.db.direct import Direct, Loader
+from backend.db.direct import Direct, Loader, parts
 from backend.db.models import ApiKey, Project, ProjectMember, User, UserProfile, WebToken
 from backend.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
 from backend.repo.scope import as_uuid, member_project_ids, require_project
@@ -145,12 +145,12 @@ async def key_owner(session: AsyncSession, plaintext: str, server_secret: str) -
     if not is_well_formed(plaintext):
         raise AuthenticationError("malformed API key: expected 'orr_<prefix>_<secret>'")
     rows = await _KEY_OWNER.rows(session, {"key_hash": hash_key(plaintext, server_secret)})
-    key = _KEY.build(rows[0][: len(_KEY.keys)]) if rows else None
-    if key is None or key.revoked_at is not None:
-        raise AuthenticationError("unknown or revoked API key")
-    user = _OWNER.build(rows[0][len(_KEY.keys) :])
-    assert user is not None  # joined on its id
-    return key, user
+    if rows:
+        key_values, user_values = parts(rows[0], _KEY, _OWNER)
+        key, user = _KEY.build(key_values), _OWNER.build(user_values)
+        if key is not None and user is not None and key.revoked_at is None:
+            return key, user
+    raise AuthenticationError("unknown or revoked API key")
 
 
 def key_use_is_stale(key: ApiKey) -> bool:
