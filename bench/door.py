@@ -77,6 +77,8 @@ class Window:
     """PostgreSQL's CPU in the window (its server and backends; none for SQLite, in the server)."""
     statements: dict[str, float] = field(default_factory=dict)
     transactions: float = 0.0
+    embedding_seconds: float = 0.0
+    """The local embedding model's CPU in the window (part of `cpu_seconds`, counted by the server)."""
 
 
 def _read_event(turn: Turn, line: str, event: str, started: float) -> str:
@@ -151,12 +153,13 @@ def _database_pids(url: str) -> list[int]:
     return procs.postgres_pids(port) if url.startswith("postgresql") else []
 
 
-async def _db_counters(http: aiohttp.ClientSession) -> tuple[dict[str, float], float]:
-    """Statements by kind and transactions so far, from the server's `/metrics` (all workers)."""
+async def _counters(http: aiohttp.ClientSession) -> tuple[dict[str, float], float, float]:
+    """Statements by kind, transactions and the embedding model's CPU seconds so far, from the
+    server's `/metrics` (all workers)."""
     async with http.get("/metrics") as resp:
         text = await resp.text()
     statements: dict[str, float] = {}
-    transactions = 0.0
+    transactions = embedding = 0.0
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == "orrery_db_statements_total":
@@ -164,7 +167,9 @@ async def _db_counters(http: aiohttp.ClientSession) -> tuple[dict[str, float], f
                 statements[kind] = statements.get(kind, 0.0) + sample.value
             elif sample.name == "orrery_db_transactions_total":
                 transactions += sample.value
-    return statements, transactions
+            elif sample.name == "orrery_embedding_cpu_seconds_total":
+                embedding += sample.value
+    return statements, transactions, embedding
 
 
 async def measure(
@@ -188,7 +193,7 @@ async def measure(
         sids = await asyncio.gather(*(_new_session(http, demo) for _ in range(sessions)))
         await asyncio.gather(*(_converse(http, s, 1) for s in sids))
         window = Window()
-        before_sql, before_tx = await _db_counters(http)
+        before_sql, before_tx, before_embedding = await _counters(http)
         pids = server_pids(port)
         spy = _py_spy(pids[0], profile) if profile else None
         before_cpu, before_db = procs.cpu_seconds(pids), procs.cpu_seconds(_database_pids(url))
@@ -201,10 +206,11 @@ async def measure(
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile and exits
             spy.wait(timeout=60)
-        after_sql, after_tx = await _db_counters(http)
+        after_sql, after_tx, after_embedding = await _counters(http)
     window.turns = [t for session in done for t in session]
     window.statements = {k: v - before_sql.get(k, 0.0) for k, v in after_sql.items()}
     window.transactions = after_tx - before_tx
+    window.embedding_seconds = after_embedding - before_embedding
     return window
 
 
@@ -224,10 +230,11 @@ def _pct_ms(values: list[float], q: int) -> float:
 
 
 HEADER = (
-    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | client / database CPU ms/turn "
+    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | of which embedding "
+    "| client / database CPU ms/turn "
     "| SQL/turn | tx/turn | p50 / p95 ms | first byte / first text p50 ms | deltas / tools per turn "
     "| errors |\n"
-    "|---|---:|---:|---|---:|---:|---|---|---:|---|---|---|---:|"
+    "|---|---:|---:|---|---:|---:|---:|---|---|---:|---|---|---|---:|"
 )
 
 
@@ -247,7 +254,7 @@ def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: W
     latencies = [t.latency for t in ok]
     return (
         f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns} | {len(ok) / w.elapsed:.1f} "
-        f"| {w.cpu_seconds * 1000 / n:.1f} "
+        f"| {w.cpu_seconds * 1000 / n:.1f} | {w.embedding_seconds * 1000 / n:.1f} "
         f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
         f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
         f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "

@@ -9,6 +9,7 @@ from bench import (
     context,
     direct,
     door,
+    embedding,
     first_turn,
     graph,
     http_load,
@@ -41,6 +42,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "model_floor": model_floor.main,
     "sqlite_driver": sqlite_driver.main,
     "direct": direct.main,
+    "embedding": embedding.main,
 }
 
 

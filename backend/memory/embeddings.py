@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -55,8 +56,14 @@ class LocalEmbedder:
         self._seen: LRUCache[str, npt.NDArray[np.float32]] = LRUCache(maxsize=SEEN_TEXTS)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """One normalised row per text (shape `(len(texts), DIMENSIONS)`)."""
-        return self._model.encode(list(texts))
+        """One normalised row per text (shape `(len(texts), DIMENSIONS)`), its CPU counted on
+        `/metrics`: the model runs on the calling thread, so that thread's CPU time is its cost."""
+        from backend.ops.metrics import record_embedding  # imported late: `serve` sets its env first
+
+        started = time.thread_time()
+        rows = self._model.encode(list(texts))
+        record_embedding(len(texts), time.thread_time() - started)
+        return rows
 
     async def embed_async(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """`embed` in a worker thread (the event loop never waits on the CPU work)."""

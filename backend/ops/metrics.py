@@ -53,6 +53,11 @@ DB_STATEMENTS = Counter(
     ["kind"],
 )
 DB_TRANSACTIONS = Counter("orrery_db_transactions", "Database transactions begun.")
+EMBEDDING_CPU = Counter(
+    "orrery_embedding_cpu_seconds",
+    "CPU seconds the local embedding model spent (like a model's time, apart from Orrery's own work).",
+)
+EMBEDDED_TEXTS = Counter("orrery_embedded_texts", "Texts the local embedding model embedded.")
 STATEMENT_KINDS = ("select", "insert", "update", "delete", "begin")
 
 
@@ -71,6 +76,12 @@ def record_turn(
     for call in tool_calls:
         outcome = "error" if call.get("error") else "ok"
         TOOL_CALLS.labels(agent=agent, tool=str(call.get("name")), outcome=outcome).inc()
+
+
+def record_embedding(texts: int, cpu_seconds: float) -> None:
+    """Texts the local model embedded and the CPU it spent on them."""
+    EMBEDDED_TEXTS.inc(texts)
+    EMBEDDING_CPU.inc(cpu_seconds)
 
 
 def record_error(agent: str, kind: str) -> None:

@@ -35,6 +35,7 @@ def test_door_reports_sane_numbers(
         assert row["workers"] == ("2" if dialect == "postgresql" else "1")
         assert row["errors"] == "0"
         assert float(row["CPU ms/turn"]) > 0
+        assert 0 <= float(row["of which embedding"]) <= float(row["CPU ms/turn"])
         assert float(row["turns/s"]) > 0
         statements, _, kinds = row["SQL/turn"].partition(" ")
         assert float(statements) > 0 and "S" in kinds  # selects counted in the server

