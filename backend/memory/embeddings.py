@@ -69,11 +69,6 @@ class LocalEmbedder:
         """`embed` in a worker thread (the event loop never waits on the CPU work)."""
         return await asyncio.to_thread(self.embed, texts)
 
-    def known(self, text: str) -> npt.NDArray[np.float32] | None:
-        """The vector `embed_once` already computed for `text`, if any."""
-        with _lock:
-            return self._seen.get(text)
-
     def embed_once(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """`embed`, each distinct text computed once per process: a history read from a plain
         source (no stored vectors) is embedded again on every turn, and only its new texts cost."""
@@ -116,18 +111,11 @@ EMBED_CHARS = 4000
 """A message's embedding is taken from its first 4,000 characters (a long tool result costs no more)."""
 
 
-async def message_vector(embedder: LocalEmbedder, content: str) -> bytes | None:
-    """The stored embedding of one message. Through `embed_once`: a client's retry, a regenerated
-    turn and an evaluation asking one question of every strategy reuse it. A new text is embedded in
-    a worker thread (5-50 ms of CPU): ONNX Runtime releases the GIL, so meanwhile the event loop
-    streams other turns, on another core when there is one."""
-    text = content[:EMBED_CHARS]
-    if not text.strip():
-        return None
-    row = embedder.known(text)
-    if row is None:
-        row = (await asyncio.to_thread(embedder.embed_once, [text]))[0]
-    return to_bytes(row)
+def message_vector(embedder: LocalEmbedder, content: str) -> bytes | None:
+    """The stored embedding of one message (~5-15 ms of CPU, inline: a thread hop would cost more).
+    Through `embed_once`: a client's retry, a regenerated turn and an evaluation asking one question
+    of every strategy reuse it."""
+    return to_bytes(embedder.embed_once([content[:EMBED_CHARS]])[0]) if content.strip() else None
 
 
 def to_bytes(vector: npt.NDArray[np.float32]) -> bytes:

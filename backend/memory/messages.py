@@ -78,7 +78,7 @@ async def append_message(
     # computed once, before the row lock is taken: what scoping reads back on every later turn
     token_counts, terms = index_fields(new.content)
     embedder = None if embedding.remote else await get_embedder()
-    vector = await message_vector(embedder, new.content) if embedder else None
+    vector = message_vector(embedder, new.content) if embedder else None
     values = {
         "id": uuid.uuid4(),
         "session_id": sid,
