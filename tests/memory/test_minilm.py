@@ -79,3 +79,17 @@ def _reference(directory: object, text: str) -> np.ndarray:
         x = norm(linear(hidden, p + "output.dense") + x, p + "output.LayerNorm")
     pooled = x.mean(0)
     return pooled / np.linalg.norm(pooled)
+
+
+def test_embedding_cpu_is_counted_on_metrics() -> None:
+    """The model's CPU is counted apart from Orrery's own work, once per text it computes."""
+    from backend.ops.metrics import EMBEDDED_TEXTS, EMBEDDING_CPU
+
+    embedder = load_embedder()
+    assert embedder is not None
+    texts, seconds = EMBEDDED_TEXTS._value.get(), EMBEDDING_CPU._value.get()
+    embedder.embed_once(["a text counted once", "a text counted once", "and another"])
+    assert EMBEDDED_TEXTS._value.get() == texts + 2  # the repeated text is embedded once
+    assert EMBEDDING_CPU._value.get() > seconds
+    embedder.embed_once(["and another"])  # known: nothing computed, nothing counted
+    assert EMBEDDED_TEXTS._value.get() == texts + 2
