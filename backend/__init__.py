@@ -14,5 +14,15 @@ The layers, top to bottom (`.importlinter` enforces them; docs/architecture.md e
 - base                 `config`, `errors`, `text`, `tokens`, `vocabulary`, `sections`, `roster`, ...
 """
 
+import os
+
+# NumPy's OpenBLAS on one thread, read when NumPy first loads it (so set before any import of it):
+# scoring's products are small (a few hundred vectors against one), a threaded BLAS spins its idle
+# threads around each one (when the embedder ran in NumPy this cost ~20x the CPU), and a server runs
+# its concurrency on requests. Set here rather than by threadpoolctl later: its scan of the loaded
+# libraries runs Python inside the dynamic loader's lock, and so deadlocked a server whose main thread
+# was importing an extension module at that moment.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 __version__ = "0.1.0"
 __all__ = ["__version__"]

@@ -10,6 +10,8 @@ load. Each pass starts with one warm-up turn per session, outside the measured w
   in the window: all three share the machine's cores, so they bound turns/s together;
 - SQL statements and transactions per turn, counted in the server (`orrery_db_statements_total`,
   `orrery_db_transactions_total` on `/metrics`, summed over workers);
+- of the server's CPU, what the local embedding model spent (`orrery_embedding_cpu_seconds_total`):
+  the model's work, as the reply is the chat model's, which the offline model leaves out;
 - turns/s, p50/p95 latency of the whole turn, p50 time to the first streamed byte and first text delta;
 - the reply's shape (text deltas and tool calls per turn, from the SSE events) and errors;
 - and per configuration the time from process start to the first 200 on `/health`.

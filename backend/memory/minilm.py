@@ -54,7 +54,6 @@ class MiniLM:
         self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()  # tokenizer.json pads to 128: each run pads to its longest
-        _single_threaded_blas()
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embeddings in input order; texts of similar length are run together, each run padded to
@@ -96,12 +95,3 @@ def _session(model: bytes) -> Any:
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # the graph's unused-initializer notices are not news
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-
-
-def _single_threaded_blas() -> None:
-    """One BLAS thread for the process. A message is one small batch: a threaded BLAS spins its
-    idle threads around each product and costs ~20x the CPU (measured 374 ms vs 19 ms a message on
-    2 busy cores), and a server runs its concurrency on requests, not inside one product."""
-    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-
-    threadpool_limits(limits=1, user_api="blas")
