@@ -41,6 +41,9 @@ PRELOAD = (
     "httpx",
     "markdown_it",
     "numpy",
+    "onnx.helper",  # the local embedder: a server's warm-up and `demo load` write its graph
+    "onnx.numpy_helper",
+    "onnxruntime",  # and run it (imports start no thread: the session, made after fork, does)
     "opentelemetry.instrumentation.utils",
     "opentelemetry.trace",
     "prometheus_client",
@@ -48,9 +51,11 @@ PRELOAD = (
     "pydantic_ai.ui.vercel_ai",
     "pythonjsonlogger.json",
     "rich.console",
+    "safetensors",
     "snowballstemmer",  # every plugin load (each command) builds the text analyser's stemmer
     "sqlalchemy.dialects.sqlite.aiosqlite",
     "sqlalchemy.ext.asyncio",
+    "tokenizers",
     "typer",
     "uvicorn",
     "yaml",
