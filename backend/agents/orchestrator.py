@@ -298,9 +298,9 @@ class Orchestrator:
             self._models[name] = timed(build_model(name, self.settings), self.settings.model_timeout_seconds)
         return self._models[name]
 
-    def _summarizer(self, model: str | None) -> Summarizer | None:
+    def summarizer(self, model: str | None = None) -> Summarizer | None:
         """The turn's model compacts history for the `summary` strategy (offline: extractive); built
-        once per process and model."""
+        once per process and model, for turns and for the context views that preview them."""
         name = model or self.settings.model
         if name == "offline":
             return None
@@ -371,7 +371,7 @@ class Orchestrator:
             user_id=user_id,
             settings=self.settings,
             query=pending.text,
-            summarizer=self._summarizer(model),
+            summarizer=self.summarizer(model),
             chat=record,
             focus=pending.focus,
         )

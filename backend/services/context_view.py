@@ -38,7 +38,7 @@ async def next_context(
     from backend.context.compare import compare_strategies, preview_context
 
     settings = orchestrator.settings
-    summarizer = summarizer_for(settings)
+    summarizer = orchestrator.summarizer()  # the turns' own, built once per process
     if compare is not None:
         if scoping is not None:
             raise ValidationError("pass `scoping` or `compare`, not both")

@@ -248,7 +248,7 @@ async def preview(
             names=names,
             settings=settings,
             at=turn,
-            summarizer=context_view.summarizer_for(settings),
+            summarizer=request.app.state.orchestrator.summarizer(),
         )
         return render(request, "_preview.html", comparison=found, groups=GROUPS)
     wc = await preview_context(
@@ -258,7 +258,7 @@ async def preview(
         settings=settings,
         scoping=scoping or None,
         at=turn,
-        summarizer=context_view.summarizer_for(settings),
+        summarizer=request.app.state.orchestrator.summarizer(),
     )
     return render(
         request,

@@ -1,0 +1,33 @@
+"""A context view summarises with the turns' own summarizer: built once per process and model, not
+on every `GET /context` (a real model's client costs CPU to build, and its first build imports the
+provider's SDK)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from backend.agents.orchestrator import Orchestrator
+from backend.config import Settings
+from backend.db.engine import Database
+from backend.repo import chat
+from backend.services import context_view
+
+
+async def test_next_context_uses_the_turns_summarizer(
+    db: Database, settings: Settings, demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    orchestrator = Orchestrator(db, settings.model_copy(update={"model": "openai/fake-model"}))
+    summarizer = orchestrator.summarizer()
+    assert summarizer is not None and orchestrator.summarizer() is summarizer  # built once
+
+    def no_new_model(*_args: Any) -> None:
+        raise AssertionError("a context view built its own model")
+
+    monkeypatch.setattr(context_view, "build_model", no_new_model)
+    async with db.transaction() as s:
+        session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
+    async with db.sessions() as s:
+        view = await context_view.next_context(s, orchestrator, demo.user_id, str(session.id))
+    assert "messages" in view and "system_prompt" in view
