@@ -81,10 +81,10 @@ def _constants(g: _Graph, weights: dict[str, Any]) -> None:
     g.const("token_type", weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32))
     g.const("heads_shape", np.array([0, 0, HEADS, HIDDEN // HEADS], dtype=np.int64))
     g.const("flat_shape", np.array([0, 0, HIDDEN], dtype=np.int64))
-    for name, value in [("scale", 1 / math.sqrt(HIDDEN // HEADS)), ("one", 1.0), ("half", 0.5)]:
+    scalars = {"scale": 1 / math.sqrt(HIDDEN // HEADS), "one": 1.0, "half": 0.5, "root2": math.sqrt(2.0)}
+    scalars["masked"] = -1e9  # a padded token's attention score
+    for name, value in scalars.items():
         g.const(name, np.array(value, dtype=np.float32))
-    g.const("root2", np.array(math.sqrt(2.0), dtype=np.float32))
-    g.const("masked", np.array(-1e9, dtype=np.float32))
     g.const("axes_12", np.array([1, 2], dtype=np.int64))
     g.const("axis_1", np.array([1], dtype=np.int64))
     g.const("axis_2", np.array([2], dtype=np.int64))
@@ -105,9 +105,8 @@ def _layer(g: _Graph, x: str, p: str, s: str) -> str:
     """One encoder layer: self-attention, then the feed-forward, each with its residual and norm."""
 
     def heads(name: str, perm: list[int]) -> str:
-        y = g.op(
-            "Reshape", [g.linear(x, p + "attention.self." + name, s + name), "heads_shape"], s + name + "_h"
-        )
+        y = g.linear(x, p + "attention.self." + name, s + name)
+        y = g.op("Reshape", [y, "heads_shape"], s + name + "_h")
         return g.op("Transpose", [y], s + name + "_t", perm=perm)
 
     query, key, value = heads("query", [0, 2, 1, 3]), heads("key", [0, 2, 3, 1]), heads("value", [0, 2, 1, 3])
@@ -119,11 +118,8 @@ def _layer(g: _Graph, x: str, p: str, s: str) -> str:
     x = g.norm(attended, p + "attention.output.LayerNorm", s + "x_att")
     hidden = g.linear(x, p + "intermediate.dense", s + "hidden")
     erf = g.op("Erf", [g.op("Div", [hidden, "root2"], s + "gelu_in")], s + "erf")
-    gelu = g.op(
-        "Mul",
-        [g.op("Mul", [hidden, g.op("Add", [erf, "one"], s + "erf1")], s + "gelu_x"), "half"],
-        s + "gelu",
-    )
+    gelu = g.op("Mul", [hidden, g.op("Add", [erf, "one"], s + "erf1")], s + "gelu_x")
+    gelu = g.op("Mul", [gelu, "half"], s + "gelu")  # exact GELU, as BERT uses
     out = g.op("Add", [g.linear(gelu, p + "output.dense", s + "ffn"), x], s + "ffn_res")
     return g.norm(out, p + "output.LayerNorm", s + "x_out")
 
