@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 
 import numpy as np
 
@@ -87,9 +88,10 @@ def test_embedding_cpu_is_counted_on_metrics() -> None:
 
     embedder = load_embedder()
     assert embedder is not None
+    once, other = f"a text counted once {uuid.uuid4()}", f"and another {uuid.uuid4()}"  # new here
     texts, seconds = EMBEDDED_TEXTS._value.get(), EMBEDDING_CPU._value.get()
-    embedder.embed_once(["a text counted once", "a text counted once", "and another"])
+    embedder.embed_once([once, once, other])
     assert EMBEDDED_TEXTS._value.get() == texts + 2  # the repeated text is embedded once
     assert EMBEDDING_CPU._value.get() > seconds
-    embedder.embed_once(["and another"])  # known: nothing computed, nothing counted
+    embedder.embed_once([other])  # known: nothing computed, nothing counted
     assert EMBEDDED_TEXTS._value.get() == texts + 2
