@@ -195,10 +195,11 @@ def _keeping_receipt(request: Request, user_id: uuid.UUID, session_id: str, resp
     upstream = response.body_iterator
 
     async def stream() -> AsyncIterator[str | bytes]:
-        async for chunk in upstream:
+        async for chunk in upstream:  # a chunk is one or more whole events (`turn_batches`)
             text = chunk if isinstance(chunk, str) else bytes(chunk).decode()
-            if text.startswith("event: context\n"):
-                await _keep_receipt(database, user_id, session_id, text)
+            for event in text.split("\n\n"):  # JSON data never holds a raw line break
+                if event.startswith("event: context\n"):
+                    await _keep_receipt(database, user_id, session_id, event)
             yield text
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
