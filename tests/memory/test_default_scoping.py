@@ -90,3 +90,24 @@ async def test_explicit_recent_window_overrides_the_agent_n() -> None:
     result = await get_strategy("relevance").select(c)
     recent = [i for i in result.included if i.reason.startswith("recent")]
     assert len(recent) == 2
+
+
+async def test_a_long_session_names_the_best_related_units_left_out_and_counts_the_rest() -> None:
+    """Hundreds of related units over budget: the receipt names the best ones and counts the others
+    in one line (its size, and each turn's `context` event, stay the same as the session grows)."""
+    from backend.memory.scoping.relevance import LISTED_OVER_BUDGET, RECALLED
+
+    related = [("user", f"Priya checked the legal review of refund wording, draft {i}.") for i in range(200)]
+    history = ListHistory([*related, ("user", "Who owns the legal review of the refund wording?")])
+    result = await get_strategy("relevance").select(
+        _ctx(history, "planner", 300, history.messages[-1].content)
+    )
+    over = [i for i in result.excluded if i.reason == RECALLED + ", over budget"]
+    named, counted = over[:-1], over[-1]
+    assert len(named) == LISTED_OVER_BUDGET and all(i.kind == "message" for i in named)
+    assert [i.score for i in named] == sorted((i.score for i in named), reverse=True)  # best first
+    assert counted.kind == "messages" and counted.key.endswith(" more related units")
+    shown = {i.key for i in result.included if i.kind == "message"} | {i.key for i in named}
+    left = int(counted.key.split()[0])
+    assert len(shown) + left <= len(history.messages) and left > LISTED_OVER_BUDGET
+    assert counted.tokens and counted.tokens > 0

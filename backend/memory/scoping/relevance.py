@@ -56,6 +56,8 @@ RECENT_SHARE = 0.5
 """The recent window takes at most half the conversation budget (the newest unit always, if it fits),
 so long replies never leave recall without room."""
 RECALLED = "recalled: relevant to the current message"
+LISTED_OVER_BUDGET = 20
+"""Related units that did not fit, named one by one in the receipt; the rest are counted in one line."""
 NEIGHBOUR_STEP = 2.0
 """How far (in standard deviations) a unit may score below a strong one, per turn between them."""
 NEIGHBOUR_HOPS = 2
@@ -294,15 +296,28 @@ class _Offer:
         cut = len(self.units)
         while cut > split and packer.used + costs[cut - 1] <= recent_budget and packer.try_add(cut - 1):
             cut -= 1  # the recent window, newest first, contiguous, within its share
-        over: list[ReceiptItem] = []
+        chosen = set(packer.chosen)  # the recent window's units (none of those below is among them)
+        over: list[int] = []
         for i in sorted((i for i in range(cut) if scores[i] > 0), key=lambda i: (-scores[i], -i)):
-            if i not in packer.chosen and not packer.try_add(i) and i < split:
-                over.append(
-                    ReceiptItem("message", self.units.key(i), costs[i], RECALLED + ", over budget", scores[i])
-                )
+            if i not in chosen and not packer.try_add(i) and i < split:
+                over.append(i)
         while cut > split and (cut - 1 in packer.chosen or packer.try_add(cut - 1)):
             cut -= 1  # what is left of the budget goes on to the rest of the recent window
-        return cut, over
+        return cut, self._over_budget(over)
+
+    def _over_budget(self, over: list[int]) -> list[ReceiptItem]:
+        """Related units that did not fit, best first: the best `LISTED_OVER_BUDGET` by name, the
+        rest as one line (a long session has hundreds; the receipt stays the same size)."""
+        reason = RECALLED + ", over budget"
+        items = [
+            ReceiptItem("message", self.units.key(i), self.costs[i], reason, self.scores[i])
+            for i in over[:LISTED_OVER_BUDGET]
+        ]
+        rest = over[LISTED_OVER_BUDGET:]
+        if rest:
+            tokens = sum(self.costs[i] for i in rest)
+            items.append(ReceiptItem("messages", f"{len(rest)} more related units", tokens, reason))
+        return items
 
     def included(self, packer: DatedPacker, cut: int, recent_n: int) -> list[ReceiptItem]:
         """What was kept and why (recalled, with its score, or recent), then the date markers' cost."""
