@@ -64,35 +64,31 @@ async def run_detached(
     window: float = 0.0,
     joinable: Callable[[T], bool] | None = None,
 ) -> AsyncIterator[T]:
-    """`detached_batches`, one item at a time (for listeners that handle events singly)."""
-    async for batch in detached_batches(source, tasks, failed, merge, window, joinable):
-        for item in batch:
-            yield item
-
-
-async def detached_batches(
-    source: AsyncIterator[T],
-    tasks: set[asyncio.Task[Any]],
-    failed: Callable[[BaseException], T],
-    merge: Callable[[T, T], T | None] = lambda _a, _b: None,
-    window: float = 0.0,
-    joinable: Callable[[T], bool] | None = None,
-) -> AsyncIterator[list[T]]:
-    """Yield `source`'s items while a task of its own consumes it to the end, in batches: an item,
-    and every item already waiting behind it (a listener writes a batch at once: one SSE write for
-    a turn's `agent` and `context` events, or its last text and `done`, instead of one each).
+    """Yield `source`'s items while a task of its own consumes it to the end.
 
     An exception before the first item is raised here (the request is refused: 4xx/503); after it,
     `failed(exc)` becomes the last item, so a started stream always ends with an event. The task is
     kept in `tasks` until it ends (shutdown waits for it), whether or not anyone still listens.
     Items `merge` can join (None: not joinable) travel together: those already waiting always, and
-    after the first joined run, what arrives within `window` seconds of a batch's first item too.
-    The first is never held back, and a run ends at once when an item that cannot join arrives.
-    `joinable` says whether an item can join at all (default: `merge` it with itself and see).
+    after the first joined run, what arrives within `window` seconds too. The first is never held
+    back, and a run ends at once when an item that cannot join arrives. `joinable` says whether an
+    item can join at all (default: `merge` it with itself and see), asked of every item.
     """
     can_join = joinable or (lambda item: merge(item, item) is not None)
     box = _Mailbox(lambda entry: entry[0] != "item" or not can_join(entry[1]))
-    task = asyncio.create_task(_pump(source, box, failed))
+
+    async def pump() -> None:
+        started = False
+        try:
+            async for item in source:
+                started = True
+                box.put(("item", item))
+        except Exception as exc:
+            box.put(("item", failed(exc)) if started else ("raise", exc))
+        finally:
+            box.put(("end", None))
+
+    task = asyncio.create_task(pump())
     tasks.add(task)
     task.add_done_callback(tasks.discard)
     joined_once = False
@@ -104,26 +100,9 @@ async def detached_batches(
         if kind == "raise":
             raise value
         joins = can_join(value)
-        batch = [await _gather(box, value, merge, window if joined_once and joins else 0.0)]
+        value = await _gather(box, value, merge, window if joined_once and joins else 0.0)
         joined_once = joined_once or joins
-        while box.entries and box.entries[0][0] == "item":  # what is waiting now joins the batch
-            _, value = box.entries.popleft()
-            batch.append(await _gather(box, value, merge, 0.0))
-            joined_once = joined_once or can_join(value)
-        yield batch
-
-
-async def _pump(source: AsyncIterator[T], box: _Mailbox, failed: Callable[[BaseException], T]) -> None:
-    """The turn's own task: `source` to its end, into the mailbox."""
-    started = False
-    try:
-        async for item in source:
-            started = True
-            box.put(("item", item))
-    except Exception as exc:
-        box.put(("item", failed(exc)) if started else ("raise", exc))
-    finally:
-        box.put(("end", None))
+        yield value
 
 
 async def _gather(box: _Mailbox, value: T, merge: Callable[[T, T], T | None], wait: float) -> T:

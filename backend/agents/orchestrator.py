@@ -34,7 +34,7 @@ from pydantic_ai.models import Model
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
-from backend.agents.detach import detached_batches
+from backend.agents.detach import run_detached
 from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model
 from backend.agents.preload import preload_provider
@@ -131,34 +131,6 @@ class Orchestrator:
         whole conversation) treats `message` equal to the latest, unanswered user message the same
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
         itself). Refusals raise before the first event and store nothing."""
-        batches = self.turn_batches(
-            user_id,
-            session_id,
-            message,
-            agent=agent,
-            model=model,
-            client_key=client_key,
-            resend=resend,
-            on_model_event=on_model_event,
-        )
-        async for batch in batches:
-            for event in batch:
-                yield event
-
-    async def turn_batches(
-        self,
-        user_id: uuid.UUID,
-        session_id: uuid.UUID | str,
-        message: str | None,
-        *,
-        agent: str | None = None,
-        model: str | None = None,
-        client_key: str | None = None,
-        resend: bool = False,
-        on_model_event: Callable[[ModelEvent], None] | None = None,
-    ) -> AsyncIterator[list[TurnEvent]]:
-        """`turn`'s events in batches of those ready together, for a door that writes a batch at
-        once (SSE: one write for `agent` and `context`, or for the last text and `done`)."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -169,9 +141,9 @@ class Orchestrator:
             user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
-        batches = detached_batches(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
-        async for batch in batches:
-            yield batch
+        events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
+        async for event in events:
+            yield event
 
     async def _serialised(
         self,

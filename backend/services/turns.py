@@ -83,22 +83,20 @@ async def run_turn(
     for, else a streaming response (`context` says what its `context` event carries). Validation
     errors raise before the stream starts."""
     sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
-    batches = orchestrator.turn_batches(
-        user_id, sid, body.content, agent=body.agent, client_key=idempotency_key
-    )
+    events = orchestrator.turn(user_id, sid, body.content, agent=body.agent, client_key=idempotency_key)
     if wants_json(accept):
-        last = [b async for b in batches][-1][-1]
+        collected = [e async for e in events]
+        last = collected[-1]
         if last.type == "error":
             return failed_turn(last.data, orchestrator.settings.retry_after_seconds)
         return last.data
-    first = await anext(batches)
+    first = await anext(events)
 
     async def stream() -> AsyncIterator[str]:
-        """One write per batch of events ready together."""
-        yield "".join(sse(event, context) for event in first)
+        yield sse(first, context)
         try:
-            async for batch in batches:
-                yield "".join(sse(event, context) for event in batch)
+            async for event in events:
+                yield sse(event, context)
         except Exception:  # never cut a stream without saying so
             log.exception("turn stream on session %s broke", session_id)
             yield sse(TurnEvent("error", {"message": "the turn failed", "code": "internal", "retry": True}))

@@ -195,11 +195,10 @@ def _keeping_receipt(request: Request, user_id: uuid.UUID, session_id: str, resp
     upstream = response.body_iterator
 
     async def stream() -> AsyncIterator[str | bytes]:
-        async for chunk in upstream:  # a chunk is one or more whole events (`turn_batches`)
+        async for chunk in upstream:
             text = chunk if isinstance(chunk, str) else bytes(chunk).decode()
-            for event in text.split("\n\n"):  # JSON data never holds a raw line break
-                if event.startswith("event: context\n"):
-                    await _keep_receipt(database, user_id, session_id, event)
+            if text.startswith("event: context\n"):
+                await _keep_receipt(database, user_id, session_id, text)
             yield text
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

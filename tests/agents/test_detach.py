@@ -51,23 +51,3 @@ async def test_an_item_that_cannot_join_ends_the_window_at_once() -> None:
     items = [(0, "Hel"), (0, "lo"), (0.01, " wor"), (0.01, "ld"), (0.01, 1), (0, "!")]
     got = await asyncio.wait_for(_collect(items, window=60.0), timeout=30)
     assert got == ["Hel", "lo world", 1, "!"]
-
-
-async def test_items_waiting_together_travel_as_one_batch_and_the_first_is_never_held() -> None:
-    """A listener that writes a batch at once (SSE) gets what was ready together in one batch: here
-    the first item alone (it arrived alone), then an unjoinable item, the text behind it joined, and
-    the last item, all already waiting."""
-    from backend.agents.detach import detached_batches
-
-    async def source() -> AsyncIterator[Any]:
-        yield 0
-        await asyncio.sleep(0.05)
-        for item in (1, "a", "b", 2):  # queued in one go while the listener sleeps
-            yield item
-
-    tasks: set[asyncio.Task[Any]] = set()
-    batches = []
-    async for batch in detached_batches(source(), tasks, lambda exc: -1, _join, 0.0):
-        batches.append(batch)
-        await asyncio.sleep(0.1)  # a slow listener: everything after it is waiting
-    assert batches == [[0], [1, "ab", 2]]
