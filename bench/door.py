@@ -19,9 +19,12 @@ load. Each pass starts with one warm-up turn per session, outside the measured w
 went: shares by owner (the innermost frame of pydantic-ai, SQLAlchemy, the HTTP stack, a
 driver or Orrery in each sample) and Orrery's hottest functions.
 
+`--long N` adds a 1-session pass after N turns of its session: a turn's cost must not grow with the
+conversation.
+
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
-[--workers 1,2] [--profile DIR] [--source DIR]`. `--source` serves another checkout (e.g. the code
-before a change; SQL counts need its `orrery_db_statements_total`, else they read 0).
+[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--long N]`. `--source` serves another
+checkout (e.g. the code before a change; SQL counts need its `orrery_db_statements_total`, else they read 0).
 """
 
 from __future__ import annotations
@@ -182,18 +185,19 @@ async def measure(
     turns: int,
     profile: Path | None = None,
     distinct: bool = False,
+    history: int = 0,
 ) -> Window:
-    """`sessions` concurrent focused sessions: a warm-up turn each, then `turns` measured turns each
-    (recorded by py-spy into `profile` if given). The client is aiohttp's (its C parser): it shares
-    the machine's cores with the server, and httpx's pure-Python parsing cost 7-11 ms of CPU a turn
-    at 50 sessions, aiohttp's ~2."""
+    """`sessions` concurrent focused sessions: a warm-up turn each (and `history` more, unmeasured),
+    then `turns` measured turns each (recorded by py-spy into `profile` if given). The client is
+    aiohttp's (its C parser): it shares the machine's cores with the server, and httpx's pure-Python
+    parsing cost 7-11 ms of CPU a turn at 50 sessions, aiohttp's ~2."""
     headers = {"Authorization": f"Bearer {demo['api_key']}"}
     port = int(base.rsplit(":", 1)[1])
     connector = aiohttp.TCPConnector(limit=1000)
     timeout = aiohttp.ClientTimeout(total=300)
     async with aiohttp.ClientSession(base, headers=headers, connector=connector, timeout=timeout) as http:
         sids = await asyncio.gather(*(_new_session(http, demo) for _ in range(sessions)))
-        await asyncio.gather(*(_converse(http, s, 1) for s in sids))
+        await asyncio.gather(*(_converse(http, s, 1 + history) for s in sids))
         window = Window()
         before_sql, before_tx, before_embedding = await _counters(http)
         pids = server_pids(port)
@@ -247,15 +251,16 @@ def _kinds(statements: dict[str, float], n: int) -> str:
     return f"{sum(statements.values()) / n:.1f} ({' '.join(parts)})"
 
 
-def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: Window) -> str:
-    """One table row for a measured window."""
+def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: Window, after: int = 0) -> str:
+    """One table row for a measured window (`after` turns already in its session, if any)."""
     n = max(len(w.turns), 1)
     ok = [t for t in w.turns if t.error is None]
     first = _pct_ms([t.first_byte for t in ok if t.first_byte is not None], 50)
     text = _pct_ms([t.first_text for t in ok if t.first_text is not None], 50)
     latencies = [t.latency for t in ok]
     return (
-        f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns} | {len(ok) / w.elapsed:.1f} "
+        f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns}{f' after {after}' if after else ''} "
+        f"| {len(ok) / w.elapsed:.1f} "
         f"| {w.cpu_seconds * 1000 / n:.1f} | {w.embedding_seconds * 1000 / n:.1f} "
         f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
         f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
@@ -287,6 +292,9 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) ->
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
         quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
+        if args.long:
+            late = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, None, args.distinct, args.long))
+            rows.append(row(engine, workers, ready, 1, args.quiet_turns, late, after=args.long + 1))
     for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
     if profile is not None:
@@ -378,6 +386,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", default="1,2", help="PostgreSQL worker counts, comma-separated")
     parser.add_argument("--profile", default=None, help="folder for py-spy profiles of the throughput pass")
     parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
+    parser.add_argument(
+        "--long", type=int, default=0, help="also the 1-session pass after this many turns (a long session)"
+    )
     parser.add_argument(
         "--distinct", action="store_true", help="number each question: each new message pays its embedding"
     )

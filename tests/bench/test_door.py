@@ -27,9 +27,9 @@ def test_door_reports_sane_numbers(
 ) -> None:
     monkeypatch.setattr(door, "FORK_FOR_TESTS", True)  # the commands and the server forked, not cold
     argv = ["--dialect", dialect, "--workers", "2", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
-    door.main(argv)
+    door.main([*argv, "--long", "3"])
     rows = _rows(capsys.readouterr().out)
-    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2"]
+    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2", "1 x 2 after 4"]
     for row in rows:
         assert row["engine"] == dialect
         assert row["workers"] == ("2" if dialect == "postgresql" else "1")
