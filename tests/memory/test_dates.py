@@ -90,3 +90,32 @@ async def test_relevance_dates_an_older_day_it_picks() -> None:
     result = await get_strategy("relevance").select(ctx(history, 400, query="What breed is Biscuit?"))
     assert result.messages[0]["content"] == "[2025-03-14] We adopted a greyhound called Biscuit."
     assert any(i.kind == "dates" and i.tokens for i in result.included)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_packers_quick_refusal_changes_no_choice(seed: int) -> None:
+    """`try_add` refuses at once a unit that cannot fit even if it dropped the largest marker a
+    chosen unit carries: random units, days and budgets choose exactly what the full check chooses."""
+    import random
+
+    from backend.memory.scoping.dated import DatedPacker
+
+    rng = random.Random(seed)
+    days = [None if rng.random() < 0.2 else d for d in sorted(rng.choice(range(6)) for _ in range(40))]
+    units = [
+        [HistoryMessage(i + 1, "user", "x", created_at=None if d is None else DAY1 + timedelta(days=d))]
+        for i, d in enumerate(days)
+    ]
+    costs = [rng.randint(1, 30) for _ in units]
+    order = rng.sample(range(len(units)), len(units))
+    budget, today = rng.randint(0, 400), (DAY1 + timedelta(days=rng.randint(0, 6))).date()
+
+    def chosen(quick: bool) -> tuple[list[int], int]:
+        packer = DatedPacker(units, costs, budget, COUNTER, today)
+        for i in order:
+            if not quick:
+                packer.most_saved = 10**9  # the quick test never refuses
+            packer.try_add(i)
+        return packer.chosen, packer.used
+
+    assert chosen(True) == chosen(False)

@@ -65,6 +65,10 @@ class DatedPacker:
         self.chosen: list[int] = []
         self.added: list[int] = []
         self.used = 0
+        self.most_saved = 0
+        """The largest marker a chosen unit carries, at most: the most adding a unit can save (it
+        can only drop the marker of the chosen unit after it), so a cheap test refuses most units
+        that cannot fit once the budget is full."""
 
     def _marker_cost(self, message: Dated, previous: Dated | None) -> int:
         day = _day(message)
@@ -84,12 +88,17 @@ class DatedPacker:
 
     def try_add(self, index: int) -> bool:
         """Add the unit if it fits with the markers it brings; False (and no change) if not."""
+        if self.used + self.costs[index] - self.most_saved > self.budget:
+            return False  # even dropping the largest marker could not make room
         delta = self._delta(index)
         if self.used + delta > self.budget:
             return False
         bisect.insort(self.chosen, index)
         self.added.append(index)
         self.used += delta
+        day = _day(self.units[index][0])
+        if day is not None:
+            self.most_saved = max(self.most_saved, _marker_tokens(self.counter, day))
         return True
 
     def messages(self, texts: Mapping[int, Sequence[HistoryMessage]]) -> list[ScopedMessage]:
