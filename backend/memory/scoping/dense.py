@@ -59,8 +59,8 @@ async def embed_query(window: HistoryWindow, query: str) -> npt.NDArray[np.float
     embedder = await embedder_for(turn.model, query=True)
     if embedder is None:
         return None
-    if isinstance(embedder, LocalEmbedder):  # ~3 ms inline: a thread hop would cost more
-        vector: npt.NDArray[np.float32] = embedder.embed([query])[0]
+    if isinstance(embedder, LocalEmbedder):  # inline: a thread hop would cost more
+        vector: npt.NDArray[np.float32] = embedder.embed_once([query])[0]  # a question asked again
         return vector
     try:
         vector = (await embedder.embed_async([query]))[0]
