@@ -279,7 +279,8 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 
 
 def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
-    """One configuration on one fresh demo database: a throughput pass and a 1-session pass."""
+    """One configuration on one fresh demo database: a throughput pass and a 1-session pass (and
+    with `--long`, a 1-session pass late in a long session)."""
     source = Path(args.source).resolve() if args.source else ROOT
     demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
@@ -292,10 +293,13 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) ->
         rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
         quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
         rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
+        late = Window()
         if args.long:
-            late = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, None, args.distinct, args.long))
+            late = asyncio.run(
+                measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct, history=args.long)
+            )
             rows.append(row(engine, workers, ready, 1, args.quiet_turns, late, after=args.long + 1))
-    for problem in sorted({t.error for t in busy.turns + quiet.turns if t.error})[:3]:
+    for problem in sorted({t.error for t in busy.turns + quiet.turns + late.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
     if profile is not None:
         print(summarize_profile(profile.read_text()), flush=True)

@@ -65,22 +65,22 @@ async def _long_session(settings: Settings, repeats: int = 3) -> dict[str, float
         loaded = await load_conversation(db, Conversation(id="long", sessions=sessions, qa=[]))
         counter = counter_for(settings.model)
         out: dict[str, float] = {"messages": loaded.latest_seq}
-        for name, strategy, cold in (
-            ("relevance", get_strategy("relevance"), False),
-            ("relevance_cold", get_strategy("relevance"), True),
-            ("lexical_baseline", LexicalBaseline(), False),
+        # (name, strategy, cold, ask): a warm turn's question is only passed, not stored and rolled
+        # back, which would leave its window a newest message the next read no longer finds (and so
+        # read the window whole, as a first turn does)
+        for name, strategy, cold, ask in (
+            ("relevance", get_strategy("relevance"), False, False),
+            ("relevance_cold", get_strategy("relevance"), True, True),
+            ("lexical_baseline", LexicalBaseline(), False, True),
         ):
-            await timed_select(db, strategy, loaded, first.qa[0].question, 2000, counter, settings)  # warm up
+            await timed_select(db, strategy, loaded, first.qa[0].question, 2000, counter, settings, ask=ask)
             cpu = []
             for _ in range(3):
                 for q in first.qa:
                     if cold:  # the first turn on this session in this process: the window is read whole
                         history_cache.clear()
-                    # a warm turn's window holds only committed messages: a question stored and
-                    # rolled back would leave it a message the next read no longer finds (read whole)
-                    warm = name == "relevance"
                     taken = await timed_select(
-                        db, strategy, loaded, q.question, 2000, counter, settings, ask=not warm
+                        db, strategy, loaded, q.question, 2000, counter, settings, ask=ask
                     )
                     cpu.append(taken[2])
             out[name] = statistics.median(cpu) * 1000
