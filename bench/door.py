@@ -20,11 +20,15 @@ went: shares by owner (the innermost frame of pydantic-ai, SQLAlchemy, the HTTP 
 driver or Orrery in each sample) and Orrery's hottest functions.
 
 `--long N` adds a 1-session pass after N turns of its session: a turn's cost must not grow with the
-conversation.
+conversation. `--repeat N` runs every configuration N times, each on a new database and server
+(the configurations alternate), and reports each pass's window of median CPU, with the ranges of
+CPU and turns/s of the throughput pass: one server's windows agree within a few percent, while
+servers started minutes apart differ by up to ±20% on this machine.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
-[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--long N]`. `--source` serves another
-checkout (e.g. the code before a change; SQL counts need its `orrery_db_statements_total`, else they read 0).
+[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--long N] [--repeat N]`. `--source`
+serves another checkout (e.g. the code before a change; SQL counts need its
+`orrery_db_statements_total`, else they read 0).
 """
 
 from __future__ import annotations
@@ -251,8 +255,41 @@ def _kinds(statements: dict[str, float], n: int) -> str:
     return f"{sum(statements.values()) / n:.1f} ({' '.join(parts)})"
 
 
-def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: Window, after: int = 0) -> str:
-    """One table row for a measured window (`after` turns already in its session, if any)."""
+def _cpu_ms(w: Window) -> float:
+    return w.cpu_seconds * 1000 / max(len(w.turns), 1)
+
+
+def _rate(w: Window) -> float:
+    return sum(t.error is None for t in w.turns) / w.elapsed if w.elapsed else 0.0
+
+
+def median_window(windows: list[Window]) -> tuple[Window, str, str]:
+    """The window of median CPU per turn, and (with more than one) the ranges of CPU per turn and
+    turns/s over all of them, as ` (min–max)` suffixes for its row."""
+    ranked = sorted(windows, key=_cpu_ms)
+    chosen = ranked[(len(ranked) - 1) // 2]
+    if len(windows) < 2:
+        return chosen, "", ""
+    rates = sorted(map(_rate, windows))
+    return (
+        chosen,
+        f" ({_cpu_ms(ranked[0]):.1f}–{_cpu_ms(ranked[-1]):.1f})",
+        f" ({rates[0]:.1f}–{rates[-1]:.1f})",
+    )
+
+
+def row(
+    engine: str,
+    workers: int,
+    ready: float,
+    sessions: int,
+    turns: int,
+    w: Window,
+    after: int = 0,
+    spread: tuple[str, str] = ("", ""),
+) -> str:
+    """One table row for a measured window (`after` turns already in its session, if any; `spread`:
+    the CPU and turns/s ranges of repeated windows)."""
     n = max(len(w.turns), 1)
     ok = [t for t in w.turns if t.error is None]
     first = _pct_ms([t.first_byte for t in ok if t.first_byte is not None], 50)
@@ -260,8 +297,8 @@ def row(engine: str, workers: int, ready: float, sessions: int, turns: int, w: W
     latencies = [t.latency for t in ok]
     return (
         f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns}{f' after {after}' if after else ''} "
-        f"| {len(ok) / w.elapsed:.1f} "
-        f"| {w.cpu_seconds * 1000 / n:.1f} | {w.embedding_seconds * 1000 / n:.1f} "
+        f"| {len(ok) / w.elapsed:.1f}{spread[1]} "
+        f"| {w.cpu_seconds * 1000 / n:.1f}{spread[0]} | {w.embedding_seconds * 1000 / n:.1f} "
         f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
         f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
         f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "
@@ -278,32 +315,52 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([*command, "--output", str(out)], stderr=subprocess.DEVNULL)
 
 
-def run_config(url: str, engine: str, workers: int, args: argparse.Namespace) -> list[str]:
-    """One configuration on one fresh demo database: a throughput pass and a 1-session pass (and
-    with `--long`, a 1-session pass late in a long session)."""
+@dataclass
+class Run:
+    """One configuration's server, from start to stop: its passes' windows."""
+
+    ready: float
+    busy: Window
+    quiet: Window
+    late: Window | None
+
+
+def run_config(url: str, engine: str, workers: int, args: argparse.Namespace, profile: Path | None) -> Run:
+    """One configuration on one fresh demo database and server: a throughput pass and a 1-session
+    pass (and with `--long`, a 1-session pass late in a long session)."""
     source = Path(args.source).resolve() if args.source else ROOT
     demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     started = time.perf_counter()
-    rows = []
     with server_process(url, SECRET, workers=workers, source=source, forked=FORK_FOR_TESTS) as base:
         ready = time.perf_counter() - started
-        profile = Path(args.profile) / f"{engine}-{workers}.txt" if args.profile else None
         busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile, args.distinct))
-        rows.append(row(engine, workers, ready, args.sessions, args.turns, busy))
         quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
-        rows.append(row(engine, workers, ready, 1, args.quiet_turns, quiet))
-        late = Window()
+        late = None
         if args.long:
             late = asyncio.run(
                 measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct, history=args.long)
             )
-            rows.append(row(engine, workers, ready, 1, args.quiet_turns, late, after=args.long + 1))
-    for problem in sorted({t.error for t in busy.turns + quiet.turns + late.turns if t.error})[:3]:
+    windows = [busy, quiet, *([late] if late else [])]
+    for problem in sorted({t.error for w in windows for t in w.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
     if profile is not None:
         print(summarize_profile(profile.read_text()), flush=True)
-    return rows
+    return Run(ready, busy, quiet, late)
+
+
+def rows_for(engine: str, workers: int, runs: list[Run], args: argparse.Namespace) -> list[str]:
+    """A configuration's rows: each pass's window of median CPU over the runs, the throughput
+    pass with its ranges when there are several runs."""
+    ready = statistics.median(r.ready for r in runs)
+    busy, cpu_range, rate_range = median_window([r.busy for r in runs])
+    out = [row(engine, workers, ready, args.sessions, args.turns, busy, spread=(cpu_range, rate_range))]
+    out.append(row(engine, workers, ready, 1, args.quiet_turns, median_window([r.quiet for r in runs])[0]))
+    late = [r.late for r in runs if r.late is not None]
+    if late:
+        window = median_window(late)[0]
+        out.append(row(engine, workers, ready, 1, args.quiet_turns, window, after=args.long + 1))
+    return out
 
 
 OWNERS = (  # (group, path prefixes); the innermost frame matching one of them owns the sample
@@ -394,19 +451,29 @@ def main(argv: list[str] | None = None) -> None:
         "--long", type=int, default=0, help="also the 1-session pass after this many turns (a long session)"
     )
     parser.add_argument(
+        "--repeat", type=int, default=1, help="servers per configuration (alternating); the median is shown"
+    )
+    parser.add_argument(
         "--distinct", action="store_true", help="number each question: each new message pays its embedding"
     )
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     configs = configurations(args.dialect, args.workers)
-    rows = [HEADER]
+    runs: dict[tuple[str, int], list[Run]] = {config: [] for config in configs}
     with databases(sorted({engine for engine, _ in configs})) as fresh:
-        for i, (engine, workers) in enumerate(configs):
-            url = fresh(engine, f"door_{i}", migrate=False)
-            for line in run_config(url, engine, workers, args):
-                print(line, flush=True)
-                rows.append(line)
+        for repeat, (i, (engine, workers)) in itertools.product(range(args.repeat), enumerate(configs)):
+            url = fresh(engine, f"door_{repeat}_{i}", migrate=False)
+            first = repeat == 0 and args.profile
+            profile = Path(args.profile) / f"{engine}-{workers}.txt" if first else None
+            done = run_config(url, engine, workers, args, profile)
+            runs[engine, workers].append(done)
+            print(row(engine, workers, done.ready, args.sessions, args.turns, done.busy), flush=True)
+    rows = [HEADER]
+    for (engine, workers), done in runs.items():
+        rows += rows_for(engine, workers, done, args)
     print("\n" + "\n".join(rows))
 
 

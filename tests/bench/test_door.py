@@ -21,15 +21,39 @@ def _rows(output: str) -> list[dict[str, str]]:
     ]
 
 
+def _spread(cell: str) -> tuple[float, float, float]:
+    """`18.1 (16.0–19.6)` -> (18.1, 16.0, 19.6)."""
+    median, _, rest = cell.partition(" (")
+    low, _, high = rest.rstrip(")").partition("–")
+    return float(median), float(low), float(high)
+
+
+def test_median_window_is_the_middle_cpu_and_spans_the_rest() -> None:
+    def window(cpu: float, elapsed: float) -> door.Window:
+        return door.Window(turns=[door.Turn(latency=0.1)] * 10, elapsed=elapsed, cpu_seconds=cpu)
+
+    windows = [window(0.3, 1.0), window(0.1, 2.0), window(0.2, 0.5)]
+    chosen, cpu, rate = door.median_window(windows)
+    assert chosen is windows[2]
+    assert (cpu, rate) == (" (10.0–30.0)", " (5.0–20.0)")
+    assert door.median_window(windows[:1]) == (windows[0], "", "")
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_door_reports_sane_numbers(
     dialect: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(door, "FORK_FOR_TESTS", True)  # the commands and the server forked, not cold
     argv = ["--dialect", dialect, "--workers", "2", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
-    door.main([*argv, "--long", "3"])
+    repeat = 2 if dialect == "sqlite" else 1  # two servers in turn (the cheaper dialect's start-up)
+    door.main([*argv, "--long", "3", "--repeat", str(repeat)])
     rows = _rows(capsys.readouterr().out)
     assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2", "1 x 2 after 4"]
+    for column in ("CPU ms/turn", "turns/s"):  # repeated: the median run's window, then the range
+        if repeat > 1:
+            median, low, high = _spread(rows[0][column])
+            assert 0 < low <= median <= high
+            rows[0][column] = str(median)
     for row in rows:
         assert row["engine"] == dialect
         assert row["workers"] == ("2" if dialect == "postgresql" else "1")
