@@ -39,7 +39,6 @@ import itertools
 import os
 import signal
 import statistics
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,7 @@ from sqlalchemy.engine import make_url
 
 from bench import procs
 from bench.common import databases
+from bench.profiling import py_spy, summarize_profile
 from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
 SECRET = "bench-door"
@@ -205,7 +205,7 @@ async def measure(
         window = Window()
         before_sql, before_tx, before_embedding = await _counters(http)
         pids = server_pids(port)
-        spy = _py_spy(pids[0], profile) if profile else None
+        spy = py_spy(pids[0], profile) if profile else None
         before_cpu, before_db = procs.cpu_seconds(pids), procs.cpu_seconds(_database_pids(url))
         before_client, started = time.process_time(), time.perf_counter()
         done = await asyncio.gather(*(_converse(http, s, turns, distinct) for s in sids))
@@ -307,14 +307,6 @@ def row(
     )
 
 
-def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    """py-spy recording the server and its workers until interrupted (raw collapsed stacks). Only
-    samples holding the GIL: its idle detection counts threads waiting on a queue as busy on a loaded
-    machine; the GIL-free part of a driver's work is not seen (the CPU column counts it)."""
-    command = ["py-spy", "record", "--pid", str(pid), "--subprocesses", "--gil", "--format", "raw"]
-    return subprocess.Popen([*command, "--output", str(out)], stderr=subprocess.DEVNULL)
-
-
 @dataclass
 class Run:
     """One configuration's server, from start to stop: its passes' windows."""
@@ -363,69 +355,6 @@ def rows_for(engine: str, workers: int, runs: list[Run], args: argparse.Namespac
     return out
 
 
-OWNERS = (  # (group, path prefixes); the innermost frame matching one of them owns the sample
-    ("pydantic-ai (run/stream machinery)", ("pydantic_ai/", "pydantic_graph/", "genai_prices/")),
-    ("SQLAlchemy ORM", ("sqlalchemy/orm/",)),
-    ("SQLAlchemy Core/engine", ("sqlalchemy/",)),
-    ("DB driver", ("asyncpg/", "aiosqlite/", "sqlite3/")),
-    ("event loop, threads (asyncio, stdlib)", ("asyncio/", "selectors.py", "threading.py", "queue.py")),
-    (
-        "HTTP/SSE (uvicorn, h11, starlette, anyio, fastapi)",
-        ("uvicorn/", "h11/", "starlette/", "anyio/", "fastapi/"),
-    ),
-    ("tokenizer (tiktoken)", ("tiktoken/", "tiktoken_ext/")),
-    ("metrics/tracing", ("prometheus_client/", "opentelemetry/")),
-    ("Orrery", ("backend/",)),
-)
-
-
-def _frame(frame: str) -> tuple[str, str]:
-    """`fn (path/file.py:12)` -> (`fn`, `path/file.py`)."""
-    name, _, where = frame.rpartition(" (")
-    return name, where.rsplit(":", 1)[0]
-
-
-def _owner(path: str) -> str | None:
-    for group, prefixes in OWNERS:
-        if any(path.startswith(p) or f"/{p}" in path for p in prefixes):
-            return group
-    return None
-
-
-def summarize_profile(raw: str) -> str:
-    """A py-spy raw profile (`frame;frame;... count`) as shares per owner and the 10 hottest Orrery
-    functions, by own time (samples where it is the innermost owned frame) and by total time (the CLI
-    entry point, under every sample, left out)."""
-    groups: dict[str, int] = {}
-    own: dict[str, int] = {}
-    total: dict[str, int] = {}
-    samples = 0
-    for line in raw.splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
-            continue
-        count, frames = int(count_text), [_frame(f) for f in stack.split(";")]
-        samples += count
-        owned = [(name, path, _owner(path)) for name, path in frames]
-        inner = next(((n, p, g) for n, p, g in reversed(owned) if g), None)
-        group = inner[2] if inner else "other (stdlib, unowned frames)"
-        groups[group] = groups.get(group, 0) + count
-        if inner and group == "Orrery":
-            key = f"{inner[0]} ({inner[1]})"
-            own[key] = own.get(key, 0) + count
-        for key in {f"{n} ({p})" for n, p, g in owned if g == "Orrery" and "backend/cli/" not in p}:
-            total[key] = total.get(key, 0) + count
-    lines = ["| where the CPU goes | share |", "|---|---:|"]
-    lines += [
-        f"| {g} | {c * 100 / max(samples, 1):.0f}% |" for g, c in sorted(groups.items(), key=lambda i: -i[1])
-    ]
-    for title, table in (("own", own), ("total", total)):
-        lines += ["", f"| hottest Orrery functions ({title} time) | share |", "|---|---:|"]
-        hottest = sorted(table.items(), key=lambda i: -i[1])[:10]
-        lines += [f"| {k} | {c * 100 / max(samples, 1):.1f}% |" for k, c in hottest]
-    return "\n".join([f"{samples} samples", *lines])
-
-
 def configurations(dialect: str, workers: str) -> list[tuple[str, int]]:
     """(engine, workers) pairs: SQLite always serves one process."""
     chosen = ["sqlite", "postgresql"] if dialect == "all" else [dialect]
@@ -472,8 +401,8 @@ def main(argv: list[str] | None = None) -> None:
             runs[engine, workers].append(done)
             print(row(engine, workers, done.ready, args.sessions, args.turns, done.busy), flush=True)
     rows = [HEADER]
-    for (engine, workers), done in runs.items():
-        rows += rows_for(engine, workers, done, args)
+    for (engine, workers), config_runs in runs.items():
+        rows += rows_for(engine, workers, config_runs, args)
     print("\n" + "\n".join(rows))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import door
+from bench import door, profiling
 from tests.conftest import DIALECTS
 
 
@@ -77,7 +77,7 @@ def test_profile_summary_groups_samples_by_owner() -> None:
         "run (uvicorn/main.py:1);pump (backend/agents/detach.py:9);dumps (json/encoder.py:2) 3\n"
         "run (uvicorn/main.py:1);send (h11/_connection.py:5) 1\n"
     )
-    summary = door.summarize_profile(raw)
+    summary = profiling.summarize_profile(raw)
     assert "10 samples" in summary
     assert "| SQLAlchemy ORM | 60% |" in summary
     assert "| Orrery | 30% |" in summary  # json called from Orrery counts as Orrery's own
