@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -23,6 +23,9 @@ from rich.markdown import Markdown
 from backend.config import Settings
 from backend.db.engine import Database
 from backend.errors import OrreryError, ValidationError
+
+if TYPE_CHECKING:  # imported in the chat loop: the orchestrator's imports are heavy
+    from backend.agents.orchestrator import Orchestrator
 
 DEMO_EMAIL = "maya@demo.orrery.dev"
 
@@ -180,7 +183,7 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
             return
         if line.startswith("/"):
             try:
-                await _command(db, settings, target, line, state, console)
+                await _command(orchestrator, target, line, state, console)
             except (OrreryError, ValueError) as exc:
                 console.print(f"[red]{exc}[/]")
         elif line:
@@ -219,7 +222,7 @@ def _render(live: Live, event: Any, reply: str) -> str:
 
 
 async def _command(
-    db: Database, settings: Settings, target: ChatTarget, line: str, state: dict[str, Any], console: Console
+    orchestrator: Orchestrator, target: ChatTarget, line: str, state: dict[str, Any], console: Console
 ) -> None:
     """`/context`, `/agent NAME`, `/strategy NAME`, `/focus KIND:ID|none`."""
     from backend.memory.scoping import get_strategy
@@ -229,7 +232,7 @@ async def _command(
     command, _, arg = line[1:].partition(" ")
     arg = arg.strip()
     if command == "context":
-        await _show_next_context(db, settings, target, state["agent"], console)
+        await _show_next_context(orchestrator, target, state["agent"], console)
         return
     if command == "agent":
         state["agent"] = get_agent(arg).id
@@ -238,7 +241,7 @@ async def _command(
     if command not in ("strategy", "focus"):
         console.print("[yellow]commands: /context /focus KIND:ID /agent NAME /strategy NAME /quit[/]")
         return
-    async with db.transaction() as s:
+    async with orchestrator.db.transaction() as s:
         record = await chat.get_session(s, target.user_id, target.session_id)
         if command == "strategy":
             get_strategy(arg)
@@ -256,23 +259,23 @@ async def _command(
 
 
 async def _show_next_context(
-    db: Database, settings: Settings, target: ChatTarget, agent: str | None, console: Console
+    orchestrator: Orchestrator, target: ChatTarget, agent: str | None, console: Console
 ) -> None:
-    """The receipt table of the working context the next turn will see (nothing is stored)."""
+    """The receipt table of the working context the next turn will see (nothing is stored),
+    summarised with the chat's own summarizer (built once, not on every `/context`)."""
     from backend.cli.receipt import receipt_table
     from backend.context.working_context import assemble_working_context
     from backend.repo import chat
-    from backend.services.context_view import summarizer_for
 
-    async with db.sessions() as s:
+    async with orchestrator.db.sessions() as s:
         record = await chat.get_session(s, target.user_id, target.session_id)
         context = await assemble_working_context(
             s,
             agent=agent or record.active_agent or "coach",
             session_id=record.id,
             user_id=target.user_id,
-            settings=settings,
-            summarizer=summarizer_for(settings),
+            settings=orchestrator.settings,
+            summarizer=orchestrator.summarizer(),
         )
         await s.rollback()
     console.print(receipt_table(context.receipt))

@@ -31,3 +31,27 @@ async def test_next_context_uses_the_turns_summarizer(
     async with db.sessions() as s:
         view = await context_view.next_context(s, orchestrator, demo.user_id, str(session.id))
     assert "messages" in view and "system_prompt" in view
+
+
+async def test_the_terminals_context_command_uses_the_chats_summarizer(
+    db: Database, settings: Settings, demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/context` in `orrery chat` previews with the chat's orchestrator: no model built per command."""
+    from rich.console import Console
+
+    from backend.agents import orchestrator as orchestrator_module
+    from backend.cli.terminal import ChatTarget, _show_next_context
+
+    orchestrator = Orchestrator(db, settings.model_copy(update={"model": "openai/fake-model"}))
+    assert orchestrator.summarizer() is not None  # built once, before the command
+
+    def no_new_model(*_args: Any) -> None:
+        raise AssertionError("/context built its own model")
+
+    monkeypatch.setattr(context_view, "build_model", no_new_model)
+    monkeypatch.setattr(orchestrator_module, "build_model", no_new_model)
+    async with db.transaction() as s:
+        session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
+    console = Console(record=True, width=120)
+    await _show_next_context(orchestrator, ChatTarget(demo.user_id, session.id), None, console)
+    assert "system" in console.export_text().lower()
