@@ -10,6 +10,7 @@ only on a real model's first request, never by commands that do not need it. Fal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from backend.agents.attempts import with_fallbacks
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from backend.config import Settings
+    from backend.memory.summaries import Summarizer
 
 
 def build_model(name: str, settings: Settings) -> Model:
@@ -44,3 +46,17 @@ def build_model(name: str, settings: Settings) -> Model:
 
     direct: list[Model] = [LiteLLMModel(n, timeout=settings.model_timeout_seconds) for n in names]
     return with_fallbacks(direct, settings.model_timeout_seconds)
+
+
+def summarizer_for(
+    settings: Settings, model: str | None = None, factory: Callable[[str, Settings], Model] = build_model
+) -> Summarizer | None:
+    """What the `summary` strategy compacts history with on `model` (default: the configured one):
+    None, the extractive summarizer, for `offline`, else one on the factory's model, so a preview
+    summarises as the turn would."""
+    name = model or settings.model
+    if name == "offline":
+        return None
+    from backend.memory.summaries import ModelSummarizer
+
+    return ModelSummarizer(factory(name, settings))

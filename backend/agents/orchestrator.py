@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from backend.agents.detach import run_detached
 from backend.agents.model_run import ModelRun, history_for, stream_model
-from backend.agents.models import build_model
+from backend.agents.models import build_model, summarizer_for
 from backend.agents.preload import preload_provider
 from backend.agents.router import choose_agent
 from backend.agents.turn_events import (
@@ -68,7 +68,7 @@ from backend.db.models import ChatSession, Message
 from backend.deps import HandoffRequest, TurnDeps
 from backend.memory.embedding_models import embedding_model
 from backend.memory.embedding_store import EMBED_JOB, run_embed_job
-from backend.memory.summaries import ModelSummarizer, Summarizer
+from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
 from backend.ops import observe
 from backend.ops.cost import message_cost
@@ -103,7 +103,7 @@ class Orchestrator:
         self.on_context = on_context
         self.locks = TurnLocks(settings)
         self._models: dict[str, Model] = {}
-        self._summarizers: dict[str, Summarizer] = {}
+        self._summarizers: dict[str, Summarizer | None] = {}
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
         self.embedding = embedding_model(settings)
@@ -302,12 +302,10 @@ class Orchestrator:
         """The turn's model compacts history for the `summary` strategy (offline: extractive); built
         once per process and model, for turns and for the context views that preview them."""
         name = model or self.settings.model
-        if name == "offline":
-            return None
-        if self.model_factory is not build_model:
-            return ModelSummarizer(self.model_factory(name, self.settings))
+        if self.model_factory is not build_model:  # a test's factory: its model of the moment
+            return summarizer_for(self.settings, name, self.model_factory)
         if name not in self._summarizers:
-            self._summarizers[name] = ModelSummarizer(build_model(name, self.settings))
+            self._summarizers[name] = summarizer_for(self.settings, name)
         return self._summarizers[name]
 
     async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:

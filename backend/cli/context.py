@@ -72,8 +72,8 @@ def _previewing(
     session_id: str, agent: str | None, strategy: str | None, at: int | None, base_prompt: str | None
 ) -> Any:
     """The body that assembles one preview (as the session's owner: the CLI has database access)."""
+    from backend.agents.models import summarizer_for
     from backend.context.compare import preview_context
-    from backend.services.context_view import summarizer_for
 
     async def body(db: Any) -> Any:
         async with db.transaction() as session:
@@ -94,9 +94,9 @@ def _previewing(
 
 
 def _show_comparison(session_id: str, agent: str | None, names: str, at: int | None, as_json: bool) -> None:
+    from backend.agents.models import summarizer_for
     from backend.cli.compare_view import print_comparison
     from backend.context.compare import compare_strategies
-    from backend.services.context_view import summarizer_for
 
     async def body(db: Any) -> Any:
         async with db.transaction() as session:

@@ -9,18 +9,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.agents.models import build_model
 from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
 from backend.errors import ValidationError
-from backend.memory.summaries import ModelSummarizer, Summarizer
-
-
-def summarizer_for(settings: Settings, model: str | None = None) -> Summarizer | None:
-    """None (the default extractive summarizer) for the `offline` model, else one on the model
-    factory's model, so a preview summarises as the turn would."""
-    name = model or settings.model
-    return None if name == "offline" else ModelSummarizer(build_model(name, settings))
+from backend.memory.summaries import Summarizer
 
 
 async def next_context(

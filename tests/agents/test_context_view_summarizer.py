@@ -11,6 +11,7 @@ import pytest
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
 from backend.db.engine import Database
+from backend.memory import summaries
 from backend.repo import chat
 from backend.services import context_view
 
@@ -22,10 +23,10 @@ async def test_next_context_uses_the_turns_summarizer(
     summarizer = orchestrator.summarizer()
     assert summarizer is not None and orchestrator.summarizer() is summarizer  # built once
 
-    def no_new_model(*_args: Any) -> None:
-        raise AssertionError("a context view built its own model")
+    def no_new_summarizer(*_args: Any) -> None:
+        raise AssertionError("a context view built its own summarizer")
 
-    monkeypatch.setattr(context_view, "build_model", no_new_model)
+    monkeypatch.setattr(summaries, "ModelSummarizer", no_new_summarizer)
     async with db.transaction() as s:
         session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
     async with db.sessions() as s:
@@ -39,17 +40,15 @@ async def test_the_terminals_context_command_uses_the_chats_summarizer(
     """`/context` in `orrery chat` previews with the chat's orchestrator: no model built per command."""
     from rich.console import Console
 
-    from backend.agents import orchestrator as orchestrator_module
     from backend.cli.terminal import ChatTarget, _show_next_context
 
     orchestrator = Orchestrator(db, settings.model_copy(update={"model": "openai/fake-model"}))
     assert orchestrator.summarizer() is not None  # built once, before the command
 
-    def no_new_model(*_args: Any) -> None:
-        raise AssertionError("/context built its own model")
+    def no_new_summarizer(*_args: Any) -> None:
+        raise AssertionError("/context built its own summarizer")
 
-    monkeypatch.setattr(context_view, "build_model", no_new_model)
-    monkeypatch.setattr(orchestrator_module, "build_model", no_new_model)
+    monkeypatch.setattr(summaries, "ModelSummarizer", no_new_summarizer)
     async with db.transaction() as s:
         session = await chat.create_session(s, demo.user_id, project_id=demo.project_id)
     console = Console(record=True, width=120)
