@@ -297,8 +297,8 @@ def row(
     latencies = [t.latency for t in ok]
     return (
         f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns}{f' after {after}' if after else ''} "
-        f"| {len(ok) / w.elapsed:.1f}{spread[1]} "
-        f"| {w.cpu_seconds * 1000 / n:.1f}{spread[0]} | {w.embedding_seconds * 1000 / n:.1f} "
+        f"| {_rate(w):.1f}{spread[1]} "
+        f"| {_cpu_ms(w):.1f}{spread[0]} | {w.embedding_seconds * 1000 / n:.1f} "
         f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
         f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
         f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "
