@@ -26,7 +26,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
@@ -377,10 +377,9 @@ class Orchestrator:
 
 
 def _turn_reads(db: Database) -> AbstractAsyncContextManager[AsyncSession | None]:
-    """On PostgreSQL, the turn's read session, opened before its message is stored (which may
-    happen in it) and closed after assembly (`_turn`), or with the turn; None on SQLite, where the
-    message is stored in a write transaction and the reads take their own session."""
-    return db.single() if db.dialect == "postgresql" else nullcontext()
+    """The turn's read session (no transaction), opened before its message is stored (which may
+    happen in it, one statement) and closed after assembly (`_turn`), or with the turn."""
+    return db.single()
 
 
 def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:

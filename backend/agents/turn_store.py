@@ -108,7 +108,7 @@ async def store_user_message(
 ) -> PendingTurn:
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
-    with it, never a call here. Runs under the turn lock. `reads` (PostgreSQL): the turn's read
+    with it, never a call here. Runs under the turn lock. `reads`: the turn's read
     session, outside any transaction, in which a message that is the only write is stored by its
     one statement (the turn then reads its context there: one connection checkout fewer)."""
     if reads is not None and _alone(settings, message, client_key, arrival, embedding):

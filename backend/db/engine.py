@@ -3,11 +3,13 @@
 SQLite gets `foreign_keys=ON` (else cascades silently do nothing), WAL and a busy timeout on every
 connection. SQLAlchemy, not the driver, emits `BEGIN`: read sessions take a deferred `BEGIN`, write
 transactions `BEGIN IMMEDIATE`, so a writer takes the write lock before its first statement and never
-fails half-way with "database is locked" (a deferred reader upgrading to a writer cannot wait). In one
-process, writers also queue on an asyncio lock before they take a pooled connection, and a busy
-`BEGIN IMMEDIATE` (another process writing) is retried. Both dialects use a bounded pool wait
-(`db_pool_timeout_seconds`); the API answers a pool or database outage with 503 + `Retry-After`.
-`readers` sessions never write at all (see `ReadOnlySession`), so a read never waits for a writer.
+fails half-way with "database is locked" (a deferred reader upgrading to a writer cannot wait); a
+write that is one statement runs without a transaction (`statement()`) and takes the lock for itself.
+In one process, transactions also queue on an asyncio lock before they take a pooled connection.
+A write finding another process's lock waits up to `sqlite_busy_timeout_ms`. Both dialects use a
+bounded pool wait (`db_pool_timeout_seconds`); the API answers a pool or database outage with 503 +
+`Retry-After`. `readers` sessions never write at all (see `ReadOnlySession`), so a read never waits
+for a writer.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
@@ -35,8 +36,6 @@ WRITE_OPTION = "orrery_write"
 SINGLE_OPTION = "orrery_single"
 """Execution option marking a connection of `Database.single`: no transaction around its statement
 (on SQLite no `BEGIN` is emitted; PostgreSQL uses the `AUTOCOMMIT` isolation level)."""
-BUSY_RETRIES = 5
-"""How many more times a SQLite `BEGIN IMMEDIATE` is tried after the busy timeout ran out."""
 
 _writing: ContextVar[bool] = ContextVar("orrery_writing", default=False)
 
@@ -122,10 +121,6 @@ class ReadOnlySession(Session):
         self.rollback()
 
 
-def _is_busy(exc: OperationalError) -> bool:
-    return sqlite_inline.is_busy(exc.orig)
-
-
 @dataclass(frozen=True)
 class Database:
     """An engine plus the session factories built on it; one per process (or per test)."""
@@ -199,30 +194,24 @@ class Database:
     @asynccontextmanager
     async def statement(self) -> AsyncIterator[AsyncSession]:
         """A session for work that writes with one statement (atomic by itself), however many it
-        reads first: on PostgreSQL in `AUTOCOMMIT`, no `BEGIN` and no `COMMIT`, two round trips
-        fewer (at READ COMMITTED a transaction would give its reads no common snapshot either). On
-        SQLite it is `transaction()`: a write takes the write lock up front there."""
-        if self.dialect == "sqlite":
-            async with self.transaction() as session:
-                yield session
-            return
+        reads first: each statement its own transaction (PostgreSQL's `AUTOCOMMIT`; SQLite's driver
+        in autocommit mode), no `BEGIN` and no `COMMIT`. At READ COMMITTED a transaction would give
+        the reads no common snapshot either, and on SQLite the one write takes the write lock for
+        itself (no read lock held before it to upgrade)."""
         async with self.autocommit() as session:
             yield session
             await session.commit()  # flushes what the ORM holds; the statements committed already
 
     async def _begin_immediate(self) -> AsyncSession:
-        """A write session holding the SQLite write lock, retried while another process holds it."""
-        for attempt in range(BUSY_RETRIES + 1):
-            session = self.writers()
-            try:
-                await session.connection()  # emits BEGIN IMMEDIATE
-                return session
-            except OperationalError as exc:
-                await session.close()
-                if not _is_busy(exc) or attempt == BUSY_RETRIES:
-                    raise
-                await asyncio.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
+        """A write session holding the SQLite write lock. Another process's lock is waited for as
+        any write waits (`ORRERY_SQLITE_BUSY_TIMEOUT_MS`), then `OperationalError` (a 503)."""
+        session = self.writers()
+        try:
+            await session.connection()  # emits BEGIN IMMEDIATE
+        except BaseException:
+            await session.close()
+            raise
+        return session
 
     async def dispose(self) -> None:
         """Close every pooled connection."""

@@ -32,24 +32,33 @@ _NEXT_SEQ = (
 not the mapped class: the ORM's bulk-update path costs ~0.2 ms more a statement, for a row this
 transaction's identity map is told about by hand below."""
 _MESSAGES = cast(Table, Message.__table__)
-_INSERT = Direct(insert(_MESSAGES))
 _FIELDS = [c for c in _MESSAGES.c if c.name != "seq"]
+_ROW = [bindparam(f"m_{c.name}", type_=c.type) for c in _FIELDS]
+"""The row's parameters, named `m_<column>`: a parameter named as a column of `chat_sessions`
+would become one more `SET` of the `UPDATE` below."""
 _COUNTED = _NEXT_SEQ.cte("counted")
 _COUNT_AND_INSERT = Direct(
     insert(_MESSAGES)
     .add_cte(_COUNTED)
-    .from_select(
-        [*(c.name for c in _FIELDS), "seq"],
-        select(*(bindparam(f"m_{c.name}", type_=c.type) for c in _FIELDS), _COUNTED.c.message_count),
-    )
+    .from_select([*(c.name for c in _FIELDS), "seq"], select(*_ROW, _COUNTED.c.message_count))
     .returning(_MESSAGES.c.seq)
 )
 """PostgreSQL: `_NEXT_SEQ` and the insert in one statement (a data-modifying `WITH`), one round
-trip instead of two; an unknown session counts nothing and inserts nothing (no row comes back).
-The row's parameters are named `m_<column>`: a parameter named as a column of `chat_sessions` would
-become one more `SET` of the `UPDATE`.
-SQLite has no `UPDATE` inside `WITH`, so it runs the two statements."""
-_COUNT = Direct(_NEXT_SEQ)
+trip instead of two; an unknown session counts nothing and inserts nothing (no row comes back)."""
+_INSERT_NEXT = Direct(
+    insert(_MESSAGES)
+    .from_select(
+        [*(c.name for c in _FIELDS), "seq"],
+        select(*_ROW, _SESSIONS.c.message_count + 1).where(
+            _SESSIONS.c.id == bindparam("sid"), _SESSIONS.c.user_id == bindparam("owner")
+        ),
+    )
+    .returning(_MESSAGES.c.seq)
+)
+"""SQLite, which has no `UPDATE` inside `WITH`: the row takes the next `seq` from its session, and
+the trigger `messages_count_in_session` (migration 0014) counts it there. One statement, atomic by
+itself, so storing a message needs no `BEGIN IMMEDIATE` around it; an unknown session inserts
+nothing."""
 
 
 _STORED = Loader.of(Message)
@@ -118,16 +127,15 @@ async def append_message(
 async def _count_and_insert(
     session: AsyncSession, sid: uuid.UUID, owner: uuid.UUID, values: dict[str, Any]
 ) -> int:
-    """Count the message in its session and insert its row (Core: the row as given, no unit of
-    work); its `seq`. Not found: the session is not the owner's."""
-    counter = {"sid": sid, "owner": owner, "now": utcnow()}
+    """Count the message in its session and insert its row, in one statement (Core: the row as
+    given, no unit of work); its `seq`. The session's `updated_at` becomes the message's time.
+    Not found: the session is not the owner's."""
+    row = {f"m_{name}": value for name, value in values.items()}
+    params = {**row, "sid": sid, "owner": owner}
     if session.get_bind().dialect.name == "postgresql":
-        row = {f"m_{name}": value for name, value in values.items()}
-        counted = await _COUNT_AND_INSERT.rows(session, {**row, **counter})
+        counted = await _COUNT_AND_INSERT.rows(session, {**params, "now": values["created_at"]})
     else:
-        counted = await _COUNT.rows(session, counter)
-        if counted:
-            await _INSERT.rows(session, {**values, "seq": counted[0][0]})
+        counted = await _INSERT_NEXT.rows(session, params)
     if not counted:
         raise NotFoundError("session", sid)
     return int(counted[0][0])

@@ -73,7 +73,9 @@ def sqlite_url(tmp_path: Any, sqlite_template: Any) -> Iterator[str]:
 
 @pytest.mark.skipif("sqlite" not in DIALECTS, reason="SQLite only")
 async def test_a_busy_sqlite_is_waited_for_then_a_503_never_a_500(sqlite_url: str) -> None:
-    settings = settings_for(f"sqlite+aiosqlite:///{sqlite_url}", sqlite_busy_timeout_ms=50)
+    """A write waits for another process's lock up to the busy timeout (the turn's messages are
+    stored by lone statements, others in `BEGIN IMMEDIATE` transactions: the same wait)."""
+    settings = settings_for(f"sqlite+aiosqlite:///{sqlite_url}", sqlite_busy_timeout_ms=800)
     async with _client(settings) as (_app, http, demo):
         sid = (await http.post("/v1/sessions", json={"project_id": str(demo.project_id)})).json()["id"]
         other = sqlite3.connect(sqlite_url, isolation_level=None)  # another process's writer
