@@ -88,8 +88,10 @@ class Settings(BaseSettings):
     litellm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LITELLM_API_KEY"))
     """The key for the litellm proxy, if it needs one."""
 
-    pattern_every_turns: int = Field(default=10, ge=0)
-    """Refresh the user summary in the background after every N assistant replies (0 turns it off)."""
+    pattern_refresh_minutes: float = Field(default=10, ge=0)
+    """After a reply, the pattern analyst refreshes the person's summary in the background when it
+    was last refreshed longer ago than this (or never), once however many sessions are talking
+    (0 turns it off)."""
 
     model_fallbacks: str = ""
     """Comma-separated litellm model ids tried in order when the main model fails."""

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with databases([args.dialect]) as fresh:
         url = fresh(args.dialect, "http_load")
-        settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 30})
+        settings = bench_settings(url).model_copy(update={"pattern_refresh_minutes": 0, "db_pool_size": 30})
         demo = asyncio.run(_load(settings))
         port = _free_port()
         server = uvicorn.Server(

@@ -86,7 +86,7 @@ def _time_phases(orchestrator: Orchestrator, cpu: dict[str, float]) -> Iterator[
 
 
 async def _measure(url: str, turns: int, sessions: int) -> str:
-    settings = bench_settings(url).model_copy(update={"pattern_every_turns": 0, "db_pool_size": 20})
+    settings = bench_settings(url).model_copy(update={"pattern_refresh_minutes": 0, "db_pool_size": 20})
     db = Database.from_settings(settings)
     try:
         demo = await load_demo(db, "bench")

@@ -2,6 +2,8 @@
 statement there too, as the data-modifying `WITH` makes it on PostgreSQL. The insert takes its `seq`
 from the session's `message_count`; the trigger then moves the count (and `updated_at`) to it. A
 writer that counted the message itself first (its `seq` is not above the count) changes nothing.
+A later migration that rebuilds `messages` on SQLite (a batch `ALTER`) drops the trigger with the
+table, and must create it again (`upgrade()` here).
 
 Revision ID: 0014mc
 Revises: 0013fm

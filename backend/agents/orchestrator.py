@@ -28,6 +28,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.models import Model
@@ -37,6 +38,7 @@ from backend.agents.attempts import failure_data, is_truncated, shared_failure_d
 from backend.agents.detach import run_detached
 from backend.agents.model_run import ModelRun, history_for, stream_model
 from backend.agents.models import build_model, summarizer_for
+from backend.agents.patterns import REFRESH_SUMMARY_JOB, queue_refresh, refresh_user_summary
 from backend.agents.preload import preload_provider
 from backend.agents.router import choose_agent
 from backend.agents.turn_events import (
@@ -72,13 +74,12 @@ from backend.memory.summaries import Summarizer
 from backend.memory.turn_view import unanswered_texts, with_unanswered_notes
 from backend.ops import observe
 from backend.ops.cost import message_cost
-from backend.ops.jobs import JobWorker, enqueue
+from backend.ops.jobs import JobWorker
 from backend.ops.logs import conversation_id
 from backend.ops.metered_model import MeteredModel
 from backend.repo.scope import as_uuid
 from backend.roster import AgentDefinition, get_agent
 
-REFRESH_SUMMARY_JOB = "refresh_user_summary"
 TEXT_WINDOW_SECONDS = 0.02
 """After a turn's first text, deltas arriving within 20 ms travel as one event (one SSE write, not
 one per token); the first delta is never held back."""
@@ -233,7 +234,10 @@ class Orchestrator:
             yield _failed(exc, sid, logged=True)
             return
         latency = int((time.perf_counter() - started) * 1000)
-        saved = await self._finish(user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos)
+        summarized = wc.memory.user_summary.last_updated if wc.memory.user_summary else None
+        saved = await self._finish(
+            user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
+        )
         yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
 
     async def _run_model(
@@ -264,9 +268,11 @@ class Orchestrator:
         handoff: HandoffRequest,
         model: str | None,
         memos: list[Memo],
+        summarized: datetime | None,
     ) -> Message:
         """Store the reply with its usage and cost and what assembling the context left to write,
-        then the bookkeeping a finished turn triggers."""
+        then the bookkeeping a finished turn triggers (`summarized`: when the person's summary was
+        last refreshed, as the turn read it)."""
         assert run.result is not None
         usage = run.result.usage
         cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
@@ -285,7 +291,7 @@ class Orchestrator:
         )
         self._embeddings_queued()
         observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
-        await self._maybe_refresh_patterns(user_id, saved.seq, model)
+        await self._maybe_refresh_patterns(user_id, summarized, model)
         return saved
 
     def _turn_model(self, model: str | None) -> Model:
@@ -308,19 +314,15 @@ class Orchestrator:
             self._summarizers[name] = summarizer_for(self.settings, name)
         return self._summarizers[name]
 
-    async def _maybe_refresh_patterns(self, user_id: uuid.UUID, seq: int, model: str | None) -> None:
-        """Every `pattern_every_turns` replies, queue a durable summary refresh (any worker runs it)."""
-        every = self.settings.pattern_every_turns
-        if not every or (seq // 2) % every:
-            return
-        payload = {"user_id": str(user_id), "model": model or self.settings.model}
-        async with self.db.transaction() as s:
-            await enqueue(s, REFRESH_SUMMARY_JOB, payload, max_attempts=self.settings.jobs_max_attempts)
-        self.jobs.wake()
+    async def _maybe_refresh_patterns(
+        self, user_id: uuid.UUID, summarized: datetime | None, model: str | None
+    ) -> None:
+        """Queue the person's summary refresh when it is due (`patterns.queue_refresh`); any worker
+        runs it."""
+        if await queue_refresh(self.db, self.settings, user_id, summarized, model or self.settings.model):
+            self.jobs.wake()
 
     async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
-        from backend.agents.patterns import refresh_user_summary
-
         model = timed(
             self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
         )

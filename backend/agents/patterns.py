@@ -1,4 +1,9 @@
-"""The pattern analyst in the background: refresh the user summary every N turns.
+"""The pattern analyst in the background: refresh the person's summary when it is due.
+
+After a reply, a refresh is queued when the summary is older than `pattern_refresh_minutes` (or
+missing), judged from the time the turn's context read with it: no extra statement on the turn's
+path, and a person whose sessions are all short gets refreshed too. The job is keyed by the person,
+so replies in many sessions (or processes) at once queue it once.
 
 It reads the person's recent messages and check-ins, asks the model for patterns, wins and
 struggles, and merges them into the stored summary (new items first, duplicates dropped, each list
@@ -8,6 +13,7 @@ capped) — it never overwrites what was learned before.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -16,11 +22,15 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model
 from sqlalchemy import select
 
+from backend.config import Settings
+from backend.db.base import utcnow
 from backend.db.engine import Database
 from backend.db.models import ChatSession, Message
+from backend.ops.jobs import enqueue_once
 from backend.repo.memory import get_user_summary, recent_check_ins, save_user_summary
 from backend.text import inline_data
 
+REFRESH_SUMMARY_JOB = "refresh_user_summary"
 MAX_ITEMS = 10
 RECENT_MESSAGES = 40
 INSTRUCTIONS = (
@@ -49,6 +59,27 @@ def merge(old: list[Any], new: list[str]) -> list[str]:
             seen.add(key)
             merged.append(item.strip())
     return merged[:MAX_ITEMS]
+
+
+def refresh_due(settings: Settings, summarized: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a person whose summary was last refreshed at `summarized` (None: never) is due one."""
+    minutes = settings.pattern_refresh_minutes
+    if not minutes:
+        return False
+    return summarized is None or (now or utcnow()) - summarized >= timedelta(minutes=minutes)
+
+
+async def queue_refresh(
+    db: Database, settings: Settings, user_id: uuid.UUID, summarized: datetime | None, model: str
+) -> bool:
+    """Queue the person's refresh if it is due and none is pending (one statement); whether it was."""
+    if not refresh_due(settings, summarized):
+        return False
+    payload = {"user_id": str(user_id), "model": model}
+    async with db.statement() as s:
+        return await enqueue_once(
+            s, REFRESH_SUMMARY_JOB, payload, key=f"summary:{user_id}", max_attempts=settings.jobs_max_attempts
+        )
 
 
 @cache

@@ -59,21 +59,29 @@ def jobs_list(
 def jobs_retry(job_id: Annotated[str, typer.Argument(help="A failed job's id.")]) -> None:
     """Queue a failed job again with fresh attempts (after fixing what made it fail)."""
     from sqlalchemy import update
+    from sqlalchemy.exc import IntegrityError
 
     from backend.db.base import utcnow
     from backend.db.models import Job
-    from backend.errors import NotFoundError
+    from backend.errors import ConflictError, NotFoundError
     from backend.repo.scope import as_uuid
 
     async def body(db: Any) -> None:
-        async with db.transaction() as session:
-            result = await session.execute(
-                update(Job)
-                .where(Job.id == as_uuid(job_id, "failed job"), Job.status == "failed")
-                .values(status="queued", attempts=0, run_after=utcnow(), locked_by=None, updated_at=utcnow())
-            )
-            if result.rowcount == 0:
-                raise NotFoundError("failed job", job_id)
+        try:
+            async with db.transaction() as session:
+                result = await session.execute(
+                    update(Job)
+                    .where(Job.id == as_uuid(job_id, "failed job"), Job.status == "failed")
+                    .values(
+                        status="queued", attempts=0, run_after=utcnow(), locked_by=None, updated_at=utcnow()
+                    )
+                )
+                if result.rowcount == 0:
+                    raise NotFoundError("failed job", job_id)
+        except IntegrityError as exc:  # its dedupe_key: the same work is pending as another job
+            raise ConflictError(
+                "a job for the same work is already queued or running; nothing to retry"
+            ) from exc
 
     run(lambda s: with_db(s, body))
     out.print(f"job {job_id} queued again")

@@ -109,7 +109,7 @@ def orrery_settings(orrery_database_url: str) -> Any:
         database_url=orrery_database_url,
         env="test",
         secret_key="orrery-testing",
-        pattern_every_turns=0,
+        pattern_refresh_minutes=0,
         plugins=os.environ.get("ORRERY_PLUGINS", ""),
     )
 

@@ -287,7 +287,7 @@ async def test_pattern_analyst_refreshes_and_merges_the_summary(
         return ModelResponse(parts=[TextPart("noted")])
 
     orch = Orchestrator(
-        db, settings.model_copy(update={"pattern_every_turns": 1}), lambda n, s: streaming(respond)
+        db, settings.model_copy(update={"pattern_refresh_minutes": 1e-6}), lambda n, s: streaming(respond)
     )
     await _run(orch, demo, sid, "what next?", model="scripted")
     await orch.drain()

@@ -63,8 +63,10 @@ def test_door_reports_sane_numbers(
         assert float(row["turns/s"]) > 0
         statements, _, kinds = row["SQL/turn"].partition(" ")
         assert float(statements) > 0 and "S" in kinds  # selects counted in the server
-        assert float(row["tx/turn"]) == 0  # a plain turn writes each message by one statement
-        assert "B" not in kinds  # so no BEGIN on SQLite either
+        # a plain turn writes each message by one statement, no transaction (so no BEGIN on SQLite);
+        # of two workers, the one a turn first lands on today checks the user in (one transaction)
+        assert float(row["tx/turn"]) <= (0 if dialect == "sqlite" else 1)
+        assert "B" not in kinds or dialect == "postgresql"
         deltas, tools = (float(x) for x in row["deltas / tools per turn"].split(" / "))
         assert deltas > 0 and tools >= 0
         assert float(row["ready s"]) > 0

@@ -35,7 +35,7 @@ def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 
 async def test_a_job_queued_by_one_instance_is_run_by_another(settings: Settings, demo: Any) -> None:
-    every_turn = settings.model_copy(update={"pattern_every_turns": 1, "jobs_poll_seconds": 0.05})
+    every_turn = settings.model_copy(update={"pattern_refresh_minutes": 1e-6, "jobs_poll_seconds": 0.05})
     first = Database.from_settings(every_turn)
     try:
         async with first.transaction() as s:
@@ -169,7 +169,7 @@ async def test_orrery_chat_once_runs_the_jobs_its_turn_queued(
 
     monkeypatch.setenv("DATABASE_URL", settings.database_url)
     monkeypatch.setenv("ORRERY_SECRET_KEY", settings.secret_key)
-    monkeypatch.setenv("ORRERY_PATTERN_EVERY_TURNS", "1")
+    monkeypatch.setenv("ORRERY_PATTERN_REFRESH_MINUTES", "0.000001")  # due at once
     get_settings.cache_clear()
     try:
         result = in_thread(CliRunner().invoke, cli_app, ["chat", "--demo", "--once", "What next?", "--json"])

@@ -105,7 +105,7 @@ def test_two_processes_share_metrics_limits_and_jobs(db_url: str, tmp_path: Path
         "ORRERY_ENV": "test",
         "ORRERY_SECRET_KEY": "test-secret",
         "ORRERY_LIMIT_TOKENS_PER_DAY": "50",  # the first offline turn uses more than that
-        "ORRERY_PATTERN_EVERY_TURNS": "1",
+        "ORRERY_PATTERN_REFRESH_MINUTES": "0.000001",
         "ORRERY_JOBS_POLL_SECONDS": "0.2",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),

@@ -9,13 +9,15 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
 from backend.vocabulary import sql_in
 
 JOB_STATUSES = ("queued", "running", "done", "failed")
+PENDING = "status IN ('queued', 'running') AND dedupe_key IS NOT NULL"
+"""The jobs a `dedupe_key` is unique among: one queued or running job per key."""
 
 
 class Job(UUIDPrimaryKey, Timestamps, Base):
@@ -33,10 +35,20 @@ class Job(UUIDPrimaryKey, Timestamps, Base):
     locked_until: Mapped[datetime | None]
     locked_by: Mapped[str | None] = mapped_column(String(120))
     last_error: Mapped[str | None] = mapped_column(Text)
+    dedupe_key: Mapped[str | None] = mapped_column(String(200))
+    """Work that one run covers (a person's summary refresh): while a job with this key is queued or
+    running, enqueueing another with it adds nothing."""
 
     __table_args__ = (
         CheckConstraint(f"status IN {sql_in(JOB_STATUSES)}", name="status_known"),
         Index("ix_jobs_status_run_after", "status", "run_after"),
+        Index(
+            "uq_jobs_pending_dedupe_key",
+            "dedupe_key",
+            unique=True,
+            sqlite_where=text(PENDING),
+            postgresql_where=text(PENDING),
+        ),
     )
 
 
