@@ -21,9 +21,11 @@ driver or Orrery in each sample) and Orrery's hottest functions.
 
 `--long N` adds a 1-session pass after N turns of its session: a turn's cost must not grow with the
 conversation. `--repeat N` runs every configuration N times, each on a new database and server
-(the configurations alternate), and reports each pass's window of median CPU, with the ranges of
-CPU and turns/s of the throughput pass: one server's windows agree within a few percent, while
-servers started minutes apart differ by up to ±20% on this machine.
+(the configurations alternate), and reports each pass's window of median CPU, with the range of
+CPU and the median and range of turns/s of the throughput pass: one server's windows agree within
+a few percent, while servers started minutes apart differ by up to ±20% on this machine, and with
+two workers the split of the client's keep-alive connections between them (12/38 to 25/25 seen)
+moves turns/s by a quarter.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
 [--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--long N] [--repeat N]`. `--source`
@@ -264,17 +266,18 @@ def _rate(w: Window) -> float:
 
 
 def median_window(windows: list[Window]) -> tuple[Window, str, str]:
-    """The window of median CPU per turn, and (with more than one) the ranges of CPU per turn and
-    turns/s over all of them, as ` (min–max)` suffixes for its row."""
+    """The window of median CPU per turn, its CPU's range over all the windows as a ` (min–max)`
+    suffix, and turns/s as their own median and range (with two workers, how the client's
+    connections fall between the workers moves throughput more than CPU: its own statistic)."""
     ranked = sorted(windows, key=_cpu_ms)
     chosen = ranked[(len(ranked) - 1) // 2]
     if len(windows) < 2:
-        return chosen, "", ""
+        return chosen, "", f"{_rate(chosen):.1f}"
     rates = sorted(map(_rate, windows))
     return (
         chosen,
         f" ({_cpu_ms(ranked[0]):.1f}–{_cpu_ms(ranked[-1]):.1f})",
-        f" ({rates[0]:.1f}–{rates[-1]:.1f})",
+        f"{statistics.median(rates):.1f} ({rates[0]:.1f}–{rates[-1]:.1f})",
     )
 
 
@@ -286,10 +289,10 @@ def row(
     turns: int,
     w: Window,
     after: int = 0,
-    spread: tuple[str, str] = ("", ""),
+    spread: tuple[str, str | None] = ("", None),
 ) -> str:
     """One table row for a measured window (`after` turns already in its session, if any; `spread`:
-    the CPU and turns/s ranges of repeated windows)."""
+    for repeated windows, the CPU range suffix and the turns/s median with its range)."""
     n = max(len(w.turns), 1)
     ok = [t for t in w.turns if t.error is None]
     first = _pct_ms([t.first_byte for t in ok if t.first_byte is not None], 50)
@@ -297,7 +300,7 @@ def row(
     latencies = [t.latency for t in ok]
     return (
         f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns}{f' after {after}' if after else ''} "
-        f"| {_rate(w):.1f}{spread[1]} "
+        f"| {spread[1] or f'{_rate(w):.1f}'} "
         f"| {_cpu_ms(w):.1f}{spread[0]} | {w.embedding_seconds * 1000 / n:.1f} "
         f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
         f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
@@ -345,8 +348,8 @@ def rows_for(engine: str, workers: int, runs: list[Run], args: argparse.Namespac
     """A configuration's rows: each pass's window of median CPU over the runs, the throughput
     pass with its ranges when there are several runs."""
     ready = statistics.median(r.ready for r in runs)
-    busy, cpu_range, rate_range = median_window([r.busy for r in runs])
-    out = [row(engine, workers, ready, args.sessions, args.turns, busy, spread=(cpu_range, rate_range))]
+    busy, cpu_range, rates = median_window([r.busy for r in runs])
+    out = [row(engine, workers, ready, args.sessions, args.turns, busy, spread=(cpu_range, rates))]
     out.append(row(engine, workers, ready, 1, args.quiet_turns, median_window([r.quiet for r in runs])[0]))
     late = [r.late for r in runs if r.late is not None]
     if late:

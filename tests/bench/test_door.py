@@ -32,11 +32,11 @@ def test_median_window_is_the_middle_cpu_and_spans_the_rest() -> None:
     def window(cpu: float, elapsed: float) -> door.Window:
         return door.Window(turns=[door.Turn(latency=0.1)] * 10, elapsed=elapsed, cpu_seconds=cpu)
 
-    windows = [window(0.3, 1.0), window(0.1, 2.0), window(0.2, 0.5)]
+    windows = [window(0.3, 1.0), window(0.1, 2.0), window(0.2, 0.5)]  # 10, 5, 20 turns/s
     chosen, cpu, rate = door.median_window(windows)
     assert chosen is windows[2]
-    assert (cpu, rate) == (" (10.0–30.0)", " (5.0–20.0)")
-    assert door.median_window(windows[:1]) == (windows[0], "", "")
+    assert (cpu, rate) == (" (10.0–30.0)", "10.0 (5.0–20.0)")  # turns/s: its own median
+    assert door.median_window(windows[:1]) == (windows[0], "", "10.0")
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -49,7 +49,7 @@ def test_door_reports_sane_numbers(
     door.main([*argv, "--long", "3", "--repeat", str(repeat)])
     rows = _rows(capsys.readouterr().out)
     assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2", "1 x 2 after 4"]
-    for column in ("CPU ms/turn", "turns/s"):  # repeated: the median run's window, then the range
+    for column in ("CPU ms/turn", "turns/s"):  # repeated: the median, then the range
         if repeat > 1:
             median, low, high = _spread(rows[0][column])
             assert 0 < low <= median <= high
