@@ -98,4 +98,5 @@ def _row(job: Any) -> dict[str, Any]:
         "locked_by": job.locked_by,
         "last_error": job.last_error,
         "payload": job.payload,
+        "dedupe_key": job.dedupe_key,
     }

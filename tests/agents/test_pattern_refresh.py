@@ -4,6 +4,7 @@ queued once per person however many of their sessions (or processes) reply at th
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -122,7 +123,12 @@ async def test_retrying_a_failed_job_whose_work_is_pending_again_is_refused_from
     get_settings.cache_clear()
     try:
         result = in_thread(CliRunner().invoke, cli_app, ["jobs", "retry", str(failed.id)])
+        listed = in_thread(CliRunner().invoke, cli_app, ["jobs", "list", "--json"])
     finally:
         get_settings.cache_clear()
     assert result.exit_code == 1 and "already queued or running" in result.output
+    assert {(r["status"], r["dedupe_key"]) for r in json.loads(listed.output)} == {
+        ("failed", "probe:1"),
+        ("queued", "probe:1"),
+    }
     assert sorted(j.status for j in await _jobs(db)) == ["failed", "queued"]  # nothing changed
