@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, MetaData, Uuid
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -32,6 +33,12 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 def utcnow() -> datetime:
     """The current time as an aware UTC datetime."""
     return datetime.now(UTC)
+
+
+def conflict_insert(dialect: str, entity: Any) -> Any:
+    """`INSERT` into `entity` as `dialect` builds it, with `on_conflict_do_nothing` / `_do_update`
+    (both dialects have them; the generic `insert` has neither)."""
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(entity)
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -33,6 +33,7 @@ not the mapped class: the ORM's bulk-update path costs ~0.2 ms more a statement,
 transaction's identity map is told about by hand below."""
 _MESSAGES = cast(Table, Message.__table__)
 _FIELDS = [c for c in _MESSAGES.c if c.name != "seq"]
+_COLUMNS = [*(c.name for c in _FIELDS), "seq"]
 _ROW = [bindparam(f"m_{c.name}", type_=c.type) for c in _FIELDS]
 """The row's parameters, named `m_<column>`: a parameter named as a column of `chat_sessions`
 would become one more `SET` of the `UPDATE` below."""
@@ -40,7 +41,7 @@ _COUNTED = _NEXT_SEQ.cte("counted")
 _COUNT_AND_INSERT = Direct(
     insert(_MESSAGES)
     .add_cte(_COUNTED)
-    .from_select([*(c.name for c in _FIELDS), "seq"], select(*_ROW, _COUNTED.c.message_count))
+    .from_select(_COLUMNS, select(*_ROW, _COUNTED.c.message_count))
     .returning(_MESSAGES.c.seq)
 )
 """PostgreSQL: `_NEXT_SEQ` and the insert in one statement (a data-modifying `WITH`), one round
@@ -48,7 +49,7 @@ trip instead of two; an unknown session counts nothing and inserts nothing (no r
 _INSERT_NEXT = Direct(
     insert(_MESSAGES)
     .from_select(
-        [*(c.name for c in _FIELDS), "seq"],
+        _COLUMNS,
         select(*_ROW, _SESSIONS.c.message_count + 1).where(
             _SESSIONS.c.id == bindparam("sid"), _SESSIONS.c.user_id == bindparam("owner")
         ),

@@ -24,12 +24,10 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from sqlalchemy import and_, delete, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
-from backend.db.base import utcnow
+from backend.db.base import conflict_insert, utcnow
 from backend.db.engine import Database
 from backend.db.models import Job
 
@@ -54,9 +52,8 @@ async def enqueue_once(
     """Add a job unless one with the same `key` is queued or running (one statement, so in any
     session: the unique index `uq_jobs_pending_dedupe_key` decides, across processes too); whether
     it was added."""
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     added = await session.execute(
-        insert(Job)
+        conflict_insert(session.get_bind().dialect.name, Job)
         .values(kind=kind, payload=payload, max_attempts=max_attempts, dedupe_key=key)
         .on_conflict_do_nothing()
         .returning(Job.id)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import case, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
-from backend.db.base import utcnow
+from backend.db.base import conflict_insert, utcnow
 from backend.db.models import UsageCounter
 from backend.errors import RateLimitedError
 from backend.ops.metrics import ERRORS
@@ -33,8 +31,8 @@ def _minute(now: datetime) -> datetime:
 async def _bump(s: AsyncSession, user_id: uuid.UUID, period: str, start: datetime, amount: int) -> int:
     """Add `amount` to the user's counter for the window starting at `start` (resetting an older
     window) and return the new count."""
-    insert: Any = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(UsageCounter).values(user_id=user_id, period=period, window_start=start, count=amount)
+    stmt = conflict_insert(s.get_bind().dialect.name, UsageCounter)
+    stmt = stmt.values(user_id=user_id, period=period, window_start=start, count=amount)
     stmt = stmt.on_conflict_do_update(
         index_elements=[UsageCounter.user_id, UsageCounter.period],
         set_={
