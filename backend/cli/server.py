@@ -17,15 +17,6 @@ if TYPE_CHECKING:
 app = typer.Typer()
 
 
-def header_buffer_bytes() -> int:
-    """What the HTTP parser buffers of an unfinished request line and header block before it answers
-    400 and closes (h11: httptools has no such limit). Complete blocks over `MAX_HEADER_BYTES` answer
-    431."""
-    from backend.services.limits import MAX_HEADER_BYTES
-
-    return 2 * MAX_HEADER_BYTES
-
-
 def serve_mcp_stdio(argv: list[str]) -> bool:
     """Serve `orrery mcp [--project ID]` (stdio) without the typer app; False for any other command
     line (the app parses it, `mcp_command` included)."""
@@ -97,6 +88,7 @@ def serve(
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(2) from None
     from backend.ops.metrics_dir import prepare_metrics_dir
+    from backend.services.http_parser import CappedHttpTools
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
     uvicorn.run(
@@ -106,9 +98,8 @@ def serve(
         port=port or settings.port,
         log_level=settings.log_level,
         workers=workers,
-        http="h11",
+        http=CappedHttpTools,  # httptools, with h11's cap on an unfinished request head
         access_log=False,  # `orrery.http` logs each request once, with its id (`backend.ops.logs`)
-        h11_max_incomplete_event_size=header_buffer_bytes(),
     )
 
 

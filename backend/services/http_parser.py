@@ -1,0 +1,47 @@
+"""The HTTP/1.1 parser `orrery serve` runs: uvicorn's httptools protocol (a C parser), with a cap on
+what it buffers of an unfinished request line and header block.
+
+h11, uvicorn's pure-Python parser, has that cap built in (`h11_max_incomplete_event_size`), but it
+cost ~2 ms of server CPU per streamed chat turn more than httptools in paired runs of the door
+benchmark (`bench.door`). httptools has no such limit: it would keep a header block that never ends
+in memory. `CappedHttpTools` counts the bytes that arrive while a request's head is incomplete and,
+past `HEAD_BUFFER_BYTES`, answers 400 and closes, as h11 did. Complete header blocks over
+`MAX_HEADER_BYTES` still reach the app, which answers 431 (`limits.BodySizeLimit`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from backend.services.limits import MAX_HEADER_BYTES
+
+HEAD_BUFFER_BYTES = 2 * MAX_HEADER_BYTES
+"""What may arrive of one request's line and headers before they are complete (h11's old cap)."""
+
+
+class CappedHttpTools(HttpToolsProtocol):
+    """httptools with a bound on an unfinished request head (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_head = True
+        self._head_bytes = 0
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
+            if self._head_bytes > HEAD_BUFFER_BYTES:
+                self._unset_keepalive_if_required()
+                self.send_400_response("Request line and headers too large.")
+                return
+        super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_head, self._head_bytes = True, 0  # the next request on this connection starts afresh
+        super().on_message_complete()
