@@ -71,7 +71,8 @@ def _kept_alive(base: str, requests: int, padding: int) -> list[int]:
     url = urlsplit(base)
     head = f"GET /health HTTP/1.1\r\nHost: {url.netloc}\r\nX-Padding: {'p' * padding}\r\n\r\n".encode()
     statuses = []
-    with socket.create_connection((url.hostname, url.port), timeout=30) as sock, sock.makefile("rb") as answers:
+    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
+        answers = sock.makefile("rb")
         for _ in range(requests):
             sock.sendall(head)
             statuses.append(int(answers.readline().split()[1]))
