@@ -71,16 +71,16 @@ def _kept_alive(base: str, requests: int, padding: int) -> list[int]:
     url = urlsplit(base)
     head = f"GET /health HTTP/1.1\r\nHost: {url.netloc}\r\nX-Padding: {'p' * padding}\r\n\r\n".encode()
     statuses = []
-    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
-        with sock.makefile("rb") as answers:
-            for _ in range(requests):
-                sock.sendall(head)
-                statuses.append(int(answers.readline().split()[1]))
-                length = 0
-                while (line := answers.readline()) not in (b"\r\n", b""):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                answers.read(length)
+    address = (url.hostname, url.port)
+    with socket.create_connection(address, timeout=30) as sock, sock.makefile("rb") as answers:
+        for _ in range(requests):
+            sock.sendall(head)
+            statuses.append(int(answers.readline().split()[1]))
+            length = 0
+            while (line := answers.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            answers.read(length)
     return statuses
 
 
