@@ -72,13 +72,20 @@ def refresh_due(settings: Settings, summarized: datetime | None, now: datetime |
 async def queue_refresh(
     db: Database, settings: Settings, user_id: uuid.UUID, summarized: datetime | None, model: str
 ) -> bool:
-    """Queue the person's refresh if it is due and none is pending (one statement); whether it was."""
+    """Queue the person's refresh if it is due, none is pending and none failed for good within the
+    refresh interval (one statement); whether it was. A summary the analyst cannot refresh stays
+    due, so without that last rule every reply would queue another failing job."""
     if not refresh_due(settings, summarized):
         return False
     payload = {"user_id": str(user_id), "model": model}
     async with db.statement() as s:
         return await enqueue_once(
-            s, REFRESH_SUMMARY_JOB, payload, key=f"summary:{user_id}", max_attempts=settings.jobs_max_attempts
+            s,
+            REFRESH_SUMMARY_JOB,
+            payload,
+            key=f"summary:{user_id}",
+            max_attempts=settings.jobs_max_attempts,
+            failed_within=timedelta(minutes=settings.pattern_refresh_minutes),
         )
 
 

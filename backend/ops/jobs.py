@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, delete, exists, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
@@ -47,17 +47,29 @@ async def enqueue(session: AsyncSession, kind: str, payload: dict[str, Any], *, 
 
 
 async def enqueue_once(
-    session: AsyncSession, kind: str, payload: dict[str, Any], *, key: str, max_attempts: int
+    session: AsyncSession,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    key: str,
+    max_attempts: int,
+    failed_within: timedelta | None = None,
 ) -> bool:
-    """Add a job unless one with the same `key` is queued or running (one statement, so in any
-    session: the unique index `uq_jobs_pending_dedupe_key` decides, across processes too); whether
-    it was added."""
-    added = await session.execute(
-        conflict_insert(session.get_bind().dialect.name, Job)
-        .values(kind=kind, payload=payload, max_attempts=max_attempts, dedupe_key=key)
-        .on_conflict_do_nothing()
-        .returning(Job.id)
-    )
+    """Add a job unless one with the same `key` is queued or running, or (with `failed_within`)
+    failed for good less than that long ago: work that keeps failing (a model that errors every
+    time) is not queued again on every trigger. One statement, so in any session: the unique
+    index `uq_jobs_pending_dedupe_key` decides, across processes too; whether it was added."""
+    values = {"kind": kind, "payload": payload, "max_attempts": max_attempts, "dedupe_key": key}
+    insert = conflict_insert(session.get_bind().dialect.name, Job)
+    if failed_within is None:
+        statement = insert.values(**values)
+    else:
+        failed = exists().where(
+            Job.dedupe_key == key, Job.status == "failed", Job.updated_at > utcnow() - failed_within
+        )
+        row = select(*(literal(v, Job.__table__.c[k].type) for k, v in values.items())).where(~failed)
+        statement = insert.from_select(list(values), row)
+    added = await session.execute(statement.on_conflict_do_nothing().returning(Job.id))
     return added.first() is not None
 
 

@@ -132,3 +132,47 @@ async def test_retrying_a_failed_job_whose_work_is_pending_again_is_refused_from
         ("queued", "probe:1"),
     }
     assert sorted(j.status for j in await _jobs(db)) == ["failed", "queued"]  # nothing changed
+
+
+async def test_a_key_that_failed_for_good_waits_out_the_interval(db: Database) -> None:
+    async def once(within: timedelta | None) -> bool:
+        async with db.statement() as s:
+            return await enqueue_once(
+                s, "probe", {"n": 1}, key="probe:1", max_attempts=1, failed_within=within
+            )
+
+    assert await once(timedelta(minutes=10)) is True  # nothing failed: queued as before
+    async with db.transaction() as s:
+        await s.execute(update(Job).values(status="failed", updated_at=utcnow() - timedelta(minutes=5)))
+    assert await once(timedelta(minutes=10)) is False  # failed 5 minutes ago
+    assert await once(timedelta(minutes=2)) is True  # a shorter interval has passed
+    [queued] = [j for j in await _jobs(db) if j.status == "queued"]
+    assert (queued.kind, queued.payload, queued.max_attempts, queued.attempts) == ("probe", {"n": 1}, 1, 0)
+    assert queued.run_after <= utcnow() and queued.created_at <= queued.updated_at <= utcnow()  # defaults
+
+
+async def test_an_analyst_that_keeps_failing_is_queued_once_per_interval(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    """A summary the analyst cannot refresh stays due; after its job failed for good, replies queue
+    nothing more until the refresh interval has passed since the failure."""
+
+    def analyst_fails(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if info.output_tools:
+            raise RuntimeError("the analyst's model is down")
+        return ModelResponse(parts=[TextPart("noted")])
+
+    every = settings.model_copy(update={"pattern_refresh_minutes": 10, "jobs_max_attempts": 1})
+    orch = Orchestrator(db, every, lambda name, s: streaming(analyst_fails))
+    await _age_summary(db, demo.user_id, 11)
+    await _turn_in_new_session(orch, db, demo, "What next?")
+    await orch.jobs.run_due()
+    assert [j.status for j in await _jobs(db)] == ["failed"]
+    for text in ("And now?", "Still there?"):
+        await _turn_in_new_session(orch, db, demo, text)
+    assert [j.status for j in await _jobs(db)] == ["failed"]  # due, but it failed just now
+
+    async with db.transaction() as s:
+        await s.execute(update(Job).values(updated_at=utcnow() - timedelta(minutes=11)))
+    await _turn_in_new_session(orch, db, demo, "Try again?")
+    assert sorted(j.status for j in await _jobs(db)) == ["failed", "queued"]

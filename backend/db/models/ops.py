@@ -18,6 +18,8 @@ from backend.vocabulary import sql_in
 JOB_STATUSES = ("queued", "running", "done", "failed")
 PENDING = "status IN ('queued', 'running') AND dedupe_key IS NOT NULL"
 """The jobs a `dedupe_key` is unique among: one queued or running job per key."""
+FAILED = "status = 'failed' AND dedupe_key IS NOT NULL"
+"""Keyed jobs that failed for good: `enqueue_once(failed_within=...)` looks for a recent one."""
 
 
 class Job(UUIDPrimaryKey, Timestamps, Base):
@@ -48,6 +50,13 @@ class Job(UUIDPrimaryKey, Timestamps, Base):
             unique=True,
             sqlite_where=text(PENDING),
             postgresql_where=text(PENDING),
+        ),
+        Index(
+            "ix_jobs_failed_dedupe_key",
+            "dedupe_key",
+            "updated_at",
+            sqlite_where=text(FAILED),
+            postgresql_where=text(FAILED),
         ),
     )
 
