@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
 from backend.app.http import create_app
@@ -113,6 +113,30 @@ async def test_concurrent_workers_claim_each_job_once(db: Database, settings: Se
         await second.dispose()
     assert sum(counts) == 12 and sorted(ran) == list(range(12))
     assert {j.status for j in await jobs(db)} == {"done"}
+
+
+async def test_an_idle_poll_is_one_statement_outside_any_transaction(
+    db: Database, settings: Settings
+) -> None:
+    """Every worker polls every `jobs_poll_seconds`: with nothing due, one SELECT and no BEGIN."""
+    begun: list[bool] = []
+    statements: list[str] = []
+
+    def on_begin(conn: Any) -> None:
+        begun.append(not conn.get_execution_options().get("orrery_single"))
+
+    def on_statement(conn: Any, cursor: Any, sql: str, *args: Any) -> None:
+        statements.append(sql)
+
+    event.listen(db.engine.sync_engine, "begin", on_begin)
+    event.listen(db.engine.sync_engine, "before_cursor_execute", on_statement)
+    try:
+        assert await JobWorker(db, settings, {}).run_due() == 0
+    finally:
+        event.remove(db.engine.sync_engine, "begin", on_begin)
+        event.remove(db.engine.sync_engine, "before_cursor_execute", on_statement)
+    assert sum(begun) == 0
+    assert len(statements) == 1 and statements[0].lstrip().startswith("SELECT")
 
 
 async def test_a_failing_job_is_logged_retried_then_failed(
