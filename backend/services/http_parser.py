@@ -27,8 +27,8 @@ class CappedHttpTools(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._ends = 0
-        """Request heads and requests completed on this connection."""
-        self._in_head = True
+        """Request heads and requests completed on this connection: even while a head is unfinished
+        (or none started), odd from a complete head to its request's end."""
         self._head_bytes = 0
 
     def data_received(self, data: bytes) -> None:
@@ -37,7 +37,7 @@ class CappedHttpTools(HttpToolsProtocol):
         counted. A read is at most 256 KB, which bounds the overshoot."""
         ends = self._ends
         super().data_received(data)
-        if ends != self._ends or not self._in_head or self.transport.is_closing():
+        if ends != self._ends or ends % 2 or self.transport.is_closing():
             return
         self._head_bytes += len(data)
         if self._head_bytes > HEAD_BUFFER_BYTES:
@@ -46,10 +46,9 @@ class CappedHttpTools(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._ends += 1
-        self._in_head = False
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
         self._ends += 1
-        self._in_head, self._head_bytes = True, 0  # the next request on this connection starts afresh
+        self._head_bytes = 0  # the next request on this connection starts afresh
         super().on_message_complete()
