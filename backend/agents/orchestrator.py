@@ -26,7 +26,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -158,7 +157,9 @@ class Orchestrator:
         arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        async with self.locks.hold(sid), _turn_reads(self.db) as reads:
+        # the turn's read session (no transaction): the message may be stored in it (one
+        # statement); `_turn` closes it after assembly, before the model runs
+        async with self.locks.hold(sid), self.db.single() as reads:
             pending = await store_user_message(
                 self.db,
                 self.settings,
@@ -167,9 +168,9 @@ class Orchestrator:
                 message,
                 client_key,
                 fingerprint,
+                reads,
                 self.embedding,
                 arrival,
-                reads,
             )
             self._embeddings_queued()
             if pending.shared_failure:  # the same request ran while this one waited, and failed
@@ -195,18 +196,18 @@ class Orchestrator:
         agent: str | None,
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
-        reads: AsyncSession | None = None,
+        reads: AsyncSession,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
         turn's path in order. Choosing and assembling share one read-only session outside any
-        transaction (`reads`, else a new one; no write lock held, no `BEGIN`/`ROLLBACK` round trips;
+        transaction (`reads`; no write lock held, no `BEGIN`/`ROLLBACK` round trips;
         the turn lock keeps the session's own rows still), closed before the model runs; the
         `agent` event goes out before assembly, so the client's first byte does not wait for it.
         What they change (the switch, the knowledge decision, a summary) is written with the reply
         as memos."""
         started = time.perf_counter()
         await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
-        async with reads if reads is not None else self.db.single() as s:
+        async with reads as s:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
@@ -376,12 +377,6 @@ class Orchestrator:
             focus=pending.focus,
         )
         return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
-
-
-def _turn_reads(db: Database) -> AbstractAsyncContextManager[AsyncSession | None]:
-    """The turn's read session (no transaction), opened before its message is stored (which may
-    happen in it, one statement) and closed after assembly (`_turn`), or with the turn."""
-    return db.single()
 
 
 def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:

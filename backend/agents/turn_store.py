@@ -102,16 +102,16 @@ async def store_user_message(
     message: str | None,
     client_key: str | None,
     fingerprint: str | None,
+    reads: AsyncSession,
     embedding: EmbeddingModel = LOCAL,
     arrival: Arrival = Arrival(),  # noqa: B008 - frozen
-    reads: AsyncSession | None = None,
 ) -> PendingTurn:
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
     with it, never a call here. Runs under the turn lock. `reads`: the turn's read
     session, outside any transaction, in which a message that is the only write is stored by its
     one statement (the turn then reads its context there: one connection checkout fewer)."""
-    if reads is not None and _alone(settings, message, client_key, arrival, embedding):
+    if _alone(settings, message, client_key, arrival, embedding):
         stored = await _store_alone(reads, user_id, sid, message, embedding)
         if stored is not None:
             return stored
