@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
 
 from backend.agents.orchestrator import Orchestrator
 from backend.config import Settings
@@ -17,6 +17,7 @@ from backend.db.models import CheckIn
 from backend.errors import ValidationError
 from backend.memory.messages import append_message
 from backend.repo import chat
+from tests.support.db_events import transactions_begun
 from tests.support.models import streaming
 
 
@@ -339,16 +340,8 @@ async def test_a_plain_turn_needs_no_transaction(db: Database, settings: Setting
     model, _ = scripted("First.", "Second.")
     orch = Orchestrator(db, settings, lambda name, s: model.model)
     await _run(orch, demo, sid, "What should I do next on the pricing work?")
-    begun: list[bool] = []
-
-    def on_begin(conn: Any) -> None:
-        begun.append(not conn.get_execution_options().get("orrery_single"))
-
-    event.listen(db.engine.sync_engine, "begin", on_begin)
-    try:
+    with transactions_begun(db) as begun:
         events = await _run(orch, demo, sid, "And after that?")
-    finally:
-        event.remove(db.engine.sync_engine, "begin", on_begin)
     assert events[-1].type == "done"
     assert sum(begun) == 0
     async with db.sessions() as s:

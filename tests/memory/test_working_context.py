@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert
+from sqlalchemy import insert
 
 from backend.config import Settings
 from backend.context.working_context import ContextSection, assemble_working_context
@@ -18,6 +16,7 @@ from backend.db.models import ChatSession, Message
 from backend.errors import NotFoundError, ValidationError
 from backend.memory.messages import append_message
 from backend.repo import chat, memory
+from tests.support.db_events import count_statements
 from tests.support.factories import make_entity, make_project, make_user
 
 BASE = "You are the planner.\n\nAnswer in short bullet lists."
@@ -164,21 +163,6 @@ async def test_another_users_session_is_not_found(db: Database, settings: Settin
             await assemble_working_context(
                 s, agent="coach", base_prompt=BASE, session_id=sid, user_id=stranger.id, settings=settings
             )
-
-
-@contextmanager
-def count_statements(db: Database) -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def before(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if not statement.startswith("BEGIN"):  # SQLite's explicit BEGIN rides with the first query
-            statements.append(statement)
-
-    event.listen(db.engine.sync_engine, "before_cursor_execute", before)
-    try:
-        yield statements
-    finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", before)
 
 
 async def _world(db: Database, messages: int, goals: int, check_ins: int) -> tuple[Any, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
 from backend.app.http import create_app
@@ -21,6 +21,7 @@ from backend.db.engine import Database
 from backend.db.models import Job, UserSummary
 from backend.ops.jobs import JobWorker, enqueue
 from backend.repo import chat
+from tests.support.db_events import count_statements, transactions_begun
 from tests.support.models import streaming
 from tests.support.serving import serving
 
@@ -119,22 +120,8 @@ async def test_an_idle_poll_is_one_statement_outside_any_transaction(
     db: Database, settings: Settings
 ) -> None:
     """Every worker polls every `jobs_poll_seconds`: with nothing due, one SELECT and no BEGIN."""
-    begun: list[bool] = []
-    statements: list[str] = []
-
-    def on_begin(conn: Any) -> None:
-        begun.append(not conn.get_execution_options().get("orrery_single"))
-
-    def on_statement(conn: Any, cursor: Any, sql: str, *args: Any) -> None:
-        statements.append(sql)
-
-    event.listen(db.engine.sync_engine, "begin", on_begin)
-    event.listen(db.engine.sync_engine, "before_cursor_execute", on_statement)
-    try:
+    with transactions_begun(db) as begun, count_statements(db) as statements:
         assert await JobWorker(db, settings, {}).run_due() == 0
-    finally:
-        event.remove(db.engine.sync_engine, "begin", on_begin)
-        event.remove(db.engine.sync_engine, "before_cursor_execute", on_statement)
     assert sum(begun) == 0
     assert len(statements) == 1 and statements[0].lstrip().startswith("SELECT")
 
