@@ -57,7 +57,7 @@ format: install ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-typecheck: install ## mypy --strict over backend/ and tools/
+typecheck: install ## mypy --strict over the orrery package (backend/orrery/, its tools included)
 	$(NICE) $(BIN)/mypy
 
 docs: install ## Build the documentation site strictly (any warning fails) into site/

@@ -1,7 +1,7 @@
 """Build step: copy the top-level `alembic/` and `prompts/` into the wheel as package data.
 
-They stay at the top of the repository (the fixed layout), and `backend.resources` finds the copies
-under `backend/_bundled/` in an installed package. Everything else is in pyproject.toml.
+They stay at the top of the repository (the fixed layout), and `orrery.resources` finds the copies
+under `orrery/_bundled/` in an installed package. Everything else is in pyproject.toml.
 """
 
 import shutil
@@ -14,7 +14,7 @@ SHIPPED = ("alembic", "prompts")
 
 
 class BuildWithData(build_py):
-    """The standard build, plus the migration chain and prompts inside `backend/_bundled/`."""
+    """The standard build, plus the migration chain and prompts inside `orrery/_bundled/`."""
 
     def run(self) -> None:
         super().run()
@@ -22,7 +22,7 @@ class BuildWithData(build_py):
             return
         root = Path(__file__).resolve().parent
         for name in SHIPPED:
-            target = Path(self.build_lib) / "backend" / "_bundled" / name
+            target = Path(self.build_lib) / "orrery" / "_bundled" / name
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(root / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 

@@ -15,10 +15,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from alembic import context
-from backend.config import get_settings
-from backend.db.base import UTCDateTime
-from backend.db.migrations import include_name
-from backend.db.models import Base
+from orrery.config import get_settings
+from orrery.db.base import UTCDateTime
+from orrery.db.migrations import include_name
+from orrery.db.models import Base
 
 config = context.config
 if config.config_file_name is not None:

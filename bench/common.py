@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from backend.config import Settings
-from backend.db.migrations import upgrade
+from orrery.config import Settings
+from orrery.db.migrations import upgrade
 from tests.support.postgres import ThrowawayPostgres
 
 

@@ -19,14 +19,14 @@ from typing import Any
 
 from sqlalchemy import event, insert, update
 
-from backend.context.working_context import assemble_working_context
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import ChatSession, CheckIn, Message
-from backend.demo.synth import synthesize
-from backend.memory.message_index import index_columns
-from backend.repo import chat
 from bench.common import bench_settings, databases, median_ms
+from orrery.context.working_context import assemble_working_context
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession, CheckIn, Message
+from orrery.demo.synth import synthesize
+from orrery.memory.message_index import index_columns
+from orrery.repo import chat
 
 STRATEGIES = ("last_n", "token_budget", "relevance", "summary")
 BASE = "You are the planner. Answer in short bullet lists."

@@ -1,5 +1,5 @@
 """A turn's statement through SQLAlchemy against the same statement run on the driver (`Direct`,
-`backend.db.direct`): CPU per statement, on SQLite and PostgreSQL. The statement is the history
+`orrery.db.direct`): CPU per statement, on SQLite and PostgreSQL. The statement is the history
 window's read (the session row joined to its messages), in a session without a transaction as a
 turn runs it; once as the session's only statement (checkout and close included) and three times in
 one session (what each further statement costs).
@@ -15,10 +15,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from backend.db.engine import Database
-from backend.db.models import ChatSession, User
-from backend.memory.history import _WINDOW_ROWS
 from bench.common import bench_settings, databases
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession, User
+from orrery.memory.history import _WINDOW_ROWS
 
 
 async def _cpu_us(run: Callable[[], Awaitable[Any]], runs: int) -> float:

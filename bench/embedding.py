@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from backend.memory.embeddings import load_embedder
+from orrery.memory.embeddings import load_embedder
 
 SENTENCE = "the launch checklist has three open items left: the copy review, the analytics tags and the"
 TOKENS = (8, 24, 64, 128, 256)

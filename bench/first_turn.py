@@ -22,18 +22,18 @@ from pathlib import Path
 import httpx, uvicorn
 os.environ["OPENAI_API_KEY"] = "sk-bench"
 os.environ["OPENAI_API_BASE"] = "http://127.0.0.1:9/v1"
-import backend.agents.preload as preload
+import orrery.agents.preload as preload
 if sys.argv[1] == "on-loop":
     async def _nothing(model, settings):
         return None
     preload.preload_provider = _nothing
-    import backend.agents.orchestrator as orchestrator
+    import orrery.agents.orchestrator as orchestrator
     orchestrator.preload_provider = _nothing
-    import backend.app.http as app_module
+    import orrery.app.http as app_module
     app_module.preload_provider = _nothing
-from backend.app.http import create_app
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
+from orrery.app.http import create_app
+from orrery.db.engine import Database
+from orrery.demo.workspace import load_demo
 from bench.common import bench_settings, fresh_url
 
 tmp = Path(tempfile.mkdtemp())

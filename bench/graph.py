@@ -17,16 +17,16 @@ from typing import Any
 
 from sqlalchemy import event, insert, select
 
-from backend.context.builder import build_context, resolve_request
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import Edge, Entity
-from backend.demo.synth import synthesize
-from backend.graph.linked import load_linked_entities_context
-from backend.graph.linked_format import abbreviated_within
-from backend.repo.linked_cache import linked_cache
-from backend.tokens import counter_for
 from bench.common import bench_settings, databases, median_ms
+from orrery.context.builder import build_context, resolve_request
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import Edge, Entity
+from orrery.demo.synth import synthesize
+from orrery.graph.linked import load_linked_entities_context
+from orrery.graph.linked_format import abbreviated_within
+from orrery.repo.linked_cache import linked_cache
+from orrery.tokens import counter_for
 
 RELS = ["depends_on", "references", "relates_to", "supports_goal", "belongs_to_plan", "targets_milestone"]
 

@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 import uvicorn
 
-from backend.app.http import create_app
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
-from backend.repo import chat
 from bench.common import bench_settings, databases
+from orrery.app.http import create_app
+from orrery.db.engine import Database
+from orrery.demo.workspace import load_demo
+from orrery.repo import chat
 
 
 def _free_port() -> int:

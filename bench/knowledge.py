@@ -16,14 +16,14 @@ from typing import Any
 
 from sqlalchemy import event, insert, select, text
 
-from backend.db.engine import Database
-from backend.db.models import KbEntry, KbRelation
-from backend.demo.synth import synthesize
-from backend.demo.workspace import DEMO_DOCS, load_demo
-from backend.docs.index import get_context_for_story
-from backend.knowledge.load_context import load_context_for_task
-from backend.tokens import counter_for
 from bench.common import bench_settings, databases, median_ms
+from orrery.db.engine import Database
+from orrery.db.models import KbEntry, KbRelation
+from orrery.demo.synth import synthesize
+from orrery.demo.workspace import DEMO_DOCS, load_demo
+from orrery.docs.index import get_context_for_story
+from orrery.knowledge.load_context import load_context_for_task
+from orrery.tokens import counter_for
 
 QUERIES = [
     "refund policy for overage on invoices",

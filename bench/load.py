@@ -10,10 +10,10 @@ import argparse
 import asyncio
 import time
 
-from backend.db.engine import Database
-from backend.demo.synth import synthesize
-from backend.demo.workspace import load_demo
 from bench.common import bench_settings, databases
+from orrery.db.engine import Database
+from orrery.demo.synth import synthesize
+from orrery.demo.workspace import load_demo
 
 EDGES_PER_ENTITY = 3
 

@@ -2,7 +2,7 @@
 reply shape (one tool call, then ~46 streamed text deltas), with an instant function model — no
 database, no HTTP, no Orrery. Three ways of driving it: `run_stream_events` (what turns used first),
 `Agent.iter` with each node's own stream (what they used next), and the turn's own loop on
-pydantic-ai's direct API (`backend.agents.model_loop`, what `backend.agents.model_run` does now).
+pydantic-ai's direct API (`orrery.agents.model_loop`, what `orrery.agents.model_run` does now).
 The door benchmark's CPU per turn cannot go below the last.
 
 `python -m bench.model_floor [--runs 300] [--deltas 46]`
@@ -21,7 +21,7 @@ from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from backend.agents.model_loop import LoopSpec, run_loop
+from orrery.agents.model_loop import LoopSpec, run_loop
 
 INSTRUCTIONS = "You are a planner. " * 200  # about the size of a turn's system prompt
 

@@ -12,11 +12,11 @@ import asyncio
 import time
 from typing import Any
 
-from backend.db.engine import Database
-from backend.ops.jobs import JobWorker, enqueue
-from backend.ops.limits import count_tokens, reserve_turn
-from backend.repo import identity
 from bench.common import bench_settings, databases, median_ms
+from orrery.db.engine import Database
+from orrery.ops.jobs import JobWorker, enqueue
+from orrery.ops.limits import count_tokens, reserve_turn
+from orrery.repo import identity
 
 ROUNDS = 200
 JOBS = 500

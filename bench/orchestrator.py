@@ -20,11 +20,11 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from backend.agents.orchestrator import Orchestrator
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
-from backend.repo import chat
 from bench.common import bench_settings, databases
+from orrery.agents.orchestrator import Orchestrator
+from orrery.db.engine import Database
+from orrery.demo.workspace import load_demo
+from orrery.repo import chat
 
 
 def _instant() -> FunctionModel:
@@ -58,7 +58,7 @@ the benchmark (it no longer reads zero)."""
 @contextmanager
 def _time_phases(orchestrator: Orchestrator, cpu: dict[str, float]) -> Iterator[None]:
     """While inside, the phases' functions add their CPU time up in `cpu` (restored after)."""
-    from backend.agents import orchestrator as module
+    from orrery.agents import orchestrator as module
 
     replaced: list[tuple[Any, str, Any]] = []
     for phase, names in PHASES.items():

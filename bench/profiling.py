@@ -28,7 +28,7 @@ OWNERS = (  # (group, path prefixes); the innermost frame matching one of them o
     ),
     ("tokenizer (tiktoken)", ("tiktoken/", "tiktoken_ext/")),
     ("metrics/tracing", ("prometheus_client/", "opentelemetry/")),
-    ("Orrery", ("backend/",)),
+    ("Orrery", ("orrery/",)),
 )
 
 
@@ -66,7 +66,7 @@ def summarize_profile(raw: str) -> str:
         if inner and group == "Orrery":
             key = f"{inner[0]} ({inner[1]})"
             own[key] = own.get(key, 0) + count
-        for key in {f"{n} ({p})" for n, p, g in owned if g == "Orrery" and "backend/cli/" not in p}:
+        for key in {f"{n} ({p})" for n, p, g in owned if g == "Orrery" and "orrery/cli/" not in p}:
             total[key] = total.get(key, 0) + count
     lines = ["| where the CPU goes | share |", "|---|---:|"]
     lines += [

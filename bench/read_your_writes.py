@@ -23,9 +23,9 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy import func, select
 
-from backend.db.engine import Database
-from backend.db.models import ChatSession
 from bench.common import bench_settings, databases
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession
 from tests.support.load import ROOT, prepare_database, server_process
 from tests.support.read_your_writes import ReadAfterWrite, create_then_read
 

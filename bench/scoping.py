@@ -17,23 +17,23 @@ import asyncio
 import statistics
 from pathlib import Path
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.evaluation.baseline import LexicalBaseline
-from backend.evaluation.dataset import Conversation, Session, Turn
-from backend.evaluation.files import load_dataset
-from backend.evaluation.harness import (
+from bench.common import bench_settings, databases
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.evaluation.baseline import LexicalBaseline
+from orrery.evaluation.dataset import Conversation, Session, Turn
+from orrery.evaluation.files import load_dataset
+from orrery.evaluation.harness import (
     DEFAULT_STRATEGIES,
     evaluate,
     load_conversation,
     resolve_strategies,
     timed_select,
 )
-from backend.evaluation.report import markdown_table
-from backend.memory.history_cache import history_cache
-from backend.memory.scoping import get_strategy
-from backend.tokens import counter_for
-from bench.common import bench_settings, databases
+from orrery.evaluation.report import markdown_table
+from orrery.memory.history_cache import history_cache
+from orrery.memory.scoping import get_strategy
+from orrery.tokens import counter_for
 
 DATASET = Path(__file__).parent / "data" / "scoping_dataset.json"
 

@@ -1,5 +1,5 @@
 """The SQLite drivers side by side: CPU per statement through SQLAlchemy, `inline` (the default:
-SQLite's calls on the event loop, `backend.db.sqlite_inline`) against `aiosqlite` (a thread per
+SQLite's calls on the event loop, `orrery.db.sqlite_inline`) against `aiosqlite` (a thread per
 connection, each call handed back through the loop). A one-row read in a read session, and a write
 transaction (`BEGIN IMMEDIATE`, one INSERT, COMMIT), on a WAL file like the server's.
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from backend.config import Settings
-from backend.db.engine import Database
+from orrery.config import Settings
+from orrery.db.engine import Database
 
 
 async def _cpu_us(driver: str, runs: int) -> tuple[float, float]:

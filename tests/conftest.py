@@ -26,13 +26,13 @@ import pytest
 from pydantic_ai import models
 from sqlalchemy import delete
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.migrations import upgrade
-from backend.db.models import ApiKey
-from backend.demo.workspace import load_demo
-from backend.memory.history_cache import history_cache
-from backend.repo.linked_cache import linked_cache
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.migrations import upgrade
+from orrery.db.models import ApiKey
+from orrery.demo.workspace import load_demo
+from orrery.memory.history_cache import history_cache
+from orrery.repo.linked_cache import linked_cache
 from tests.support.postgres import PostgresUnavailable, ThrowawayPostgres
 from tests.support.serving import serving
 
@@ -222,7 +222,7 @@ async def demo(db: Database, settings: Settings) -> Any:
 @pytest.fixture
 async def api(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client on the app over the demo workspace, signed in as the demo user."""
-    from backend.app.http import create_app
+    from orrery.app.http import create_app
 
     async with serving(create_app(settings), demo.api_key) as client:
         yield client

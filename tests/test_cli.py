@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.config import get_settings
+from orrery.cli import app
+from orrery.config import get_settings
 
 runner = CliRunner()
 
@@ -224,7 +224,7 @@ def test_interactive_chat_wraps_long_replies_at_the_terminal_width(
     migrated_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reply longer than the terminal is wrapped, never cut at its edge."""
-    from backend.cli.common import out
+    from orrery.cli.common import out
 
     assert invoke("demo", "load")[0] == 0
     monkeypatch.setattr(out, "_width", 40)

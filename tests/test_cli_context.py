@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.cli.terminal import read_line
-from backend.config import get_settings
-from backend.roster import get_agent
+from orrery.cli import app
+from orrery.cli.terminal import read_line
+from orrery.config import get_settings
+from orrery.roster import get_agent
 
 runner = CliRunner()
 
@@ -158,7 +158,7 @@ def _conversation(demo: dict[str, Any]) -> str:
     """A planner session holding tests.support.conversation's 16 messages."""
     import uuid
 
-    from backend.db.engine import Database
+    from orrery.db.engine import Database
     from tests.support.conversation import write_conversation
 
     code, output = invoke(
@@ -178,7 +178,7 @@ def _conversation(demo: dict[str, Any]) -> str:
 
 
 def _stored(sid: str) -> Any:
-    from backend.db.engine import Database
+    from orrery.db.engine import Database
     from tests.support.conversation import stored
 
     async def read() -> Any:

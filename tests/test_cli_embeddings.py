@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from backend.db.engine import Database
-from backend.memory.messages import append_message
-from backend.repo import chat
+from orrery.db.engine import Database
+from orrery.memory.messages import append_message
+from orrery.repo import chat
 from tests.support.entrypoint import Commands, server_launcher
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server

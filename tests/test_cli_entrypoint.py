@@ -26,7 +26,7 @@ from tests.support.entrypoint import Commands, Forked, server_launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 ORRERY = str(Path(sys.executable).with_name("orrery"))
-DEMO_DOCS = str(ROOT / "backend" / "demo" / "docs")
+DEMO_DOCS = str(ROOT / "backend" / "orrery" / "demo" / "docs")
 
 # (argv with {placeholders}, expected exit code, text the output must contain, name to capture JSON as)
 Step = tuple[list[str], int, str, str | None]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from backend.config import Settings
+from orrery.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -77,7 +77,7 @@ def test_the_plugin_example_runs_as_written(tmp_path: Path) -> None:
 
 CONFORMANCE = """
 import asyncio, inspect, example
-from backend.testing import run_strategy_conformance
+from orrery.testing import run_strategy_conformance
 found = [c for _, c in inspect.getmembers(example, inspect.isclass)
          if c.__module__ == "example" and hasattr(c, "select") and hasattr(c, "name")]
 for cls in found:

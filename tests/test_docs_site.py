@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from backend.config import Settings
+from orrery.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from backend.config import Settings
-from backend.db.engine import Database
+from orrery.config import Settings
+from orrery.db.engine import Database
 from tests.support.entrypoint import server_launcher
 
 
@@ -67,8 +67,8 @@ async def test_mcp_tools_describe_every_parameter_and_refuse_unknown_ones(
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from backend.plugins import ensure_plugins
-    from tools.registry import REGISTRY
+    from orrery.plugins import ensure_plugins
+    from orrery.tools.registry import REGISTRY
 
     ensure_plugins()  # this process's registry, like the server's, includes the example plugin's tool
     async with (
@@ -126,8 +126,8 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.exceptions import MCPError
 
-    from backend.mcp_server import http_app
-    from backend.repo import identity
+    from orrery.mcp_server import http_app
+    from orrery.repo import identity
 
     async with db.transaction() as s:
         eve = await identity.create_user(s, "eve@example.org", "Eve")
@@ -197,7 +197,7 @@ async def test_mcp_serves_entries_and_stories_as_resources_and_agents_as_prompts
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from backend import __version__
+    from orrery import __version__
 
     async with (
         stdio_client(await _session(db_url, demo.api_key)) as streams,

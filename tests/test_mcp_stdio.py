@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from backend.config import Settings
-from backend.mcp_server.handshake import (
+from orrery.config import Settings
+from orrery.mcp_server.handshake import (
     HANDSHAKE_VERSIONS,
     REPLAYED_ID,
     Incoming,
@@ -39,7 +39,7 @@ def test_the_handshake_versions_are_the_sdks() -> None:
 
 @pytest.mark.parametrize("version", [*HANDSHAKE_VERSIONS, "2026-07-28", "1999-01-01"])
 async def test_the_fast_answer_is_the_one_the_sdk_gives(version: str) -> None:
-    from backend.mcp_server.server import build_stdio_server
+    from orrery.mcp_server.server import build_stdio_server
 
     async def nobody() -> Any:
         raise AssertionError("initialize needs no caller")
@@ -86,7 +86,7 @@ def test_the_sdks_answer_to_the_replay_is_dropped_and_a_difference_logged(
 
 
 def test_only_a_plain_stdio_command_line_skips_the_typer_app() -> None:
-    from backend.cli.server import serve_mcp_stdio
+    from orrery.cli.server import serve_mcp_stdio
 
     for argv in (["serve"], ["mcp", "--http"], ["mcp", "--help"], ["mcp", "--project"], ["mcp", "-x"]):
         assert serve_mcp_stdio(argv) is False, argv

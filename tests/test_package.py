@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.support.entrypoint import Launcher
 
 ROOT = Path(__file__).resolve().parents[1]
-WHERE = "import backend, backend.resources as r; print(backend.__file__); print(r.shipped_dir('alembic'))"
+WHERE = "import orrery, orrery.resources as r; print(orrery.__file__); print(r.shipped_dir('alembic'))"
 SKIP = shutil.ignore_patterns(
     ".venv",
     ".git",
@@ -79,7 +79,7 @@ def test_wheel_installs_migrates_and_loads_the_demo(tmp_path: Path) -> None:
     ).stdout.split()
     assert all(line.startswith(site) for line in where), where  # the installed package, not the checkout
     # the installed console script, each command in its own process forked from a launcher running in
-    # the fresh venv (it imports the installed `backend.cli` first): four cold starts cost ~14 CPU-s
+    # the fresh venv (it imports the installed `orrery.cli` first): four cold starts cost ~14 CPU-s
     with Launcher(orrery, env, work, python=python) as launcher:
 
         def run(*args: str) -> str:

@@ -13,16 +13,16 @@ import httpx
 import pytest
 from pydantic_ai import Agent
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.demo.workspace import DEMO_DOCS, load_demo
-from backend.deps import TurnDeps
-from backend.mcp_server import build_server
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.demo.workspace import DEMO_DOCS, load_demo
+from orrery.deps import TurnDeps
+from orrery.mcp_server import build_server
+from orrery.tools.registry import agent_tools
 from tests.conftest import settings_for
 from tests.support.factories import make_project
 from tests.support.models import calls
-from tools.registry import agent_tools
 
 MINE = "budget: 300\nstrategy: breadth\nformat: outline\ndescription: my own\n"
 
@@ -113,7 +113,7 @@ async def test_index_docs_creates_the_first_index_from_the_configured_folder(db_
     try:
         demo = await load_demo(db, configured.secret_key)
         async with db.transaction() as s:
-            from backend.db.models import User
+            from orrery.db.models import User
 
             owner = await s.get(User, demo.user_id)
             assert owner is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.text import analyze, search_terms, stem
+from orrery.text import analyze, search_terms, stem
 
 
 def test_stems_agree_on_word_families() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.config import Settings
-from backend.tokens import Budgets, context_window_for, counter_for, encoding_name_for, fit_whole_items
+from orrery.config import Settings
+from orrery.tokens import Budgets, context_window_for, counter_for, encoding_name_for, fit_whole_items
 
 
 @pytest.mark.parametrize(
@@ -74,7 +74,7 @@ def test_counting_and_window_lookup_never_import_litellm() -> None:
     import sys
 
     code = (
-        "import sys; from backend.tokens import counter_for, context_window_for; "
+        "import sys; from orrery.tokens import counter_for, context_window_for; "
         "counter_for('gpt-4o').count('hello'); context_window_for('gpt-4o'); "
         "assert 'litellm' not in sys.modules, 'litellm imported'"
     )

@@ -65,7 +65,7 @@ BATCH = 1000
 
 
 def _backfill() -> None:
-    from backend.memory.message_index import index_fields
+    from orrery.memory.message_index import index_fields
 
     bind = op.get_bind()
     messages = sa.table(

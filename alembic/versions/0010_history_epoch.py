@@ -1,6 +1,6 @@
 """A history epoch per session, bumped by the database whenever a stored message is deleted or one
 of the fields scoping reads is changed, so a process's cached copy of a session's history (see
-`backend/memory/history_cache.py`) knows, on its next read, that it must read the session again.
+`backend/orrery/memory/history_cache.py`) knows, on its next read, that it must read the session again.
 Appending a message does not bump it: a cache reads the new messages on top of what it holds.
 
 Triggers keep it (a writer that bypasses the application is noticed too). A later migration that

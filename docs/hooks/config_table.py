@@ -1,7 +1,7 @@
-"""MkDocs hook: the configuration page's table of settings, generated from `backend.config.Settings`.
+"""MkDocs hook: the configuration page's table of settings, generated from `orrery.config.Settings`.
 
 Each row is a field: its environment variable, its default and its docstring (the attribute docstring
-under the field in `backend/config.py`), so the page cannot drift from the code. `.env.example` lists
+under the field in `backend/orrery/config.py`), so the page cannot drift from the code. `.env.example` lists
 the same variables; `tests/test_docs_site.py` checks that both name every field.
 """
 
@@ -17,7 +17,7 @@ PAGE = "configuration.md"
 
 def field_docs() -> dict[str, str]:
     """Each `Settings` field's attribute docstring, one line, by field name."""
-    from backend.config import Settings
+    from orrery.config import Settings
 
     tree = ast.parse(inspect.getsource(Settings))
     body = tree.body[0].body  # type: ignore[attr-defined]
@@ -54,8 +54,8 @@ def shown_default(value: Any) -> str:
 
 
 def settings_rows() -> list[tuple[str, str, str]]:
-    """(variable, default, meaning) for every `Settings` field, in the order of `backend/config.py`."""
-    from backend.config import Settings
+    """(variable, default, meaning) for every `Settings` field, in the order of `backend/orrery/config.py`."""
+    from orrery.config import Settings
 
     docs = field_docs()
     rows = []

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.memory import summaries
-from backend.repo import chat
-from backend.services import context_view
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.memory import summaries
+from orrery.repo import chat
+from orrery.services import context_view
 
 
 async def test_next_context_uses_the_turns_summarizer(
@@ -40,7 +40,7 @@ async def test_the_terminals_context_command_uses_the_chats_summarizer(
     """`/context` in `orrery chat` previews with the chat's orchestrator: no model built per command."""
     from rich.console import Console
 
-    from backend.cli.terminal import ChatTarget, _show_next_context
+    from orrery.cli.terminal import ChatTarget, _show_next_context
 
     orchestrator = Orchestrator(db, settings.model_copy(update={"model": "openai/fake-model"}))
     assert orchestrator.summarizer() is not None  # built once, before the command

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.memory.turn_view import UNANSWERED
+from orrery.memory.turn_view import UNANSWERED
 from tests.conftest import settings_for
 from tests.support.killable import killable_server, load_demo_into, stored_messages
 from tests.support.upstream import FakeProvider, fake_provider, provider_env

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from backend.agents.detach import run_detached
+from orrery.agents.detach import run_detached
 
 
 def _join(a: Any, b: Any) -> Any:

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.agents.offline_answers import answer_links, focus_question, parse_links
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat
+from orrery.agents.offline_answers import answer_links, focus_question, parse_links
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat
 
 
 async def _ask(api: httpx.AsyncClient, demo: Any, kind: str, text: str) -> tuple[str, str]:

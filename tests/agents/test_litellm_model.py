@@ -15,11 +15,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic_ai import Agent
 
-from backend.agents.litellm_model import LiteLLMModel
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat
+from orrery.agents.litellm_model import LiteLLMModel
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat
 
 
 def _free_port() -> int:

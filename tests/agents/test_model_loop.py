@@ -21,8 +21,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from backend.agents import model_loop
-from backend.agents.model_loop import LoopSpec, run_loop
+from orrery.agents import model_loop
+from orrery.agents.model_loop import LoopSpec, run_loop
 
 
 async def lookup(ctx: RunContext[str], code: str) -> str:
@@ -145,7 +145,7 @@ async def test_an_agents_tools_are_listed_once_unless_a_tool_prepares_its_defini
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.usage import RunUsage
 
-    from backend.agents.model_run import ListedOnce
+    from orrery.agents.model_run import ListedOnce
 
     prepared: list[int] = []
 
@@ -168,7 +168,7 @@ async def test_a_request_carries_the_listed_tools_unchanged_without_return_schem
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.usage import RunUsage
 
-    from backend.agents.model_run import toolset_for
+    from orrery.agents.model_run import toolset_for
 
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     listed = await toolset_for(("search_knowledge", "get_entry"), ("coach",)).get_tools(ctx)  # type: ignore[arg-type]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.agents.offline_answers import answer_links, parse_links
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat
+from orrery.agents.offline_answers import answer_links, parse_links
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat
 
 
 async def _ask(db: Database, orch: Orchestrator, demo: Any, text: str) -> tuple[str, list[str]]:
@@ -108,7 +108,7 @@ async def test_the_offline_stream_matches_what_a_function_model_would_stream() -
     from pydantic_ai.models import ModelRequestParameters
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    from backend.agents import offline
+    from orrery.agents import offline
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
         for item in offline._pieces(offline._decide(messages, info)):  # noqa: SLF001

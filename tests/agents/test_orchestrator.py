@@ -10,13 +10,13 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import func, select
 
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import CheckIn
-from backend.errors import ValidationError
-from backend.memory.messages import append_message
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import CheckIn
+from orrery.errors import ValidationError
+from orrery.memory.messages import append_message
+from orrery.repo import chat
 from tests.support.db_events import transactions_begun
 from tests.support.models import streaming
 
@@ -238,7 +238,7 @@ async def test_empty_and_foreign_messages_are_refused(db: Database, settings: Se
         from tests.support.factories import make_user
 
         eve = await make_user(s, "Eve")
-    from backend.errors import NotFoundError
+    from orrery.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
         _ = [e async for e in orch.turn(eve.id, sid, "hi")]
@@ -293,7 +293,7 @@ async def test_pattern_analyst_refreshes_and_merges_the_summary(
     await _run(orch, demo, sid, "what next?", model="scripted")
     await orch.drain()
     async with db.sessions() as s:
-        from backend.repo.memory import get_user_summary
+        from orrery.repo.memory import get_user_summary
 
         summary = await get_user_summary(s, demo.user_id)
     assert summary is not None

@@ -14,14 +14,14 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select, update
 from typer.testing import CliRunner
 
-from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
-from backend.agents.patterns import refresh_due
-from backend.config import Settings
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import Job, UserSummary
-from backend.ops.jobs import enqueue_once
-from backend.repo import chat
+from orrery.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
+from orrery.agents.patterns import refresh_due
+from orrery.config import Settings
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import Job, UserSummary
+from orrery.ops.jobs import enqueue_once
+from orrery.repo import chat
 from tests.support.models import streaming
 
 
@@ -108,8 +108,8 @@ async def test_a_key_is_queued_again_only_once_its_job_finished(db: Database, se
 async def test_retrying_a_failed_job_whose_work_is_pending_again_is_refused_from_the_cli(
     db: Database, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from backend.cli import app as cli_app
-    from backend.config import get_settings
+    from orrery.cli import app as cli_app
+    from orrery.config import get_settings
     from tests.conftest import in_thread
 
     async with db.statement() as s:

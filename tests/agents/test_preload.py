@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from backend.agents.preload import provider_module
-from backend.config import Settings
+from orrery.agents.preload import provider_module
+from orrery.config import Settings
 
 SCRIPT = """
 import asyncio, sys, threading
@@ -20,8 +20,8 @@ class Spy:
         return None
 
 sys.meta_path.insert(0, Spy())
-from backend.agents.preload import preload_provider
-from backend.config import Settings
+from orrery.agents.preload import preload_provider
+from orrery.config import Settings
 
 asyncio.run(preload_provider("openai/gpt-4o-mini", Settings(_env_file=None)))
 print("litellm" in sys.modules, importers)

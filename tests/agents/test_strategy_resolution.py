@@ -9,18 +9,18 @@ from typing import Any
 import httpx
 import pytest
 
-from backend import roster as definitions
-from backend.agents.orchestrator import Orchestrator
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.context.strategy import resolve_strategy
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
-from backend.errors import ValidationError
-from backend.memory.messages import append_message
-from backend.repo import chat
-from backend.roster import get_agent
+from orrery import roster as definitions
+from orrery.agents.orchestrator import Orchestrator
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.context.strategy import resolve_strategy
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.demo.workspace import load_demo
+from orrery.errors import ValidationError
+from orrery.memory.messages import append_message
+from orrery.repo import chat
+from orrery.roster import get_agent
 from tests.conftest import settings_for
 
 

@@ -11,12 +11,12 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from backend.agents.attempts import with_fallbacks
-from backend.agents.orchestrator import UNANSWERED, Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.errors import ConflictError, NotFoundError, ValidationError
-from backend.repo import chat, graph
+from orrery.agents.attempts import with_fallbacks
+from orrery.agents.orchestrator import UNANSWERED, Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.errors import ConflictError, NotFoundError, ValidationError
+from orrery.repo import chat, graph
 from tests.support.models import streaming
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import uvicorn
 from fastapi import FastAPI
 
-from backend.app.http import create_app
-from backend.config import Settings
+from orrery.app.http import create_app
+from orrery.config import Settings
 
 
 @dataclass(frozen=True)

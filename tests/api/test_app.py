@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.migrations import head_revision
-from backend.errors import DatabaseNotMigratedError
-from backend.repo import identity
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.migrations import head_revision
+from orrery.errors import DatabaseNotMigratedError
+from orrery.repo import identity
 from tests.conftest import settings_for
 
 
@@ -104,8 +104,8 @@ def test_start_up_loads_the_token_encodings_a_turn_counts_with(
 ) -> None:
     """Loading an encoding takes 0.3-0.6 s of CPU: the warm-up pays it, not the first turn that
     stores a message (both stored encodings) or counts its prompt (the model's)."""
-    from backend import tokens
-    from backend.memory.message_index import STORED_ENCODINGS
+    from orrery import tokens
+    from orrery.memory.message_index import STORED_ENCODINGS
 
     loaded: list[str] = []
     real = tokens._encoding

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from backend.app.boot import YOUNG_COLLECTION_THRESHOLD, BootingApp
+from orrery.app.boot import YOUNG_COLLECTION_THRESHOLD, BootingApp
 
 
 async def _echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:

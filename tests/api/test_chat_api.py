@@ -14,9 +14,9 @@ import httpx
 import pytest
 import uvicorn
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
 
 
 def _events(body: str) -> list[tuple[str, dict[str, Any]]]:
@@ -95,7 +95,7 @@ async def test_another_users_session_is_not_found(
     api: httpx.AsyncClient, demo: Any, db: Database, settings: Settings
 ) -> None:
     sid = await _focused_session(api, demo)
-    from backend.repo import identity
+    from orrery.repo import identity
 
     async with db.transaction() as s:
         eve = await identity.create_user(s, "eve@example.org", "Eve")

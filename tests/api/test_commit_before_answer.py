@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
-from backend.db.engine import Database
-from backend.db.models import ChatSession
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession
 
 SQLITE_GUARD = [
     "CREATE TABLE commit_guard_parent (id INTEGER PRIMARY KEY)",

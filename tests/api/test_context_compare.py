@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import identity
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import identity
 from tests.support.conversation import TOPICS, store_summary, stored, write_conversation
 
 

@@ -2,7 +2,7 @@
 with a 4xx (431 from the app, or 400 from the HTTP parser once it stops buffering), never served;
 ordinary large headers still pass, and the server stays healthy. The parser's cap counts only a
 request's unfinished head: a body does not count, and each request on a kept-alive connection starts
-afresh (`backend.services.http_parser`)."""
+afresh (`orrery.services.http_parser`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from backend.services.http_parser import HEAD_BUFFER_BYTES
-from backend.services.limits import MAX_HEADER_BYTES
+from orrery.services.http_parser import HEAD_BUFFER_BYTES
+from orrery.services.limits import MAX_HEADER_BYTES
 from tests.conftest import DIALECTS
 from tests.support.killable import killable_server
 

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Entity, KbEntry
-from backend.services.limits import MAX_JSON_FIELD_BYTES
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Entity, KbEntry
+from orrery.services.limits import MAX_JSON_FIELD_BYTES
 
 HUGE = 2**63
 

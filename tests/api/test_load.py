@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.demo.workspace import load_demo
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.demo.workspace import load_demo
 from tests.conftest import DIALECTS, settings_for
 from tests.support.load import ROOT, run_load, server_process, verify_conversations
 
@@ -65,6 +65,6 @@ async def test_two_server_processes_on_one_postgresql(db_url: str) -> None:
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_workers_on_sqlite_are_refused_with_a_message(db_url: str, tmp_path: Any) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DATABASE_URL": db_url, "ORRERY_SECRET_KEY": "x"}
-    command = [sys.executable, "-m", "backend", "serve", "--workers", "2"]
+    command = [sys.executable, "-m", "orrery", "serve", "--workers", "2"]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--workers needs PostgreSQL" in done.stdout + done.stderr

@@ -15,9 +15,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import func, select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import ChatSession
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession
 from tests.api.live import LiveServer, live_server
 
 

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from backend.config import Settings
+from orrery.config import Settings
 from tests.api.live import LiveServer, live_server
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.app.http import create_app
-from backend.config import Settings
+from orrery.app.http import create_app
+from orrery.config import Settings
 
 
 def _document() -> dict[str, Any]:

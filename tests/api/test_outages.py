@@ -18,11 +18,11 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import text
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.failures import BUSY, UNAVAILABLE
-from backend.demo.workspace import load_demo
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.failures import BUSY, UNAVAILABLE
+from orrery.demo.workspace import load_demo
 from tests.conftest import DIALECTS, settings_for
 from tests.support.postgres import ThrowawayPostgres
 

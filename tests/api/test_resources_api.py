@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import identity
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import identity
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from schemathesis.generation.drivers import CoverageGenerator
 from schemathesis.generation.feedback import FeedbackSources
 from schemathesis.generation.overrides import Override
 
-from backend.app.http import create_app
-from backend.config import Settings
+from orrery.app.http import create_app
+from orrery.config import Settings
 from tests.api.live import LiveServer, live_server
 
 EXAMPLES = 2
@@ -41,7 +41,7 @@ NO_POSITIVE_ACCEPTANCE = {
     "GET /v1/sessions/{session_id}/context",
     # the Vercel AI SDK's message schema (a third-party union); "a user message with text"
     "POST /v1/sessions/{session_id}/chat",
-    # include/exclude come from backend/graph/templates.py, whose `older_than` format is unstated
+    # include/exclude come from backend/orrery/graph/templates.py, whose `older_than` format is unstated
     "POST /v1/context/build",
     # the *last* user message must have text (the document states that some user message exists)
     "POST /v1/chat/completions",

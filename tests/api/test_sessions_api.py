@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat, identity
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat, identity
 from tests.support.factories import make_user
 
 

@@ -14,9 +14,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.ui.vercel_ai import response_types as rt
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
 from tests.support.models import calls, streaming
 
 CHUNKS = {

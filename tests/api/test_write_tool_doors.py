@@ -18,16 +18,16 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.demo.workspace import DEMO_DOCS
-from backend.deps import TurnDeps
-from backend.mcp_server import build_server
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.demo.workspace import DEMO_DOCS
+from orrery.deps import TurnDeps
+from orrery.mcp_server import build_server
+from orrery.tools.registry import agent_tools
 from tests.conftest import settings_for
 from tests.support.entrypoint import server_launcher
 from tests.support.models import calls
 from tests.support.serving import serving
-from tools.registry import agent_tools
 
 BOUND_SECONDS = 120  # a bound on waiting for the held turn to start, not a timing assertion
 DOORS = ("http", "mcp", "cli", "agent")

@@ -75,16 +75,16 @@ def test_door_reports_sane_numbers(
 
 def test_profile_summary_groups_samples_by_owner() -> None:
     raw = (
-        "run (uvicorn/main.py:1);pump (backend/agents/detach.py:9);flush (sqlalchemy/orm/session.py:4) 6\n"
-        "run (uvicorn/main.py:1);pump (backend/agents/detach.py:9);dumps (json/encoder.py:2) 3\n"
+        "run (uvicorn/main.py:1);pump (orrery/agents/detach.py:9);flush (sqlalchemy/orm/session.py:4) 6\n"
+        "run (uvicorn/main.py:1);pump (orrery/agents/detach.py:9);dumps (json/encoder.py:2) 3\n"
         "run (uvicorn/main.py:1);send (h11/_connection.py:5) 1\n"
     )
     summary = profiling.summarize_profile(raw)
     assert "10 samples" in summary
     assert "| SQLAlchemy ORM | 60% |" in summary
     assert "| Orrery | 30% |" in summary  # json called from Orrery counts as Orrery's own
-    assert "| pump (backend/agents/detach.py) | 30.0% |" in summary  # own time
-    assert "| pump (backend/agents/detach.py) | 90.0% |" in summary  # total time
+    assert "| pump (orrery/agents/detach.py) | 30.0% |" in summary  # own time
+    assert "| pump (orrery/agents/detach.py) | 90.0% |" in summary  # total time
 
 
 def test_model_floor_drives_the_same_run_three_ways(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from backend.db.engine import Database
-from backend.db.models import (
+from orrery.db.engine import Database
+from orrery.db.models import (
     AgentTransition,
     ApiKey,
     ChatSession,

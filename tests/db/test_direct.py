@@ -12,15 +12,15 @@ import pytest
 from sqlalchemy import String, event, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from backend.db.direct import Direct, Loader
-from backend.db.engine import Database
-from backend.db.models import ApiKey, Message
-from backend.knowledge.search import _PG_RANKED, _SQLITE_RANKED, _member
-from backend.memory.history import _WINDOW_ROWS
-from backend.memory.long_term import _MEMORY_IN_PROJECT
-from backend.memory.messages import append_message
-from backend.ops.metrics import DB_STATEMENTS, count_statements
-from backend.repo import chat
+from orrery.db.direct import Direct, Loader
+from orrery.db.engine import Database
+from orrery.db.models import ApiKey, Message
+from orrery.knowledge.search import _PG_RANKED, _SQLITE_RANKED, _member
+from orrery.memory.history import _WINDOW_ROWS
+from orrery.memory.long_term import _MEMORY_IN_PROJECT
+from orrery.memory.messages import append_message
+from orrery.ops.metrics import DB_STATEMENTS, count_statements
+from orrery.repo import chat
 from tests.conftest import DIALECTS
 from tests.support.postgres import ThrowawayPostgres
 

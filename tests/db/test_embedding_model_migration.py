@@ -6,10 +6,10 @@ import uuid
 
 from sqlalchemy import select, text
 
-from backend.db.engine import Database
-from backend.db.migrations import upgrade_async
-from backend.db.models import Message
-from backend.memory.history import DbHistory
+from orrery.db.engine import Database
+from orrery.db.migrations import upgrade_async
+from orrery.db.models import Message
+from orrery.memory.history import DbHistory
 from tests.conftest import settings_for
 
 

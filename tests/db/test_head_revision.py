@@ -6,8 +6,8 @@ from __future__ import annotations
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from backend.db.engine import Database
-from backend.db.migrations import alembic_config, current_revision, head_revision
+from orrery.db.engine import Database
+from orrery.db.migrations import alembic_config, current_revision, head_revision
 
 
 def test_head_revision_is_alembics_head() -> None:

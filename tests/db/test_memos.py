@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from backend.db.engine import Database
-from backend.db.memos import pending_memos, write_memos
-from backend.db.models import ChatSession, SessionSummary
+from orrery.db.engine import Database
+from orrery.db.memos import pending_memos, write_memos
+from orrery.db.models import ChatSession, SessionSummary
 
 
 async def test_memos_write_what_a_read_changed_and_nothing_else(db: Database, demo: Any) -> None:

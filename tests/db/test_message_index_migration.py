@@ -6,10 +6,10 @@ import uuid
 
 from sqlalchemy import text
 
-from backend.db.engine import Database
-from backend.db.migrations import downgrade_async, upgrade_async
-from backend.memory.history import DbHistory
-from backend.tokens import counter_for
+from orrery.db.engine import Database
+from orrery.db.migrations import downgrade_async, upgrade_async
+from orrery.memory.history import DbHistory
+from orrery.tokens import counter_for
 from tests.conftest import settings_for
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import inspect
 
-from backend.db.engine import Database
-from backend.db.migrations import (
+from orrery.db.engine import Database
+from orrery.db.migrations import (
     current_revision,
     downgrade_async,
     ensure_current,
@@ -14,8 +14,8 @@ from backend.db.migrations import (
     include_name,
     upgrade_async,
 )
-from backend.db.models import Base
-from backend.errors import DatabaseNotMigratedError
+from orrery.db.models import Base
+from orrery.errors import DatabaseNotMigratedError
 from tests.conftest import settings_for
 
 

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 from sqlalchemy import text
 
-from backend.db.engine import Database
+from orrery.db.engine import Database
 from tests.conftest import DIALECTS, settings_for
 from tests.support.postgres import ThrowawayPostgres
 

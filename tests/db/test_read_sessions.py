@@ -10,9 +10,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import ChatSession
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession
 from tests.conftest import DIALECTS, settings_for
 
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from backend.db.engine import Database
+from orrery.db.engine import Database
 from tests.conftest import settings_for
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from backend.db.engine import Database
-from backend.db.models import ApiKey, CheckIn, Edge, Entity, KbEntry, KbRelation, User
-from backend.demo.workspace import load_demo
-from backend.docs.index import get_context_summary
-from backend.repo import graph, identity, memory
-from backend.repo.summary import project_summary
-from backend.vocabulary import KB_COLLECTION_PRIORITY
+from orrery.db.engine import Database
+from orrery.db.models import ApiKey, CheckIn, Edge, Entity, KbEntry, KbRelation, User
+from orrery.demo.workspace import load_demo
+from orrery.docs.index import get_context_summary
+from orrery.repo import graph, identity, memory
+from orrery.repo.summary import project_summary
+from orrery.vocabulary import KB_COLLECTION_PRIORITY
 
 SECRET = "test-secret"
 

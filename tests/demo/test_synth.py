@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from backend.db.engine import Database
-from backend.db.models import Edge, Entity, KbEntry
-from backend.demo.synth import synthesize
-from backend.errors import ValidationError
+from orrery.db.engine import Database
+from orrery.db.models import Edge, Entity, KbEntry
+from orrery.demo.synth import synthesize
+from orrery.errors import ValidationError
 from tests.conftest import settings_for
 
 ARGS = {"entities": 600, "edges_per_entity": 3, "kb_entries": 60}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.demo.workspace import DEMO_DOCS
-from backend.docs.chunker import chunk_folder, parse_prd, parse_python, parse_sql, parse_zod
-from backend.errors import ValidationError
+from orrery.demo.workspace import DEMO_DOCS
+from orrery.docs.chunker import chunk_folder, parse_prd, parse_python, parse_sql, parse_zod
+from orrery.errors import ValidationError
 
 
 def test_demo_docs_chunk_into_stories_endpoints_models_and_schemas() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from backend.db.engine import Database
-from backend.db.models import DocChunk
-from backend.docs import index
+from orrery.db.engine import Database
+from orrery.db.models import DocChunk
+from orrery.docs import index
 from tests.support.factories import make_project, make_user
 
 

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.demo.workspace import DEMO_DOCS
-from backend.deps import TurnDeps
-from backend.docs import index
-from backend.docs.chunker import CHUNKER_VERSION
-from backend.errors import NotFoundError
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.demo.workspace import DEMO_DOCS
+from orrery.deps import TurnDeps
+from orrery.docs import index
+from orrery.docs.chunker import CHUNKER_VERSION
+from orrery.errors import NotFoundError
+from orrery.tokens import counter_for
+from orrery.tools.registry import agent_tools
 from tests.support.factories import make_project, make_user
 from tests.support.models import calls
-from tools.registry import agent_tools
 
 
 @pytest.fixture

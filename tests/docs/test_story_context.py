@@ -13,17 +13,17 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.deps import TurnDeps
-from backend.docs import index
-from backend.docs.chunker import chunk_folder, parse_openapi, parse_sql
-from backend.docs.reduction import measure
-from backend.docs.story import fenced
-from backend.errors import NotFoundError
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.deps import TurnDeps
+from orrery.docs import index
+from orrery.docs.chunker import chunk_folder, parse_openapi, parse_sql
+from orrery.docs.reduction import measure
+from orrery.docs.story import fenced
+from orrery.errors import NotFoundError
+from orrery.tokens import counter_for
+from orrery.tools import docs as doc_tools
 from tests.support.factories import make_project, make_user
-from tools import docs as doc_tools
 
 FIXTURE = Path(__file__).parent / "fixtures" / "harbor_prd.md"
 SOURCE = FIXTURE.read_text(encoding="utf-8")
@@ -143,7 +143,7 @@ async def test_bad_ids_are_not_found(db: Database, w: dict[str, Any]) -> None:
 
 
 def test_measure_command_prints_the_numbers() -> None:
-    from backend.cli import app
+    from orrery.cli import app
 
     result = CliRunner().invoke(app, ["docs", "measure", str(FIXTURE)])
     assert result.exit_code == 0, result.output

@@ -9,16 +9,16 @@ from typing import Any, ClassVar
 import pytest
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.errors import ValidationError
-from backend.evaluation.dataset import Dataset
-from backend.evaluation.files import load_dataset, save_dataset
-from backend.evaluation.harness import evaluate, resolve_strategies
-from backend.evaluation.make_dataset import make_dataset
-from backend.memory.scoping import ScopingContext, ScopingResult, register_strategy
-from backend.memory.scoping.base import _REGISTRY
+from orrery.cli import app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.errors import ValidationError
+from orrery.evaluation.dataset import Dataset
+from orrery.evaluation.files import load_dataset, save_dataset
+from orrery.evaluation.harness import evaluate, resolve_strategies
+from orrery.evaluation.make_dataset import make_dataset
+from orrery.memory.scoping import ScopingContext, ScopingResult, register_strategy
+from orrery.memory.scoping.base import _REGISTRY
 
 SEEN_QUERIES: list[str | None] = []
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.db.engine import Database
-from backend.evaluation.knowledge import knowledge_bases, load_questions, report, run_questions
+from orrery.cli import app
+from orrery.db.engine import Database
+from orrery.evaluation.knowledge import knowledge_bases, load_questions, report, run_questions
 
 PRECISION, RECALL = 0.95, 0.85
 

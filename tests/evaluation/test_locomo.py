@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.errors import ValidationError
-from backend.evaluation.files import load_dataset
+from orrery.cli import app
+from orrery.errors import ValidationError
+from orrery.evaluation.files import load_dataset
 
 
 def locomo() -> list[dict[str, Any]]:

@@ -9,18 +9,18 @@ from typing import Any
 
 from sqlalchemy import event
 
-from backend.db.engine import Database
-from backend.graph.linked import load_linked_entities_context
-from backend.repo import graph
+from orrery.db.engine import Database
+from orrery.graph.linked import load_linked_entities_context
+from orrery.repo import graph
 from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_entity, make_project, make_user
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = """
 import asyncio, sys, uuid
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import graph
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import graph
 
 async def main(url, user, task, other, neighbour):
     user = uuid.UUID(user)

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.context.builder import STRATEGIES, build_context, resolve_request
-from backend.db.engine import Database
-from backend.db.models import Entity
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.context.builder import STRATEGIES, build_context, resolve_request
+from orrery.db.engine import Database
+from orrery.db.models import Entity
+from orrery.tokens import counter_for
 
 COUNTER = counter_for("offline")
 CASES = 80

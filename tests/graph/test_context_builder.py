@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from backend.context.builder import STRATEGIES, build_context, resolve_request
-from backend.db.engine import Database
-from backend.errors import ConfigurationError, NotFoundError, ValidationError
-from backend.graph.templates import list_templates, load_template
-from backend.repo import graph
-from backend.tokens import counter_for
+from orrery.context.builder import STRATEGIES, build_context, resolve_request
+from orrery.db.engine import Database
+from orrery.errors import ConfigurationError, NotFoundError, ValidationError
+from orrery.graph.templates import list_templates, load_template
+from orrery.repo import graph
+from orrery.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
 
 COUNTER = counter_for("offline")

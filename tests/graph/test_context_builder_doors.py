@@ -16,16 +16,16 @@ from pydantic_ai import ModelRetry
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from backend.cli import app
-from backend.config import Settings, get_settings
-from backend.context.builder import build_context, resolve_request
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.db.models import Entity
-from backend.deps import TurnDeps
-from backend.errors import NotFoundError, ValidationError
-from backend.tokens import counter_for
-from tools import graph as graph_tools
+from orrery.cli import app
+from orrery.config import Settings, get_settings
+from orrery.context.builder import build_context, resolve_request
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.db.models import Entity
+from orrery.deps import TurnDeps
+from orrery.errors import NotFoundError, ValidationError
+from orrery.tokens import counter_for
+from orrery.tools import graph as graph_tools
 
 MAX_BUDGET = 160
 
@@ -72,7 +72,7 @@ async def test_the_tool_and_mcp_text_keeps_its_footer_inside_the_budget(
 
 
 async def test_mcp_door_stays_within_budget(db: Database, settings: Settings, demo: Any) -> None:
-    from backend.mcp_server import build_server
+    from orrery.mcp_server import build_server
 
     deps = TurnDeps(db=db, user_id=demo.user_id, settings=settings)
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from backend.db.engine import Database
-from backend.errors import NotFoundError, ValidationError
-from backend.graph.linked import load_linked_entities_context
-from backend.graph.linked_format import HINT, abbreviated_within, format_abbreviated, format_full
-from backend.repo import graph
-from backend.tokens import counter_for
+from orrery.db.engine import Database
+from orrery.errors import NotFoundError, ValidationError
+from orrery.graph.linked import load_linked_entities_context
+from orrery.graph.linked_format import HINT, abbreviated_within, format_abbreviated, format_full
+from orrery.repo import graph
+from orrery.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
 
 
@@ -212,7 +212,7 @@ async def test_cache_serves_repeats_and_is_invalidated_by_edge_writes(
 def test_linked_cache_expires_is_bounded_and_checks_versions() -> None:
     import uuid
 
-    from backend.repo.linked_cache import LinkedCache
+    from orrery.repo.linked_cache import LinkedCache
 
     now = [0.0]
     cache = LinkedCache(60, max_entities=2, clock=lambda: now[0])

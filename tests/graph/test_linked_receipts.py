@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
-from backend.db.engine import Database
-from backend.graph.linked import load_linked_entities_context
-from backend.graph.linked_format import abbreviated_within, guide_text
-from backend.knowledge.message_intent import asks_about_focus, is_link_question
-from backend.repo import graph
-from backend.tokens import counter_for
+from orrery.db.engine import Database
+from orrery.graph.linked import load_linked_entities_context
+from orrery.graph.linked_format import abbreviated_within, guide_text
+from orrery.knowledge.message_intent import asks_about_focus, is_link_question
+from orrery.repo import graph
+from orrery.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
 
 DEMO_DOCUMENTS = ("Pricing research summary", "Atlas 2.0 launch brief", "Team workspaces PRD", "Sales FAQ")

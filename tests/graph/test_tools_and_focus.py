@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 
-from backend.config import Settings
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.deps import TurnDeps
-from backend.memory.messages import append_message
-from backend.repo import chat, identity
+from orrery.config import Settings
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.deps import TurnDeps
+from orrery.memory.messages import append_message
+from orrery.repo import chat, identity
+from orrery.tools.registry import agent_tools
 from tests.support.models import calls
-from tools.registry import agent_tools
 
 
 def calls_tool_once(args: dict[str, Any]) -> Any:
@@ -115,7 +115,7 @@ async def test_build_context_tool(db: Database, settings: Settings, demo: Any) -
 
 
 def test_registry_lists_read_only_graph_tools() -> None:
-    from tools.registry import tool_names
+    from orrery.tools.registry import tool_names
 
     assert {"get_linked_entities", "build_context"} <= set(tool_names(read_only=True))
     with pytest.raises(Exception, match="unknown tools: nope"):

@@ -7,18 +7,18 @@ from typing import Any
 from pydantic_ai import Agent
 from sqlalchemy import event
 
-from backend.config import Settings
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.db.models import ChatSession
-from backend.deps import TurnDeps
-from backend.knowledge.entries import entry_revisions
-from backend.memory.messages import append_message
-from backend.repo import chat
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession
+from orrery.deps import TurnDeps
+from orrery.knowledge.entries import entry_revisions
+from orrery.memory.messages import append_message
+from orrery.repo import chat
+from orrery.tokens import counter_for
+from orrery.tools.registry import agent_tools
 from tests.support.factories import make_entity, make_project, make_user
 from tests.support.models import calls
-from tools.registry import agent_tools
 
 
 async def _turn(

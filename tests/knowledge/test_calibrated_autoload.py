@@ -9,15 +9,15 @@ from typing import Any
 import httpx
 from pydantic_ai import Agent
 
-from backend.config import Settings
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.deps import TurnDeps
-from backend.knowledge.load_context import load_context_for_task
-from backend.memory.messages import append_message
-from backend.repo import chat
+from orrery.config import Settings
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.deps import TurnDeps
+from orrery.knowledge.load_context import load_context_for_task
+from orrery.memory.messages import append_message
+from orrery.repo import chat
+from orrery.tools.registry import agent_tools
 from tests.support.models import calls
-from tools.registry import agent_tools
 
 
 async def _session(db: Database, demo: Any) -> uuid.UUID:

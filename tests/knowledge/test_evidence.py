@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from backend.knowledge.evidence import Weights, content_terms, correct_terms, is_small_talk, judge
-from backend.knowledge.search import SearchHit
+from orrery.knowledge.evidence import Weights, content_terms, correct_terms, is_small_talk, judge
+from orrery.knowledge.search import SearchHit
 
 
 def _hit(code: str, name: str, description: str = "") -> SearchHit:

@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, update
 
-from backend.db.engine import Database
-from backend.db.models import KbEntry
-from backend.errors import NotFoundError, ValidationError
-from backend.knowledge.entries import entry_revisions, get_entry, update_entry
-from backend.knowledge.load_context import load_context_for_task
-from backend.knowledge.packet import NO_CONTEXT, format_context_packet
-from backend.knowledge.search import search_entries
-from backend.repo import identity, knowledge
+from orrery.db.engine import Database
+from orrery.db.models import KbEntry
+from orrery.errors import NotFoundError, ValidationError
+from orrery.knowledge.entries import entry_revisions, get_entry, update_entry
+from orrery.knowledge.load_context import load_context_for_task
+from orrery.knowledge.packet import NO_CONTEXT, format_context_packet
+from orrery.knowledge.search import search_entries
+from orrery.repo import identity, knowledge
 from tests.support.factories import make_project, make_user
 
 ENTRIES = {
@@ -225,7 +225,7 @@ async def test_one_shared_common_word_is_not_a_direct_hit(db: Database, kb: dict
 
 async def test_get_entry_and_update_with_provenance(db: Database, kb: dict[str, Any]) -> None:
     async with db.transaction() as s:
-        from backend.repo import chat
+        from orrery.repo import chat
 
         session_ = await chat.create_session(s, kb["user"], project_id=kb["project"])
         entry = await update_entry(

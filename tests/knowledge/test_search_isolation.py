@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.db.engine import Database
-from backend.knowledge.search import search_entries
-from backend.repo import knowledge
+from orrery.db.engine import Database
+from orrery.knowledge.search import search_entries
+from orrery.repo import knowledge
 from tests.support.factories import make_project, make_user
 
 ENTRIES = [

@@ -6,10 +6,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.knowledge import load_context
-from tools import knowledge as knowledge_tools
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.knowledge import load_context
+from orrery.tools import knowledge as knowledge_tools
 
 ENTRY_KEYS = {
     "entry_id",

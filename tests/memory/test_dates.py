@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from backend.memory.scoping import ScopingContext, get_strategy
-from backend.memory.scoping.base import HistoryMessage
+from orrery.memory.scoping import ScopingContext, get_strategy
+from orrery.memory.scoping.base import HistoryMessage
 from tests.support.history import COUNTER, ListHistory, scoping_context
 
 DAY1 = datetime(2025, 3, 14, 9, tzinfo=UTC)
@@ -64,7 +64,7 @@ async def test_same_day_conversation_has_no_markers() -> None:
 
 @pytest.mark.parametrize("name", ["last_n", "token_budget", "relevance", "summary"])
 async def test_markers_are_counted_at_every_budget(name: str) -> None:
-    from backend.memory.summaries import ExtractiveSummarizer
+    from orrery.memory.summaries import ExtractiveSummarizer
 
     texts = [
         ("user" if i % 2 == 0 else "assistant", f"Day note {i}: the plumber and the boiler.")
@@ -98,7 +98,7 @@ def test_the_packers_quick_refusal_changes_no_choice(seed: int) -> None:
     chosen unit carries: random units, days and budgets choose exactly what the full check chooses."""
     import random
 
-    from backend.memory.scoping.dated import DatedPacker
+    from orrery.memory.scoping.dated import DatedPacker
 
     rng = random.Random(seed)
     days = [None if rng.random() < 0.2 else d for d in sorted(rng.choice(range(6)) for _ in range(40))]

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from backend.context.strategy import resolve_strategy
-from backend.memory.scoping import ScopingContext, get_strategy
-from backend.roster import AGENTS
+from orrery.context.strategy import resolve_strategy
+from orrery.memory.scoping import ScopingContext, get_strategy
+from orrery.roster import AGENTS
 from tests.support.history import COUNTER, SETTINGS, ListHistory, conversation, scoping_context
 
 NEEDLE = "The legal review of the overage refund wording is owned by Priya."
@@ -95,7 +95,7 @@ async def test_explicit_recent_window_overrides_the_agent_n() -> None:
 async def test_a_long_session_names_the_best_related_units_left_out_and_counts_the_rest() -> None:
     """Hundreds of related units over budget: the receipt names the best ones and counts the others
     in one line (its size, and each turn's `context` event, stay the same as the session grows)."""
-    from backend.memory.scoping.relevance import LISTED_OVER_BUDGET, RECALLED
+    from orrery.memory.scoping.relevance import LISTED_OVER_BUDGET, RECALLED
 
     related = [("user", f"Priya checked the legal review of refund wording, draft {i}.") for i in range(200)]
     history = ListHistory([*related, ("user", "Who owns the legal review of the refund wording?")])

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.errors import ConfigurationError
-from backend.memory.expertise import load_modules, modules_for
-from backend.tokens import counter_for
-from backend.vocabulary import AGENT_IDS
+from orrery.errors import ConfigurationError
+from orrery.memory.expertise import load_modules, modules_for
+from orrery.tokens import counter_for
+from orrery.vocabulary import AGENT_IDS
 
 
 @pytest.mark.parametrize("agent", AGENT_IDS)

@@ -11,16 +11,16 @@ from typing import Any
 
 from sqlalchemy import select, text, update
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import ChatSession, Message
-from backend.memory.history import DbHistory
-from backend.memory.history_cache import history_cache
-from backend.memory.messages import append_message
-from backend.memory.scoping import ScopingContext, get_strategy
-from backend.repo import chat
-from backend.text import analyze
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession, Message
+from orrery.memory.history import DbHistory
+from orrery.memory.history_cache import history_cache
+from orrery.memory.messages import append_message
+from orrery.memory.scoping import ScopingContext, get_strategy
+from orrery.repo import chat
+from orrery.text import analyze
+from orrery.tokens import counter_for
 from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_user
 
@@ -107,9 +107,9 @@ async def test_another_process_rewinding_the_session_is_seen(db: Database, setti
     script = textwrap.dedent(
         f"""
         import asyncio, uuid
-        from backend.db.engine import Database
-        from backend.repo import chat
-        from backend.memory.messages import append_message
+        from orrery.db.engine import Database
+        from orrery.repo import chat
+        from orrery.memory.messages import append_message
         from tests.conftest import settings_for
 
         async def main():

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.memory.embeddings import DIMENSIONS
-from backend.memory.scoping.base import HistoryMessage
-from backend.memory.scoping.window import HistoryWindow, window_of
-from backend.text import analyze
-from backend.tokens import counter_for
+from orrery.memory.embeddings import DIMENSIONS
+from orrery.memory.scoping.base import HistoryMessage
+from orrery.memory.scoping.window import HistoryWindow, window_of
+from orrery.text import analyze
+from orrery.tokens import counter_for
 
 COUNTER = counter_for("offline")
 WORDS = ["budget", "launch", "greyhound", "lisbon", "invoice", "friday", "review", "pricing"]

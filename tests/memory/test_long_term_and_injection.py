@@ -7,19 +7,19 @@ from typing import Any
 
 import pytest
 
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import UserProfile
-from backend.errors import NotFoundError, ValidationError
-from backend.memory.injection import build_context_injection, data_text
-from backend.memory.long_term import (
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import UserProfile
+from orrery.errors import NotFoundError, ValidationError
+from orrery.memory.injection import build_context_injection, data_text
+from orrery.memory.long_term import (
     MAX_GOALS_FOR_CONTEXT,
     EngagementContext,
     LongTermMemory,
     fetch_long_term_memory,
     parse_goal_type,
 )
-from backend.repo import memory
+from orrery.repo import memory
 from tests.support.factories import make_entity, make_project, make_user
 
 

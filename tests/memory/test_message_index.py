@@ -8,16 +8,16 @@ from typing import Any
 
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.memory.embeddings import DIMENSIONS
-from backend.memory.history import DbHistory
-from backend.memory.messages import append_message
-from backend.memory.scoping import ScopingContext, get_strategy
-from backend.repo import chat
-from backend.text import analyze
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
+from orrery.memory.embeddings import DIMENSIONS
+from orrery.memory.history import DbHistory
+from orrery.memory.messages import append_message
+from orrery.memory.scoping import ScopingContext, get_strategy
+from orrery.repo import chat
+from orrery.text import analyze
+from orrery.tokens import counter_for
 from tests.support.factories import make_user
 
 COUNTER = counter_for("offline")

@@ -7,7 +7,7 @@ import uuid
 
 import numpy as np
 
-from backend.memory.embeddings import DIMENSIONS, MODEL_NAME, load_embedder
+from orrery.memory.embeddings import DIMENSIONS, MODEL_NAME, load_embedder
 
 
 def test_bundled_model_embeds_like_sentence_transformers() -> None:
@@ -29,7 +29,7 @@ def test_bundled_model_embeds_like_sentence_transformers() -> None:
 def test_onnx_graph_computes_the_reference_forward_pass() -> None:
     """The ONNX graph gives, in one padded batch, the vectors of BERT's forward pass written out
     in NumPy (the steps sentence-transformers runs), to float32 rounding."""
-    from backend.memory.minilm import MiniLM, weights_dir
+    from orrery.memory.minilm import MiniLM, weights_dir
 
     directory = weights_dir()
     assert directory is not None
@@ -84,7 +84,7 @@ def _reference(directory: object, text: str) -> np.ndarray:
 
 def test_embedding_cpu_is_counted_on_metrics() -> None:
     """The model's CPU is counted apart from Orrery's own work, once per text it computes."""
-    from backend.ops.metrics import EMBEDDED_TEXTS, EMBEDDING_CPU
+    from orrery.ops.metrics import EMBEDDED_TEXTS, EMBEDDING_CPU
 
     embedder = load_embedder()
     assert embedder is not None

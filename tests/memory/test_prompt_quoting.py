@@ -13,13 +13,13 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from backend.agents.orchestrator import Orchestrator
-from backend.agents.patterns import refresh_user_summary
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.docs import index
-from backend.memory.summaries import _transcript
-from backend.repo import chat, graph, identity, knowledge, memory
+from orrery.agents.orchestrator import Orchestrator
+from orrery.agents.patterns import refresh_user_summary
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.docs import index
+from orrery.memory.summaries import _transcript
+from orrery.repo import chat, graph, identity, knowledge, memory
 from tests.support.factories import make_entity, make_project, make_user
 from tests.support.models import streaming
 
@@ -73,7 +73,7 @@ async def _plant(db: Database, tmp_path: Path) -> dict[str, Any]:
         session = await chat.create_session(
             s, user.id, project_id=project.id, focus_kind="task", focus_id=task.id, title=HOSTILE[:200]
         )
-    from backend.knowledge.entries import update_entry
+    from orrery.knowledge.entries import update_entry
 
     async with db.transaction() as s:
         await update_entry(

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import Job, Message
-from backend.memory.embedding_models import EmbeddingModel, embedding_model
-from backend.memory.embedding_store import EMBED_JOB, reembed
-from backend.memory.history import DbHistory
-from backend.memory.messages import append_message
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import Job, Message
+from orrery.memory.embedding_models import EmbeddingModel, embedding_model
+from orrery.memory.embedding_store import EMBED_JOB, reembed
+from orrery.memory.history import DbHistory
+from orrery.memory.messages import append_message
+from orrery.repo import chat
 from tests.support.factories import make_user
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings_server
 
@@ -197,7 +197,7 @@ async def test_slow_provider_means_lexical_with_a_note(
 async def test_provider_down_answers_the_turn_over_http(
     db: Database, remote: Settings, fake: FakeEmbeddings, demo: Any
 ) -> None:
-    from backend.app.http import create_app
+    from orrery.app.http import create_app
     from tests.ops.conftest import sse_events
     from tests.support.serving import serving
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.evaluation.harness import evaluate, resolve_strategies
-from backend.memory.salience import validated_summary
-from backend.memory.scoping import ScopedMessage
-from backend.memory.summaries import SUMMARY_INSTRUCTIONS, ExtractiveSummarizer
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.evaluation.harness import evaluate, resolve_strategies
+from orrery.memory.salience import validated_summary
+from orrery.memory.scoping import ScopedMessage
+from orrery.memory.summaries import SUMMARY_INSTRUCTIONS, ExtractiveSummarizer
+from orrery.tokens import counter_for
 from tests.evaluation.test_harness import tiny_dataset
 
 COUNTER = counter_for("offline")

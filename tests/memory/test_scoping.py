@@ -6,16 +6,16 @@ from typing import Any, ClassVar
 
 import pytest
 
-from backend.errors import ValidationError
-from backend.memory.scoping import (
+from orrery.errors import ValidationError
+from orrery.memory.scoping import (
     ScopingContext,
     ScopingResult,
     get_strategy,
     register_strategy,
     strategy_names,
 )
-from backend.memory.scoping.base import _REGISTRY, to_scoped
-from backend.memory.scoping.last_n import DEFAULT_MAX_MESSAGES
+from orrery.memory.scoping.base import _REGISTRY, to_scoped
+from orrery.memory.scoping.last_n import DEFAULT_MAX_MESSAGES
 from tests.support.history import COUNTER, ListHistory, conversation, scoping_context
 
 
@@ -57,7 +57,7 @@ async def test_last_n_filter_and_explicit_n() -> None:
 @pytest.mark.parametrize("name", ["last_n", "token_budget", "relevance", "summary"])
 @pytest.mark.parametrize("budget", [0, 40, 150, 600])
 async def test_budget_never_exceeded_and_order_preserved(name: str, budget: int) -> None:
-    from backend.memory.summaries import ExtractiveSummarizer
+    from orrery.memory.summaries import ExtractiveSummarizer
 
     history = ListHistory(conversation(30))
     c = ctx(history, budget=budget, query="release checklist item 3")
@@ -80,7 +80,7 @@ async def test_token_budget_keeps_newest_whole_messages() -> None:
 
 @pytest.mark.parametrize("name", ["last_n", "token_budget", "relevance", "summary"])
 async def test_tool_call_is_never_split_from_its_result(name: str) -> None:
-    from backend.memory.summaries import ExtractiveSummarizer
+    from orrery.memory.summaries import ExtractiveSummarizer
 
     msgs = conversation(5) + [
         ("user", "what blocks the pricing page?"),
@@ -162,6 +162,6 @@ class _MemoryStore:
         return self.rows.get(session_id)
 
     async def save(self, session_id: Any, summary: str, covered: int, model: str, tokens: int) -> None:
-        from backend.memory.summaries import StoredSummary
+        from orrery.memory.summaries import StoredSummary
 
         self.rows[session_id] = StoredSummary(summary, covered, model)

@@ -10,12 +10,12 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.graph.linked_format import ABBREVIATED_MAX_TOKENS, HINT
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.graph.linked_format import ABBREVIATED_MAX_TOKENS, HINT
+from orrery.repo import chat
 from tests.support.models import streaming
 
 GOALS = ("Reach 500 weekly active teams", "Launch Atlas 2.0 to general availability")

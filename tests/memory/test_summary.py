@@ -9,13 +9,13 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.context.working_context import assemble_working_context
-from backend.db.engine import Database
-from backend.db.models import SessionSummary
-from backend.memory.messages import append_message
-from backend.memory.summaries import ModelSummarizer
-from backend.repo import chat
+from orrery.config import Settings
+from orrery.context.working_context import assemble_working_context
+from orrery.db.engine import Database
+from orrery.db.models import SessionSummary
+from orrery.memory.messages import append_message
+from orrery.memory.summaries import ModelSummarizer
+from orrery.repo import chat
 from tests.support.factories import make_project, make_user
 from tests.support.history import conversation
 

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from sqlalchemy import insert
 
-from backend.config import Settings
-from backend.context.working_context import ContextSection, assemble_working_context
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import ChatSession, Message
-from backend.errors import NotFoundError, ValidationError
-from backend.memory.messages import append_message
-from backend.repo import chat, memory
+from orrery.config import Settings
+from orrery.context.working_context import ContextSection, assemble_working_context
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import ChatSession, Message
+from orrery.errors import NotFoundError, ValidationError
+from orrery.memory.messages import append_message
+from orrery.repo import chat, memory
 from tests.support.db_events import count_statements
 from tests.support.factories import make_entity, make_project, make_user
 

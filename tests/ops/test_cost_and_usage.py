@@ -16,13 +16,13 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from backend.agents.orchestrator import Orchestrator
-from backend.cli import app as cli_app
-from backend.config import Settings, get_settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.demo import content
-from backend.repo import chat, identity
+from orrery.agents.orchestrator import Orchestrator
+from orrery.cli import app as cli_app
+from orrery.config import Settings, get_settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
+from orrery.demo import content
+from orrery.repo import chat, identity
 from tests.conftest import in_thread
 from tests.ops.conftest import focused_session
 from tests.support.models import streaming

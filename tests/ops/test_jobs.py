@@ -13,14 +13,14 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select
 
-from backend.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.base import utcnow
-from backend.db.engine import Database
-from backend.db.models import Job, UserSummary
-from backend.ops.jobs import JobWorker, enqueue
-from backend.repo import chat
+from orrery.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.base import utcnow
+from orrery.db.engine import Database
+from orrery.db.models import Job, UserSummary
+from orrery.ops.jobs import JobWorker, enqueue
+from orrery.repo import chat
 from tests.support.db_events import count_statements, transactions_begun
 from tests.support.models import streaming
 from tests.support.serving import serving
@@ -174,8 +174,8 @@ async def test_orrery_chat_once_runs_the_jobs_its_turn_queued(
     """The old fire-and-forget refresh died with the CLI process; the queued job now runs before exit."""
     from typer.testing import CliRunner
 
-    from backend.cli import app as cli_app
-    from backend.config import get_settings
+    from orrery.cli import app as cli_app
+    from orrery.config import get_settings
     from tests.conftest import in_thread
 
     monkeypatch.setenv("DATABASE_URL", settings.database_url)
@@ -215,8 +215,8 @@ async def test_operators_list_and_retry_failed_jobs_from_the_cli(
 
     from typer.testing import CliRunner
 
-    from backend.cli import app as cli_app
-    from backend.config import get_settings
+    from orrery.cli import app as cli_app
+    from orrery.config import get_settings
     from tests.conftest import in_thread
 
     async def broken(payload: dict[str, Any]) -> None:

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message, UsageCounter
-from backend.ops import limits
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message, UsageCounter
+from orrery.ops import limits
 from tests.ops.conftest import focused_session
 from tests.support.serving import serving
 
@@ -129,8 +129,8 @@ async def test_the_terminal_chat_says_why_a_turn_was_refused_and_goes_on(
 ) -> None:
     from typer.testing import CliRunner
 
-    from backend.cli import app as cli_app
-    from backend.config import get_settings
+    from orrery.cli import app as cli_app
+    from orrery.config import get_settings
     from tests.conftest import in_thread
 
     monkeypatch.setenv("DATABASE_URL", settings.database_url)

@@ -12,11 +12,11 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 
-from backend.agents.orchestrator import Orchestrator
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat
 from tests.support.models import streaming
 from tests.support.serving import serving
 

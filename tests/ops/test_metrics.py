@@ -9,10 +9,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 
-from backend.agents.orchestrator import Orchestrator
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.repo import chat
 from tests.ops.conftest import focused_session
 from tests.support.models import streaming
 

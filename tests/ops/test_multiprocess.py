@@ -19,9 +19,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
-from backend.db.engine import Database
-from backend.db.models import Job
-from backend.demo.workspace import load_demo
+from orrery.db.engine import Database
+from orrery.db.models import Job
+from orrery.demo.workspace import load_demo
 from tests.conftest import in_thread, settings_for
 
 T = TypeVar("T")
@@ -38,11 +38,11 @@ def _free_port() -> int:
 
 @contextmanager
 def servers(env: dict[str, str], count: int) -> Iterator[list[str]]:
-    """`count` processes of `uvicorn backend.app.http:create_app`, started together; their base URLs."""
+    """`count` processes of `uvicorn orrery.app.http:create_app`, started together; their base URLs."""
     ports = [_free_port() for _ in range(count)]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "backend.app.http:create_app", "--factory"]
+            [sys.executable, "-m", "uvicorn", "orrery.app.http:create_app", "--factory"]
             + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
             cwd=ROOT,
             env=env,

@@ -8,13 +8,13 @@ from typing import Any
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from backend.agents.litellm_model import LiteLLMModel
-from backend.agents.orchestrator import Orchestrator
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.ops.tracing import setup_tracing, shutdown_tracing
-from backend.repo import chat
+from orrery.agents.litellm_model import LiteLLMModel
+from orrery.agents.orchestrator import Orchestrator
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.ops.tracing import setup_tracing, shutdown_tracing
+from orrery.repo import chat
 from tests.support.upstream import fake_provider
 
 

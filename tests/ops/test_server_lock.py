@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.ops.server_lock import lock_path, sqlite_file
+from orrery.ops.server_lock import lock_path, sqlite_file
 from tests.conftest import DIALECTS, settings_for
 from tests.support.entrypoint import server_launcher
 from tests.support.killable import cli, killable_server

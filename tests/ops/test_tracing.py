@@ -13,12 +13,12 @@ from opentelemetry.trace import StatusCode
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 
-from backend.agents.orchestrator import Orchestrator
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.ops.tracing import setup_tracing, shutdown_tracing
-from backend.repo import chat
+from orrery.agents.orchestrator import Orchestrator
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.ops.tracing import setup_tracing, shutdown_tracing
+from orrery.repo import chat
 from tests.ops.conftest import focused_session, sse_events
 from tests.support.models import streaming
 from tests.support.serving import serving

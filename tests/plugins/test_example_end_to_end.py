@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from backend.testing import KitUser, ScriptedModel, TestOrchestrator, assert_within_budget, on
+from orrery.testing import KitUser, ScriptedModel, TestOrchestrator, assert_within_budget, on
 
 RETRO_SCRIPT = on(
     "retro",
@@ -99,8 +99,8 @@ async def test_the_plugin_through_http_openai_and_the_tool_door(
 
 
 async def test_mcp_serves_the_plugin_tool(orrery_db: Any, orrery_settings: Any, orrery_user: KitUser) -> None:
-    from backend.deps import TurnDeps
-    from backend.mcp_server import build_server
+    from orrery.deps import TurnDeps
+    from orrery.mcp_server import build_server
 
     async def caller() -> TurnDeps:
         return TurnDeps(orrery_db, orrery_user.id, orrery_settings, orrery_user.project_id)

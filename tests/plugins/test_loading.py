@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from backend.plugins import PluginError, ensure_plugins, plan_plugins
+from orrery.plugins import PluginError, ensure_plugins, plan_plugins
 from tests.support.entrypoint import server_launcher
 
 EXAMPLE = {"decisions_first", "project_pulse", "retro", "retrospectives"}
 
 
 def test_installed_example_plugin_is_found_through_its_entry_points() -> None:
-    from backend.memory.scoping import strategy_names
-    from backend.roster import AGENTS
-    from tools.registry import REGISTRY
+    from orrery.memory.scoping import strategy_names
+    from orrery.roster import AGENTS
+    from orrery.tools.registry import REGISTRY
 
     found = {c.name: c for c in ensure_plugins()}
     assert set(found) >= EXAMPLE
@@ -46,8 +46,8 @@ def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: st
 HEADER = """
 from typing import ClassVar
 from pydantic_ai import RunContext
-from backend.deps import TurnDeps
-from backend.roster import AgentDefinition
+from orrery.deps import TurnDeps
+from orrery.roster import AgentDefinition
 """
 
 BAD_PLUGINS = {

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from backend.db.engine import Database
-from backend.db.models import Edge, Entity
-from backend.errors import (
+from orrery.db.engine import Database
+from orrery.db.models import Edge, Entity
+from orrery.errors import (
     ConflictError,
     CrossProjectEdgeError,
     NotFoundError,
     UnknownRelationError,
     ValidationError,
 )
-from backend.repo import graph
+from orrery.repo import graph
 from tests.support.factories import make_entity, make_project, make_user
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from backend.db.engine import Database
-from backend.errors import NotFoundError, ValidationError
-from backend.memory.messages import append_message
-from backend.repo import chat, graph, identity, knowledge, memory
+from orrery.db.engine import Database
+from orrery.errors import NotFoundError, ValidationError
+from orrery.memory.messages import append_message
+from orrery.repo import chat, graph, identity, knowledge, memory
 from tests.support.factories import make_entity, make_project, make_user
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from backend.db.engine import Database
-from backend.db.models import Message, SessionSummary
-from backend.memory.messages import append_message
-from backend.repo import chat
+from orrery.db.engine import Database
+from orrery.db.models import Message, SessionSummary
+from orrery.memory.messages import append_message
+from orrery.repo import chat
 
 TOPICS = (
     "The launch party budget is 4200 euros, approved by Dana.",
@@ -50,7 +50,7 @@ async def stored(db: Database, session_id: Any) -> tuple[int, list[tuple[str, in
 
 async def store_summary(db: Database, session_id: Any, through: int) -> None:
     """A stored summary as later turns would have left it."""
-    from backend.memory.summaries import SummaryStore
+    from orrery.memory.summaries import SummaryStore
 
     async with db.transaction() as s:
         await SummaryStore(s).save(uuid.UUID(str(session_id)), "[2025-01-01] User: earlier", through, "x", 9)

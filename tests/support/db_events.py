@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from backend.db.engine import SINGLE_OPTION, Database
+from orrery.db.engine import SINGLE_OPTION, Database
 
 
 @contextmanager

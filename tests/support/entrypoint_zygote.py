@@ -1,7 +1,7 @@
 """Run the `orrery` console script many times without paying its imports each time.
 
 Started by `tests/support/entrypoint.py` as `python THIS_FILE ORRERY_SCRIPT [MODULE ...]` with the
-steps' env and cwd. It imports `backend.cli` (the script's own first line) and the third-party
+steps' env and cwd. It imports `orrery.cli` (the script's own first line) and the third-party
 libraries the commands use (pydantic-ai, FastAPI, SQLAlchemy, ..., and the MODULEs given), then for
 each request line (JSON: argv, stdin/stdout/stderr paths, optional env overrides) forks a child that
 points fds 0-2 at those files, applies the overrides and runs the console script file itself as
@@ -33,8 +33,8 @@ from pathlib import Path
 PRELOAD = (
     "aiosqlite",
     "alembic.command",
-    "backend.cli",  # the console script imports it first thing, unconditionally
-    "backend.cli.commands",  # the typer app, which every command but `orrery mcp` (stdio) builds
+    "orrery.cli",  # the console script imports it first thing, unconditionally
+    "orrery.cli.commands",  # the typer app, which every command but `orrery mcp` (stdio) builds
     "cachetools",
     "fastapi",
     "fastapi_offline",
@@ -63,13 +63,13 @@ PRELOAD = (
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 """The encodings Orrery counts with: the offline model and every model without its own (cl100k_base),
-and every stored message, whose tokens are written per encoding (`backend.db.models.chat`)."""
+and every stored message, whose tokens are written per encoding (`orrery.db.models.chat`)."""
 
 
 def _read_encodings() -> None:
-    """Load `ENCODINGS` into tiktoken's own per-process registry, from where `backend.tokens` points
+    """Load `ENCODINGS` into tiktoken's own per-process registry, from where `orrery.tokens` points
     tiktoken (litellm's bundled copies, unless TIKTOKEN_CACHE_DIR is set), leaving the environment as
-    it was: each child still runs `backend.tokens.configure_tiktoken_cache` and asks tiktoken for the
+    it was: each child still runs `orrery.tokens.configure_tiktoken_cache` and asks tiktoken for the
     encoding by name, and gets this copy instead of reading the file again."""
     import tiktoken
 

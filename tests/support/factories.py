@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.db.models import Entity, Project, User
-from backend.repo import graph, identity
+from orrery.db.models import Entity, Project, User
+from orrery.repo import graph, identity
 
 
 async def make_user(session: AsyncSession, name: str = "Ada") -> User:

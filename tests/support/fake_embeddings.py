@@ -22,7 +22,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from backend.text import analyze
+from orrery.text import analyze
 
 
 def free_port() -> int:

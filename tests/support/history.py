@@ -6,9 +6,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from backend.config import Settings
-from backend.memory.scoping.base import HistoryMessage, ScopingContext
-from backend.tokens import counter_for
+from orrery.config import Settings
+from orrery.memory.scoping.base import HistoryMessage, ScopingContext
+from orrery.tokens import counter_for
 
 SETTINGS = Settings(_env_file=None)  # type: ignore[call-arg]
 COUNTER = counter_for("offline")

@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.demo.workspace import load_demo
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
+from orrery.demo.workspace import load_demo
 from tests.support.entrypoint import Forked, server_launcher
 from tests.support.load import ROOT, _child_env, _cli, _wait_healthy, free_port
 

@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
 from tests.support.entrypoint import Forked, server_launcher
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ def _child_env(database_url: str, secret: str, source: Path, env: dict[str, str]
 
 ENTRY = """import sys
 sys.argv[0] = "orrery"
-from backend.cli import main  # the console script's entry point
+from orrery.cli import main  # the console script's entry point
 main()
 """
 

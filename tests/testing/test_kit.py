@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from backend.memory.scoping import ScopingContext, ScopingResult, strategy_names
-from backend.memory.scoping.base import group_units, to_scoped
-from backend.plugins import ensure_plugins
-from backend.testing import (
+from orrery.memory.scoping import ScopingContext, ScopingResult, strategy_names
+from orrery.memory.scoping.base import group_units, to_scoped
+from orrery.plugins import ensure_plugins
+from orrery.testing import (
     KitUser,
     ScriptedModel,
     TestOrchestrator,
@@ -128,7 +128,7 @@ async def test_scripted_model_records_what_it_was_shown(
 async def test_receipt_assertions_name_what_was_dropped(
     orrery_orchestrator: TestOrchestrator, orrery_user: KitUser
 ) -> None:
-    from backend.context.working_context import assemble_working_context
+    from orrery.context.working_context import assemble_working_context
 
     session = await orrery_orchestrator.start_session(orrery_user.id, orrery_user.project_id)
     for n in range(14):
@@ -152,10 +152,10 @@ async def test_receipt_assertions_name_what_was_dropped(
 
 
 async def test_throwaway_databases_on_postgresql(pg_server: Any, tmp_path: Path) -> None:
-    from backend.config import Settings
-    from backend.db.engine import Database
-    from backend.db.migrations import ensure_current
-    from backend.testing.database import drop_template, migrated_template, throwaway_database
+    from orrery.config import Settings
+    from orrery.db.engine import Database
+    from orrery.db.migrations import ensure_current
+    from orrery.testing.database import drop_template, migrated_template, throwaway_database
 
     server = pg_server.url("postgres")
     template = await migrated_template(server, tmp_path)

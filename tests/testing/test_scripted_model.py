@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 
-from backend.testing import Called, KitUser, ScriptedModel, Seen, TestOrchestrator, on
+from orrery.testing import Called, KitUser, ScriptedModel, Seen, TestOrchestrator, on
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def test_the_kit_runs_in_strict_mode_without_deprecation_warnings(tmp_path: Path
         textwrap.dedent(
             """
             import pytest
-            from backend.testing import ScriptedModel, on
+            from orrery.testing import ScriptedModel, on
 
             @pytest.mark.asyncio
             async def test_a_turn(orrery_orchestrator, orrery_user):

@@ -21,12 +21,12 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.migrations import upgrade
-from backend.demo.workspace import load_demo
-from backend.memory.messages import append_message
-from backend.repo import chat, identity
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.migrations import upgrade
+from orrery.demo.workspace import load_demo
+from orrery.memory.messages import append_message
+from orrery.repo import chat, identity
 from tests.conftest import in_thread, settings_for
 from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_user
@@ -89,7 +89,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     }
     # `python -m uvicorn ...` in its own process, forked from the test process's launcher (a cold
     # start cost ~4 CPU-s of imports)
-    args = ["backend.app.http:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port)]
+    args = ["orrery.app.http:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port)]
     log = tmp_path_factory.mktemp("web-server") / "server.log"
     process = server_launcher().spawn([*args, "--log-level", "warning"], env, ROOT, log, code=UVICORN)
     base = f"http://127.0.0.1:{port}"

@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.knowledge.entries import get_entry
-from backend.memory.messages import append_message
-from backend.repo import chat, identity, web_tokens
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.knowledge.entries import get_entry
+from orrery.memory.messages import append_message
+from orrery.repo import chat, identity, web_tokens
 from tests.support.factories import make_user
 
 
@@ -172,7 +172,7 @@ async def test_another_users_session_and_entities_are_not_found(
 
 
 async def _entity(s: Any, user_id: Any, project_id: Any) -> str:
-    from backend.repo import graph
+    from orrery.repo import graph
 
     made = await graph.create_entity(s, user_id, project_id, graph.EntitySpec(kind="task", name="Eve's task"))
     return str(made.id)

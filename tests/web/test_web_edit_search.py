@@ -12,11 +12,11 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from backend.app.http import create_app
-from backend.config import Settings
-from backend.db.engine import Database
-from backend.db.models import Message
-from backend.repo import chat, identity
+from orrery.app.http import create_app
+from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
+from orrery.repo import chat, identity
 from tests.support.factories import make_user
 
 

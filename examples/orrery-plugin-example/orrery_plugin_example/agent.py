@@ -1,6 +1,6 @@
 """The `retro` agent: runs a short retrospective, with the plugin's strategy and tool."""
 
-from backend.roster import AgentDefinition
+from orrery.roster import AgentDefinition
 
 RETRO = AgentDefinition(
     id="retro",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from backend.memory.scoping import ScopingContext, ScopingResult
-from backend.memory.scoping.base import (
+from orrery.memory.scoping import ScopingContext, ScopingResult
+from orrery.memory.scoping.base import (
     ReceiptItem,
     Unit,
     group_units,

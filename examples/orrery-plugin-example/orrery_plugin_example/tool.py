@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic_ai import ModelRetry, RunContext
 
-from backend.deps import TurnDeps
-from backend.plugins import readable_errors
-from backend.text import inline_data
-from tools.registry import ToolSpec
+from orrery.deps import TurnDeps
+from orrery.plugins import readable_errors
+from orrery.text import inline_data
+from orrery.tools.registry import ToolSpec
 
 
 async def project_pulse(ctx: RunContext[TurnDeps], detail: Literal["tasks", "all"] = "tasks") -> str:
@@ -18,7 +18,7 @@ async def project_pulse(ctx: RunContext[TurnDeps], detail: Literal["tasks", "all
     Args:
         detail: "tasks" for task states only, "all" to add entity counts by kind.
     """
-    from backend.repo.summary import project_summary
+    from orrery.repo.summary import project_summary
 
     if ctx.deps.project_id is None:
         raise ModelRetry("this conversation is not in a project; ask the user which project to look at")

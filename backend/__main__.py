@@ -1,5 +1,0 @@
-"""`python -m backend`: the `orrery` command line."""
-
-from backend.cli import main
-
-main()

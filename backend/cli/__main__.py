@@ -1,5 +1,0 @@
-"""`python -m backend.cli`."""
-
-from backend.cli import main
-
-main()

@@ -1,5 +1,0 @@
-"""Database layer: engine and sessions (`engine`), models (`models`), migrations (`migrations`)."""
-
-from backend.db.engine import Database, make_engine
-
-__all__ = ["Database", "make_engine"]

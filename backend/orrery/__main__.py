@@ -1,0 +1,5 @@
+"""`python -m orrery`: the `orrery` command line."""
+
+from orrery.cli import main
+
+main()

@@ -1,0 +1,136 @@
+"""Model attempts: each one timed on its own, fallbacks tried after a failure or a hang, and every
+turn failure turned into a short message for the client (the full exception goes to the log).
+
+`ORRERY_MODEL_TIMEOUT_SECONDS` bounds one attempt (a request, or a stream from opening to its end),
+never the whole turn, so `ORRERY_MODEL_FALLBACKS` still has time to run after the first model hangs.
+A fallback runs when an attempt fails or times out before its reply starts streaming.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.fallback import FallbackModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from orrery.db.failures import as_unavailable
+
+log = logging.getLogger("orrery.turns")
+
+
+class ModelAttemptTimeout(TimeoutError):
+    """One model attempt took longer than `ORRERY_MODEL_TIMEOUT_SECONDS`."""
+
+    def __init__(self, model: str, seconds: float) -> None:
+        super().__init__(f"the model {model} did not answer within {seconds:g} s")
+        self.model, self.seconds = model, seconds
+
+
+class TimedModel(WrapperModel):
+    """Bounds each request (or stream, opening to end) of the wrapped model to `seconds`."""
+
+    def __init__(self, wrapped: Model, seconds: float) -> None:
+        super().__init__(wrapped)
+        self.seconds = seconds
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            async with asyncio.timeout(self.seconds):
+                return await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except TimeoutError as exc:
+            raise ModelAttemptTimeout(self.wrapped.model_name, self.seconds) from exc
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        try:
+            async with asyncio.timeout(self.seconds):
+                async with self.wrapped.request_stream(
+                    messages, model_settings, model_request_parameters, run_context
+                ) as response:
+                    yield response
+        except TimeoutError as exc:
+            raise ModelAttemptTimeout(self.wrapped.model_name, self.seconds) from exc
+
+
+def timed(model: Model, seconds: float) -> Model:
+    """`model` with a per-attempt timeout, unless it already has one (or is a fallback chain of them)."""
+    if isinstance(model, (TimedModel, FallbackModel)):
+        return model
+    return TimedModel(model, seconds)
+
+
+def with_fallbacks(models: Sequence[Model], seconds: float) -> Model:
+    """The first model, then each fallback in turn after a failure or timeout; each attempt timed."""
+    attempts = [timed(m, seconds) for m in models]
+    if len(attempts) == 1:
+        return attempts[0]
+    return FallbackModel(attempts[0], *attempts[1:], fallback_on=(Exception,))
+
+
+def describe_failure(exc: BaseException) -> tuple[str, str]:
+    """`(code, message)` for a failed turn: short, safe to show, no driver or provider internals."""
+    if isinstance(exc, BaseExceptionGroup):
+        inner = exc.exceptions
+        if inner and all(isinstance(e, ModelAttemptTimeout) for e in inner):
+            return "model_timeout", "; ".join(str(e) for e in inner)
+        return describe_failure(inner[-1]) if inner else ("model_error", "the model failed; retry shortly")
+    if isinstance(exc, ModelAttemptTimeout):
+        return "model_timeout", str(exc)
+    outage = as_unavailable(exc)
+    if outage is not None:
+        return "unavailable", str(outage)
+    if isinstance(exc, ModelHTTPError):
+        return "model_error", f"the model provider answered HTTP {exc.status_code}; retry shortly"
+    if isinstance(exc, UsageLimitExceeded):
+        return "model_error", "the model used too many requests or tokens for one turn"
+    if isinstance(exc, UnexpectedModelBehavior):
+        return "model_error", "the model gave an answer Orrery could not use; retry"
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return "model_error", f"the model provider failed (HTTP {status}); retry shortly"
+    return "model_error", "the model failed; retry shortly"
+
+
+def failure_data(exc: BaseException, session_id: object, *, logged: bool = False) -> dict[str, Any]:
+    """The `error` event's data for a failed turn; the whole exception goes to the log only (here,
+    unless the caller `logged` it already)."""
+    if not logged:
+        log.error("turn on session %s failed", session_id, exc_info=exc)
+    code, message = describe_failure(exc)
+    return {"message": message, "code": code, "retry": True}
+
+
+def shared_failure_data() -> dict[str, Any]:
+    """The `error` event's data for a duplicate request (same Idempotency-Key, or a resent
+    conversation) that waited for the one running turn, which failed: its outcome, not a second run."""
+    return {
+        "message": "the same request was already running and its turn failed; retry shortly",
+        "code": "model_error",
+        "retry": True,
+    }
+
+
+def is_truncated(response: ModelResponse) -> bool:
+    """Cut off by the token limit, or a provider's stream that ended without a finish reason."""
+    if response.finish_reason == "length":
+        return True
+    return response.finish_reason is None and response.provider_name not in (None, "function", "test")

@@ -1,0 +1,392 @@
+"""One chat turn, end to end, as a stream of events.
+
+1. Persist the user message first, in its own transaction (it is never lost); the same
+   transaction checks the session and its focus and counts the turn against the user's limits.
+2. Choose the agent: an explicit choice, else the session's active agent, else the first-message
+   router; every switch is recorded as an agent transition.
+3. Assemble the working context (memory, scoping, expertise, focus, knowledge) in a read-only
+   session: no write lock is held; what it changes (the switch, the knowledge decision, a summary)
+   is kept as memos.
+4. Run the pydantic-ai agent with `TurnDeps`; stream text deltas and tool calls and results.
+5. Persist the assistant message with agent id, tool calls and results, token usage and latency,
+   and the memos; apply a handoff the model asked for; record a check-in for the day.
+
+Each step holds a database connection only for its own short transaction; none is held while the
+model runs. A turn runs in its own task and finishes server-side even if the client goes away. A
+failing model sends an `error` event with a short message (details go to the log) and marks the user
+message `failed`; `turn(..., message=None)` or the same Idempotency-Key retries it (rules in
+`turn_store`); a duplicate that arrived while it ran shares its outcome instead. A turn whose process
+died is recognised by its free turn lock and treated as failed. Turns on one session are serialized,
+across processes on PostgreSQL (`turn_lock`); different sessions run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from pydantic_ai.models import Model
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
+from orrery.agents.detach import run_detached
+from orrery.agents.model_run import ModelRun, history_for, stream_model
+from orrery.agents.models import build_model, summarizer_for
+from orrery.agents.patterns import REFRESH_SUMMARY_JOB, queue_refresh, refresh_user_summary
+from orrery.agents.preload import preload_provider
+from orrery.agents.router import choose_agent
+from orrery.agents.turn_events import (
+    UNANSWERED,
+    ModelEvent,
+    TurnEvent,
+    context_event,
+    done_data,
+    is_text,
+    joined,
+)
+from orrery.agents.turn_lock import TurnLocks
+from orrery.agents.turn_store import (
+    MAX_MESSAGE_CHARS,
+    Arrival,
+    PendingTurn,
+    StoredReply,
+    arrival_of,
+    mark_failed,
+    persist_reply,
+    request_fingerprint,
+    store_user_message,
+)
+from orrery.config import Settings
+from orrery.context.working_context import WorkingContext, assemble_working_context
+from orrery.db.engine import Database
+from orrery.db.memos import Memo, pending_memos
+from orrery.db.models import ChatSession, Message
+from orrery.deps import HandoffRequest, TurnDeps
+from orrery.memory.embedding_models import embedding_model
+from orrery.memory.embedding_store import EMBED_JOB, run_embed_job
+from orrery.memory.summaries import Summarizer
+from orrery.memory.turn_view import unanswered_texts, with_unanswered_notes
+from orrery.ops import observe
+from orrery.ops.cost import message_cost
+from orrery.ops.jobs import JobWorker
+from orrery.ops.logs import conversation_id
+from orrery.ops.metered_model import MeteredModel
+from orrery.repo.scope import as_uuid
+from orrery.roster import AgentDefinition, get_agent
+
+TEXT_WINDOW_SECONDS = 0.02
+"""After a turn's first text, deltas arriving within 20 ms travel as one event (one SSE write, not
+one per token); the first delta is never held back."""
+__all__ = ["MAX_MESSAGE_CHARS", "UNANSWERED", "ModelEvent", "Orchestrator", "TurnEvent"]
+
+
+class Orchestrator:
+    """Runs chat turns against one database with one model factory."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: Callable[[str, Settings], Model] = build_model,
+        on_context: Callable[[WorkingContext], None] | None = None,
+    ) -> None:
+        """`on_context` sees each turn's assembled working context (the testing kit records it).
+        Plugins' agents, tools and strategies are those the composition root registered."""
+        self.db = db
+        self.settings = settings
+        self.model_factory = model_factory
+        self.on_context = on_context
+        self.locks = TurnLocks(settings)
+        self._models: dict[str, Model] = {}
+        self._summarizers: dict[str, Summarizer | None] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+        """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
+        self.embedding = embedding_model(settings)
+        self.jobs = JobWorker(
+            db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job, EMBED_JOB: self._embed_job}
+        )
+        """Durable background work (pattern-analyst refreshes, a remote model's embeddings); the app
+        starts its polling loop."""
+
+    async def turn(
+        self,
+        user_id: uuid.UUID,
+        session_id: uuid.UUID | str,
+        message: str | None,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        client_key: str | None = None,
+        resend: bool = False,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        """Run one turn; `message=None` retries the latest unanswered user message; a repeated
+        `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
+        duplicate that arrived while it ran shares its outcome; `resend` (a door that resends the
+        whole conversation) treats `message` equal to the latest, unanswered user message the same
+        way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
+        itself). Refusals raise before the first event and store nothing."""
+        if agent is not None:
+            get_agent(agent)
+        sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
+        conversation_id.set(str(sid))  # traces name the session: `gen_ai.conversation.id`
+        fingerprint = request_fingerprint(message, agent) if client_key else None
+        arrival = await arrival_of(self.db, sid, client_key, message if resend else None)
+        source = self._serialised(
+            user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
+        )
+        failed = lambda exc: _failed(exc, sid)  # noqa: E731
+        events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
+        async for event in events:
+            yield event
+
+    async def _serialised(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        message: str | None,
+        agent: str | None,
+        model: str | None,
+        client_key: str | None,
+        fingerprint: str | None,
+        arrival: Arrival,
+        on_model_event: Callable[[ModelEvent], None] | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        # the turn's read session (no transaction): the message may be stored in it (one
+        # statement); `_turn` closes it after assembly, before the model runs
+        async with self.locks.hold(sid), self.db.single() as reads:
+            pending = await store_user_message(
+                self.db,
+                self.settings,
+                user_id,
+                sid,
+                message,
+                client_key,
+                fingerprint,
+                reads,
+                self.embedding,
+                arrival,
+            )
+            self._embeddings_queued()
+            if pending.shared_failure:  # the same request ran while this one waited, and failed
+                yield TurnEvent("error", shared_failure_data())
+                return
+            if pending.replay is not None:
+                observe.turn_replayed(pending.replay.agent_id)
+                yield TurnEvent("agent", {"agent": pending.replay.agent_id})
+                yield TurnEvent("done", done_data(pending.replay, replayed=True))
+                return
+            try:
+                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
+                    yield event
+            except BaseException:
+                await mark_failed(self.db, pending.message_id)
+                raise
+
+    async def _turn(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        pending: PendingTurn,
+        agent: str | None,
+        model: str | None,
+        on_model_event: Callable[[ModelEvent], None] | None,
+        reads: AsyncSession,
+    ) -> AsyncIterator[TurnEvent]:
+        """Choose the agent, assemble the context, stream the model's run, then store the reply: the
+        turn's path in order. Choosing and assembling share one read-only session outside any
+        transaction (`reads`; no write lock held, no `BEGIN`/`ROLLBACK` round trips;
+        the turn lock keeps the session's own rows still), closed before the model runs; the
+        `agent` event goes out before assembly, so the client's first byte does not wait for it.
+        What they change (the switch, the knowledge decision, a summary) is written with the reply
+        as memos."""
+        started = time.perf_counter()
+        await preload_provider(model or self.settings.model, self.settings)  # heavy import off the loop
+        async with reads as s:
+            record = _session_row(s, sid, pending)
+            chosen = await choose_agent(s, user_id, record, pending.text, agent)
+            yield TurnEvent("agent", {"agent": chosen.id})
+            wc = await self._assemble(s, user_id, record, pending, chosen, model)
+            memos = pending_memos(s)
+        deps = TurnDeps(
+            db=self.db,
+            user_id=user_id,
+            settings=self.settings,
+            project_id=record.project_id,
+            session_id=sid,
+            focus_kind=record.focus_kind,
+            focus_id=record.focus_id,
+        )
+        if self.on_context is not None:
+            self.on_context(wc)
+        yield context_event(wc)
+        run = ModelRun()
+        try:
+            async for out in self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event):
+                yield out
+        except Exception as exc:  # any model or tool failure: report it, keep the session consistent
+            observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
+            await mark_failed(self.db, pending.message_id)
+            yield _failed(exc, sid, logged=True)
+            return
+        latency = int((time.perf_counter() - started) * 1000)
+        summarized = wc.memory.user_summary.last_updated if wc.memory.user_summary else None
+        saved = await self._finish(
+            user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
+        )
+        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
+
+    async def _run_model(
+        self,
+        chosen: AgentDefinition,
+        wc: WorkingContext,
+        deps: TurnDeps,
+        text: str,
+        model: str | None,
+        run: ModelRun,
+        on_model_event: Callable[[ModelEvent], None] | None,
+    ) -> AsyncIterator[TurnEvent]:
+        """The model's run as turn events; its result and tool calls are left in `run`."""
+        metered = MeteredModel(self._turn_model(model), chosen.id)
+        history = history_for(wc.messages, text)
+        events = stream_model(chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event)
+        async for out in events:
+            yield out
+
+    async def _finish(
+        self,
+        user_id: uuid.UUID,
+        sid: uuid.UUID,
+        pending: PendingTurn,
+        agent_id: str,
+        run: ModelRun,
+        latency: int,
+        handoff: HandoffRequest,
+        model: str | None,
+        memos: list[Memo],
+        summarized: datetime | None,
+    ) -> Message:
+        """Store the reply with its usage and cost and what assembling the context left to write,
+        then the bookkeeping a finished turn triggers (`summarized`: when the person's summary was
+        last refreshed, as the turn read it)."""
+        assert run.result is not None
+        usage = run.result.usage
+        cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
+        reply = StoredReply(
+            agent_id,
+            str(run.result.output),
+            list(run.calls.values()),
+            usage,
+            latency,
+            is_truncated(run.result.response),
+            cost,
+        )
+        answered = pending.message_id if pending.retried else None
+        saved = await persist_reply(
+            self.db, self.settings, self.embedding, user_id, sid, answered, reply, handoff, memos
+        )
+        self._embeddings_queued()
+        observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
+        await self._maybe_refresh_patterns(user_id, summarized, model)
+        return saved
+
+    def _turn_model(self, model: str | None) -> Model:
+        """The turn's model with its timeout: built once per process and name by the default factory
+        (a real provider's client), per turn by any other (a test may swap its model between turns)."""
+        name = model or self.settings.model
+        if self.model_factory is not build_model:
+            return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
+        if name not in self._models:
+            self._models[name] = timed(build_model(name, self.settings), self.settings.model_timeout_seconds)
+        return self._models[name]
+
+    def summarizer(self, model: str | None = None) -> Summarizer | None:
+        """The turn's model compacts history for the `summary` strategy (offline: extractive); built
+        once per process and model, for turns and for the context views that preview them."""
+        name = model or self.settings.model
+        if self.model_factory is not build_model:  # a test's factory: its model of the moment
+            return summarizer_for(self.settings, name, self.model_factory)
+        if name not in self._summarizers:
+            self._summarizers[name] = summarizer_for(self.settings, name)
+        return self._summarizers[name]
+
+    async def _maybe_refresh_patterns(
+        self, user_id: uuid.UUID, summarized: datetime | None, model: str | None
+    ) -> None:
+        """Queue the person's summary refresh when it is due (`patterns.queue_refresh`); any worker
+        runs it."""
+        if await queue_refresh(self.db, self.settings, user_id, summarized, model or self.settings.model):
+            self.jobs.wake()
+
+    async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
+        model = timed(
+            self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
+        )
+        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
+
+    def _embeddings_queued(self) -> None:
+        """A remote model's vectors are computed by the job worker: have it look now."""
+        if self.embedding.remote:
+            self.jobs.wake()
+
+    async def _embed_job(self, payload: dict[str, Any]) -> None:
+        await run_embed_job(self.db, self.embedding, payload)
+
+    async def drain(self) -> None:
+        """Let turns in flight finish, then run the background jobs that are due now, here (tests,
+        the CLI before it exits)."""
+        await self.finish_turns()
+        await self.jobs.run_due()
+
+    async def finish_turns(self) -> None:
+        """Wait for every turn still running (its client may be gone)."""
+        while self.background:
+            await asyncio.gather(*list(self.background), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Shutdown: let turns in flight finish, then release the cross-process turn locks."""
+        await self.finish_turns()
+        await self.locks.close()
+
+    async def _assemble(
+        self,
+        s: AsyncSession,
+        user_id: uuid.UUID,
+        record: ChatSession,
+        pending: PendingTurn,
+        chosen: AgentDefinition,
+        model: str | None,
+    ) -> WorkingContext:
+        """The chosen agent's working context, with the notes after failed turns."""
+        failed = await unanswered_texts(s, record.id, live=True) if pending.any_failed else frozenset()
+        wc = await assemble_working_context(
+            s,
+            agent=chosen.id,
+            base_prompt=chosen.prompt(),
+            session_id=record.id,
+            user_id=user_id,
+            settings=self.settings,
+            query=pending.text,
+            summarizer=self.summarizer(model),
+            chat=record,
+            focus=pending.focus,
+        )
+        return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
+
+
+def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:
+    """The session's row as the store left it, attached to `s` so changes to it are tracked there
+    (a turn that runs always has one: only replays and shared failures come without)."""
+    assert pending.chat is not None and pending.chat.id == sid
+    s.add(pending.chat)
+    return pending.chat
+
+
+def _failed(exc: BaseException, sid: uuid.UUID, *, logged: bool = False) -> TurnEvent:
+    """The `error` event ending a failed turn (short message; the exception goes to the log)."""
+    return TurnEvent("error", failure_data(exc, sid, logged=logged))

@@ -1,0 +1,58 @@
+"""Heavy provider imports happen in a worker thread, never on the event loop.
+
+Importing litellm takes seconds (35 s was measured on a busy machine); done inside a request it
+would freeze every other request of the process, `/health` included. The server imports it in a
+thread during startup, before it accepts requests (an import racing with requests would still stall
+them: it holds the GIL), and every turn awaits the import of its model's provider (again in a
+thread, a no-op once loaded) before it builds a model, so a per-turn model override is covered too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import sys
+
+from orrery.config import Settings
+
+log = logging.getLogger("orrery.preload")
+
+
+def provider_module(model: str, settings: Settings) -> str | None:
+    """The module a model string needs before its first request (None for `offline`)."""
+    if model == "offline":
+        return None
+    return "pydantic_ai.models.openai" if settings.litellm_api_base else "litellm"
+
+
+async def preload_provider(model: str, settings: Settings) -> None:
+    """Import the model's provider in a worker thread (a no-op once it is loaded)."""
+    module = provider_module(model, settings)
+    if module is not None and not _loaded(module):
+        await asyncio.to_thread(_load, module, model)
+
+
+def _load(module: str, model: str) -> None:
+    """Import the provider, then let litellm load what its first call would (the openai client's
+    resources and the provider's handler, ~550 more modules) with a mocked, offline completion."""
+    importlib.import_module(module)
+    if module != "litellm":
+        return
+    import litellm
+    import openai
+
+    try:
+        _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
+        litellm.get_llm_provider(model)
+        asyncio.run(
+            litellm.acompletion(model=model, messages=[{"role": "user", "content": "-"}], mock_response="-")
+        )
+    except Exception as exc:  # a warm-up only: the real first call reports real problems
+        log.debug("litellm warm-up for %s: %s", model, exc)
+
+
+def _loaded(module: str) -> bool:
+    """Fully imported (a module another thread is still importing is in sys.modules already)."""
+    found = sys.modules.get(module)
+    return found is not None and not getattr(found.__spec__, "_initializing", False)

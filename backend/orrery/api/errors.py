@@ -1,0 +1,147 @@
+"""One error shape for every 4xx/5xx: `{"error": {"code", "message", "details"}}` — no stack traces."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
+
+from orrery.db.failures import as_unavailable
+from orrery.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    OrreryError,
+    RateLimitedError,
+    ServiceUnavailableError,
+    UserError,
+)
+from orrery.errors import error_body as error_body  # the shape, shared with the services layer
+
+log = logging.getLogger("orrery.api")
+STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
+    (NotFoundError, 404, "not_found"),
+    (AuthenticationError, 401, "unauthorized"),
+    (ConflictError, 409, "conflict"),
+    (RateLimitedError, 429, "rate_limited"),
+    (UserError, 422, "invalid"),
+    (ServiceUnavailableError, 503, "unavailable"),
+    (OrreryError, 500, "internal"),
+]
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx/5xx response."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "The body is not parseable JSON"},
+    401: {"model": ErrorOut, "description": "Missing, malformed or revoked API key"},
+    404: {"model": ErrorOut, "description": "Not found, or not yours"},
+    409: {"model": ErrorOut, "description": "Conflicts with existing data"},
+    413: {"model": ErrorOut, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
+    422: {"model": ErrorOut, "description": "Invalid input"},
+    431: {"model": ErrorOut, "description": "The request headers are larger than 32 KB"},
+    503: {"model": ErrorOut, "description": "Busy or unreachable database; retry after `Retry-After` s"},
+}
+"""Declared on every router so the OpenAPI document lists the error shape."""
+
+RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorOut, "description": "A per-user limit is reached; retry after `Retry-After` seconds"}
+}
+"""Declared on the routes that run a turn (the only ones per-user limits refuse)."""
+
+SSE_CONTENT: dict[str, Any] = {
+    "schema": {
+        "type": "object",
+        "description": "One Server-Sent Event of the stream",
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+    }
+}
+"""The OpenAPI content of a streamed success response."""
+
+
+async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
+    status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, ServiceUnavailableError):
+        return _unavailable(exc)
+    if isinstance(exc, RateLimitedError):
+        headers = {"Retry-After": str(exc.retry_after)}
+    return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
+
+
+def _unavailable(exc: ServiceUnavailableError) -> JSONResponse:
+    return JSONResponse(
+        error_body("unavailable", str(exc), {"retry_after": exc.retry_after}),
+        status_code=503,
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
+async def _validation(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in exc.errors()]
+    return JSONResponse(error_body("invalid", "the request is not valid", details), status_code=422)
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = "too_large" if exc.status_code == 413 else "http_error"
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
+    return JSONResponse(
+        error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers or None
+    )
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method the API serves at this path: Starlette's 405 names only the first matching
+    route's, and `/v1/sessions/{id}` is served by several routes (GET, PATCH, DELETE). The table is
+    built once per app from its OpenAPI paths."""
+    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(request.app.state, "allow_table", None)
+    if table is None:
+        paths = request.app.openapi().get("paths", {})
+        table = [(compile_path(path)[0], {m.upper() for m in ops}) for path, ops in paths.items()]
+        request.app.state.allow_table = table
+    methods = {m for regex, ops in table if regex.match(request.url.path) for m in ops}
+    return ", ".join(sorted(methods))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    settings = getattr(request.app.state, "settings", None)
+    outage = as_unavailable(exc, settings.retry_after_seconds if settings else 2)
+    if outage is not None:
+        log.warning("answered 503: %s", outage, exc_info=exc)
+        return _unavailable(outage)
+    log.exception("unhandled error", exc_info=exc)
+    return JSONResponse(error_body("internal", "internal error"), status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers."""
+    app.add_exception_handler(OrreryError, _orrery)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(SQLAlchemyError, _unexpected)  # outages answer 503, not through the
+    app.add_exception_handler(ConnectionError, _unexpected)  # server-error middleware (no re-raise)
+    app.add_exception_handler(Exception, _unexpected)

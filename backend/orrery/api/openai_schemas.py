@@ -1,0 +1,140 @@
+"""The OpenAI chat-completions wire format Orrery speaks: requests, responses, stream chunks, errors.
+
+Typed so the OpenAPI document describes them, and so errors have OpenAI's own shape
+(`{"error": {"message", "type", "param", "code"}}`), which the `openai` SDK turns into its exceptions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, StrictBool
+
+from orrery.services.limits import Text
+
+
+class ContentPart(BaseModel):
+    """One part of a multi-part message; only `text` parts are read."""
+
+    type: Text
+    text: Text | None = None
+
+
+class ChatMessage(BaseModel):
+    """An OpenAI chat message (only user messages are read)."""
+
+    role: Text
+    content: Text | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        """The message's text, parts joined by spaces."""
+        if isinstance(self.content, str):
+            return self.content
+        return " ".join(p.text or "" for p in self.content or [] if p.type == "text")
+
+
+class StreamOptions(BaseModel):
+    """`include_usage: true` adds a final chunk with the turn's token usage."""
+
+    include_usage: StrictBool = False
+
+
+class CompletionRequest(BaseModel):
+    """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored."""
+
+    model: str = Field(default="orrery", max_length=200)
+    messages: list[ChatMessage] = Field(
+        min_length=1,
+        max_length=500,
+        json_schema_extra={"contains": {"properties": {"role": {"const": "user"}}, "required": ["role"]}},
+        description="Read: the last user message, which must have text.",
+    )
+    stream: StrictBool = False
+    stream_options: StreamOptions | None = None
+    user: Text | None = Field(default=None, max_length=200)
+
+
+class ModelCard(BaseModel):
+    """One model id (an agent)."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int = 0
+    owned_by: str = "orrery"
+
+
+class ModelList(BaseModel):
+    """`GET /v1/models`."""
+
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+class AssistantMessage(BaseModel):
+    """The reply."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    """The one choice Orrery returns."""
+
+    index: int = 0
+    message: AssistantMessage
+    finish_reason: Literal["stop"] = "stop"
+
+
+class Usage(BaseModel):
+    """Token usage of the turn."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+    @classmethod
+    def of(cls, usage: dict[str, Any]) -> Usage:
+        """From the orchestrator's `done` usage (None counts as 0)."""
+        prompt, completion = usage.get("input_tokens") or 0, usage.get("output_tokens") or 0
+        return cls(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+
+class ChatCompletion(BaseModel):
+    """A non-streamed answer."""
+
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage
+
+
+class OpenAIErrorDetail(BaseModel):
+    """OpenAI's error object."""
+
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class OpenAIError(BaseModel):
+    """Errors this door raises itself (unknown model, model failure)."""
+
+    error: OpenAIErrorDetail
+
+
+def openai_error(
+    status: int, message: str, *, type_: str, code: str, param: str | None = None
+) -> JSONResponse:
+    """An error response in OpenAI's shape."""
+    body = OpenAIError(error=OpenAIErrorDetail(message=message, type=type_, param=param, code=code))
+    return JSONResponse(body.model_dump(), status_code=status)
+
+
+def sse(data: dict[str, Any] | str) -> str:
+    """One `data:` line of an OpenAI stream."""
+    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"

@@ -1,0 +1,249 @@
+"""An OpenAI-compatible front door: `GET /v1/models[/{id}]` and `POST /v1/chat/completions`.
+
+`model` names an agent (`orrery/coach`, `orrery/planner`, ...; plain `orrery` lets the router
+choose); any other model answers 404 `model_not_found`. The conversation lives on the server:
+
+- with an `X-Orrery-Session` header, the turn runs on that session;
+- without it, the session is derived from the conversation itself: one session per (API key's user,
+  `user` field, text of the client's **first** user message). Clients such as Open WebUI resend the
+  whole chat on every request, so each of their chats maps to one server session, and two chats
+  never merge unless they open with the same first message for the same `user`. The id is
+  deterministic (UUIDv5), so concurrent first requests (any process) converge on one session.
+
+From the client only the **last user message** is taken; earlier messages, system prompts and
+sampling settings are ignored because Orrery assembles the context itself. When that message is the
+session's latest, still unanswered, the request is a resend (a client's retry): it retries that turn,
+or waits for it and shares its outcome, never storing a copy; `Idempotency-Key` works as on
+`POST /v1/sessions/{id}/messages`. Every response carries
+the session id in `X-Orrery-Session`. Streams are `chat.completion.chunk` events ending in
+`data: [DONE]`; `stream_options.include_usage` adds a final usage chunk; a model failure is a
+`data: {"error": ...}` event (non-streamed: HTTP 502 with OpenAI's error shape).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy.exc import IntegrityError
+
+from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
+from orrery.api.openai_schemas import (
+    AssistantMessage,
+    ChatCompletion,
+    Choice,
+    CompletionRequest,
+    ModelCard,
+    ModelList,
+    OpenAIError,
+    Usage,
+    openai_error,
+    sse,
+)
+from orrery.db.engine import Database
+from orrery.errors import NotFoundError, ValidationError
+from orrery.repo import chat, identity
+from orrery.roster import AGENTS
+from orrery.services.deps import CurrentUser
+
+router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
+_CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
+"""UUIDv5 namespace of sessions derived from a conversation."""
+
+
+def model_ids() -> list[str]:
+    """`orrery` (routed) and `orrery/<agent>` for every agent registered now, plugins' included."""
+    return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
+
+
+def _unknown_model(model: str) -> JSONResponse:
+    """OpenAI's own 404 for a model id it does not serve."""
+    return openai_error(
+        404,
+        f"The model {model!r} does not exist; see GET /v1/models",
+        type_="invalid_request_error",
+        code="model_not_found",
+        param="model",
+    )
+
+
+@router.get("/models", summary="Agents as OpenAI model ids", response_model=ModelList)
+async def models(user: CurrentUser) -> ModelList:
+    """`orrery` (routed) and `orrery/<agent>` for each agent."""
+    return ModelList(data=[ModelCard(id=i) for i in model_ids()])
+
+
+@router.get(
+    "/models/{model_id:path}",
+    summary="One model id (OpenAI's model object)",
+    response_model=ModelCard,
+    responses={404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`)"}},
+)
+async def model(model_id: str, user: CurrentUser) -> Any:
+    """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
+    return ModelCard(id=model_id) if model_id in model_ids() else _unknown_model(model_id)
+
+
+def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
+    """The session a conversation maps to: stable across requests, processes and restarts."""
+    return uuid.uuid5(_CONVERSATIONS, f"{user_id}\x1f{client_user or ''}\x1f{first_message}")
+
+
+async def _session_for(
+    db: Database, user_id: uuid.UUID, header: str | None, body: CompletionRequest
+) -> uuid.UUID:
+    """The header's session, else get-or-create the conversation's (race-free: fixed primary key)."""
+    if header:
+        async with db.sessions() as s:
+            return (await chat.get_session(s, user_id, header)).id
+    users = [m for m in body.messages if m.role == "user"]
+    first = users[0].text() if users else ""
+    sid = conversation_session_id(user_id, body.user, first)
+    async with db.sessions() as s:
+        if await chat.find_session(s, user_id, sid) is not None:
+            return sid
+    try:
+        async with db.transaction() as s:
+            projects = await identity.list_projects(s, user_id)
+            title = f"openai: {' '.join(first.split())[:280]}"
+            await chat.create_session(
+                s, user_id, project_id=projects[-1].id if projects else None, title=title, session_id=sid
+            )
+    except IntegrityError:  # a concurrent request created it first
+        async with db.sessions() as s:
+            await chat.get_session(s, user_id, sid)
+    return sid
+
+
+def _last_user_text(body: CompletionRequest) -> str:
+    for message in reversed(body.messages):
+        if message.role == "user":
+            return message.text()
+    raise ValidationError("the request has no user message")
+
+
+@router.post(
+    "/chat/completions",
+    summary="OpenAI-compatible chat (one server-side session per conversation)",
+    response_model=ChatCompletion,
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "JSON, or chunks when `stream`"},
+        404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
+        502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
+        **RATE_LIMITED,
+    },
+)
+async def completions(
+    body: CompletionRequest,
+    request: Request,
+    user: CurrentUser,
+    x_orrery_session: Annotated[str | None, Header(max_length=100)] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> Any:
+    """Runs one turn on the server-side session and answers in OpenAI's format. A repeated
+    `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
+    (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
+    that arrives while the turn runs waits for it and shares its outcome."""
+    if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+        return _unknown_model(body.model)
+    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    text = _last_user_text(body)
+    try:
+        sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
+    except NotFoundError as exc:  # an `X-Orrery-Session` that is unknown or not yours: OpenAI's shape
+        return openai_error(
+            404, str(exc), type_="invalid_request_error", code="not_found", param="X-Orrery-Session"
+        )
+    events = request.app.state.orchestrator.turn(
+        user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
+    )
+    first = await anext(events)  # validation errors surface as HTTP errors before anything streams
+    completion = _Completion.new(body.model)
+    headers = {"X-Orrery-Session": str(sid)}
+    if body.stream:
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        chunks = _stream(completion, _chain(first, events), include_usage=usage)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+    done = [first, *[e async for e in events]][-1]
+    if done.type == "error":
+        return _failed(done.data, headers, request.app.state.settings.retry_after_seconds)
+    reply = ChatCompletion(
+        id=completion.id,
+        created=completion.created,
+        model=completion.model,
+        choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
+        usage=Usage.of(done.data["usage"]),
+    )
+    return JSONResponse(reply.model_dump(), headers=headers)
+
+
+def _failed(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
+    """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
+    database was unavailable (the client should retry later, not give up)."""
+    outage = error.get("code") == "unavailable"
+    failed = openai_error(
+        503 if outage else 502, error["message"], type_="api_error", code=error.get("code", "model_error")
+    )
+    failed.headers.update(headers)
+    if outage:
+        failed.headers["Retry-After"] = str(retry_after)
+    return failed
+
+
+@dataclass(frozen=True)
+class _Completion:
+    """What every chunk of one completion repeats: its id, creation time and model."""
+
+    id: str
+    created: int
+    model: str
+
+    @classmethod
+    def new(cls, model: str) -> _Completion:
+        return cls(f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()), model)
+
+    def chunk(self, choices: list[dict[str, Any]], **extra: Any) -> str:
+        head = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+        }
+        return sse({**head, "choices": choices, **extra})
+
+    def delta(self, delta: dict[str, Any], finish: str | None = None) -> str:
+        return self.chunk([{"index": 0, "delta": delta, "finish_reason": finish}])
+
+
+async def _stream(
+    completion: _Completion, events: AsyncIterator[Any], *, include_usage: bool
+) -> AsyncIterator[str]:
+    """The turn's events as `chat.completion.chunk`s; a failure is an error event, then `[DONE]`."""
+    yield completion.delta({"role": "assistant", "content": ""})
+    done: dict[str, Any] = {}
+    async for event in events:
+        if event.type == "text":
+            yield completion.delta({"content": event.data["delta"]})
+        elif event.type == "error":
+            yield sse(
+                {"error": {"message": event.data["message"], "type": "api_error", "code": "model_error"}}
+            )
+            yield sse("[DONE]")
+            return
+        elif event.type == "done":
+            done = event.data
+    yield completion.delta({}, "stop")
+    if include_usage:
+        yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
+    yield sse("[DONE]")
+
+
+async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    yield first
+    async for event in rest:
+        yield event

@@ -1,0 +1,107 @@
+"""The Vercel AI SDK UI-message stream, so a `useChat` front end works unchanged.
+
+`POST /v1/sessions/{id}/chat` accepts the SDK's request body (`trigger`, `id`, `messages`,
+`messageId`). The history is the server's session, so the client's messages are read only for:
+
+- `submit-message`: the **last user message** is the new turn;
+- `regenerate-message` (`regenerate()`): the reply to the client's last user message is made again.
+  The client sent every message before the one it regenerates, so if it holds N user messages, the
+  server drops everything after its own N-th user message and answers that one again: the server
+  keeps as many messages as the client shows (no duplicated user turn).
+
+The reply is pydantic-ai's own `VercelAIEventStream` over the turn's model events (text, tool
+input/output, `tool-output-error` for failed tools, an `error` chunk when the model fails), with
+the `x-vercel-ai-ui-message-stream: v1` header.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import StreamingResponse
+from pydantic_ai.ui.vercel_ai import VercelAIEventStream
+from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, RequestData, SubmitMessage
+
+from orrery.agents.orchestrator import ModelEvent, TurnEvent
+from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
+from orrery.errors import ValidationError
+from orrery.repo import chat
+from orrery.services.deps import CurrentUser
+
+router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
+SDK_VERSION: Literal[5] = 5
+
+
+class ModelFailed(Exception):
+    """The turn's model failed; pydantic-ai's stream turns it into an `error` chunk."""
+
+
+def _texts(message: Any) -> str:
+    return " ".join(getattr(p, "text", "") for p in message.parts if getattr(p, "type", "") == "text")
+
+
+def last_user_text(data: SubmitMessage | RegenerateMessage) -> str:
+    """The text of the request's last user message (valid Unicode, not empty)."""
+    for message in reversed(data.messages):
+        if message.role == "user":
+            text = _texts(message)
+            if text.strip():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValidationError("the message contains a lone surrogate (invalid Unicode)") from None
+                return text
+    raise ValidationError("the request has no user message with text")
+
+
+@router.post(
+    "/{session_id}/chat",
+    summary="Vercel AI SDK UI-message stream (useChat)",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "UI-message stream chunks"},
+        **RATE_LIMITED,
+    },
+)
+async def vercel_chat(
+    session_id: str,
+    body: Annotated[RequestData, Body(description="The AI SDK's chat request (DefaultChatTransport)")],
+    request: Request,
+    user: CurrentUser,
+) -> StreamingResponse:
+    """Run (or, for `regenerate-message`, re-run) a turn and stream it in the UI-message protocol."""
+    orchestrator = request.app.state.orchestrator
+    message: str | None
+    if isinstance(body, RegenerateMessage):
+        last_user_text(body)
+        ordinal = sum(1 for m in body.messages if m.role == "user")
+        async with request.app.state.db.transaction() as s:
+            await chat.rewind_to_user_message(s, user.id, session_id, ordinal)
+        message = None
+    else:
+        message = last_user_text(body)
+    model_events: deque[ModelEvent] = deque()
+    events = orchestrator.turn(user.id, session_id, message, on_model_event=model_events.append)
+    first = await anext(events)  # unknown sessions and refused messages fail here, as HTTP errors
+
+    async def native() -> AsyncIterator[ModelEvent]:
+        pending: list[TurnEvent] = [first]
+        while pending:
+            event = pending.pop()
+            while model_events:
+                yield model_events.popleft()
+            if event.type == "error":
+                raise ModelFailed(event.data["message"])
+            nxt = await anext(events, None)
+            if nxt is not None:
+                pending.append(nxt)
+        while model_events:
+            yield model_events.popleft()
+
+    stream = VercelAIEventStream(
+        run_input=body, sdk_version=SDK_VERSION, accept=request.headers.get("accept")
+    )
+    return stream.streaming_response(stream.transform_stream(native()))

@@ -1,0 +1,5 @@
+"""`python -m orrery.cli`."""
+
+from orrery.cli import main
+
+main()

@@ -1,0 +1,60 @@
+"""The `orrery` typer app: every command group, and plugins registered before any command runs.
+
+Heavy modules are imported inside the commands so `orrery --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from orrery.cli import (
+    chat,
+    context,
+    db,
+    demo,
+    docs,
+    embeddings,
+    eval,
+    jobs,
+    kb,
+    keys,
+    linked,
+    plugins,
+    server,
+    sessions,
+    tools,
+    usage,
+    users,
+    web,
+)
+
+app = typer.Typer(help="Orrery: a backend for chat assistants that work in context.", no_args_is_help=True)
+app.add_typer(db.db_app, name="db")
+app.add_typer(sessions.sessions_app, name="sessions")
+app.add_typer(context.context_app, name="context")
+app.add_typer(kb.kb_app, name="kb")
+app.add_typer(keys.keys_app, name="keys")
+app.add_typer(docs.docs_app, name="docs")
+app.add_typer(demo.demo_app, name="demo")
+app.add_typer(users.users_app, name="users")
+app.add_typer(eval.eval_app, name="eval")
+app.add_typer(jobs.jobs_app, name="jobs")
+app.add_typer(embeddings.embeddings_app, name="embeddings")
+app.add_typer(web.web_app, name="web")
+for module in (server, linked, chat, usage, plugins, tools):
+    app.registered_commands.extend(module.app.registered_commands)
+
+SERVERS = ("serve", "mcp")
+"""Commands whose server registers plugins itself, in the process that serves (so `orrery serve`
+answers /health without paying for them first)."""
+
+
+@app.callback()
+def _register_plugins(ctx: typer.Context) -> None:
+    """Orrery: a backend for chat assistants that work in context."""
+    if ctx.invoked_subcommand in SERVERS:
+        return
+    from orrery.config import get_settings
+    from orrery.plugins import ensure_plugins
+
+    ensure_plugins(get_settings())  # once per process, before any command reads the registries

@@ -1,0 +1,109 @@
+"""`orrery eval`: generate the scoping dataset and run the strategy bake-off on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orrery.cli.common import err, out
+
+eval_app = typer.Typer(
+    help="Measure context quality: datasets and the scoping bake-off.", no_args_is_help=True
+)
+
+
+@eval_app.command("make-dataset")
+def make_dataset_command(
+    out_file: Annotated[Path, typer.Option("--out", help="Where to write the dataset JSON.")],
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed writes the same file.")] = 7,
+    conversations: Annotated[int, typer.Option(min=1, max=50, help="How many conversations.")] = 5,
+) -> None:
+    """Write a deterministic long-conversation dataset with planted facts and questions."""
+    from orrery.evaluation.files import save_dataset
+    from orrery.evaluation.make_dataset import make_dataset
+
+    dataset = make_dataset(seed, conversations)
+    try:
+        save_dataset(dataset, out_file)
+    except OSError as exc:
+        err.print(f"[bold red]error:[/] cannot write {str(out_file)!r}: {exc.strerror}")
+        raise typer.Exit(1) from None
+    turns = sum(len(c.turns()) for c in dataset.conversations)
+    questions = sum(len(c.qa) for c in dataset.conversations)
+    out.print(
+        f"wrote {out_file}: {len(dataset.conversations)} conversations, {turns} turns, {questions} questions"
+    )
+
+
+@eval_app.command("scoping")
+def scoping_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset JSON file (see docs/evaluation.md).")],
+    strategies: Annotated[
+        str, typer.Option(help="Comma-separated registered strategy names.")
+    ] = "last_n,token_budget,summary,relevance",
+    budgets: Annotated[
+        str, typer.Option(help="Comma-separated conversation budgets in tokens.")
+    ] = "1000,2000,4000",
+    database_url: Annotated[
+        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
+    ] = "auto",
+) -> None:
+    """Evaluate scoping strategies (and the lexical baseline) on a dataset: recall, tokens, time."""
+    from orrery.config import get_settings
+    from orrery.errors import OrreryError
+    from orrery.evaluation.report import parse_budgets, results_table, run_scoping
+
+    try:
+        chosen = parse_budgets(budgets)
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    names = [n.strip() for n in strategies.split(",") if n.strip()]
+    try:
+        results = run_scoping(dataset, names, chosen, get_settings(), database_url, fmt)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps({"results": results}, indent=1))
+    else:
+        from rich.console import Console
+
+        wide = Console(width=max(out.width, 180))  # a table this wide is read whole, never squeezed
+        wide.print(results_table(results))
+
+
+@eval_app.command("knowledge")
+def knowledge_command(
+    database_url: Annotated[
+        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+    ] = None,
+    questions: Annotated[
+        Path | None, typer.Option(help="Another labelled set of the same shape (default: the frozen one).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Auto-context on the labelled set: precision/recall of loading, entry hit-rate, confidence."""
+    from orrery.config import get_settings
+    from orrery.errors import OrreryError
+    from orrery.evaluation.knowledge import run_knowledge_eval
+    from orrery.evaluation.knowledge_table import knowledge_table
+
+    try:
+        result = run_knowledge_eval(get_settings(), database_url, questions)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, indent=1))
+    else:
+        from rich.console import Console
+
+        Console(width=max(out.width, 150)).print(knowledge_table(result))

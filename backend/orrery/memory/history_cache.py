@@ -1,0 +1,82 @@
+"""A process's copies of recent session histories, coherent with the database across processes.
+
+Relevance ranks a session's last ~2,000 messages on every turn. Messages are append-only except for
+a rewind (regenerate) that deletes a tail, so a process keeps each session's `HistoryWindow` and, on
+the next turn, reads only the messages written since, in the same single query that reads the
+session's `history_epoch`. The database bumps that epoch (triggers, migration 0010he) whenever a
+stored message is deleted or a field the window holds is changed, by any process or by hand; a
+window whose epoch differs is dropped and read again. So every answer equals a fresh read.
+
+Bounded by messages held (`ORRERY_HISTORY_CACHE_MESSAGES`, least recently used sessions go first;
+0 keeps nothing). Keyed by database URL and session id: one process may talk to several databases.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+
+from cachetools import LRUCache
+
+from orrery.memory.scoping.window import HistoryWindow
+
+DEFAULT_MAX_MESSAGES = 20_000
+
+
+class CachedWindow:
+    """A session's window and the stamp it was read at (history epoch and session creation time)."""
+
+    __slots__ = ("epoch", "last_id", "window")
+
+    def __init__(self, epoch: Hashable, window: HistoryWindow) -> None:
+        self.epoch = epoch
+        self.window = window
+        self.last_id: Hashable | None = None
+        """The id of the window's newest message: the next read checks that row is still there."""
+
+
+class HistoryCache:
+    """Thread-safe LRU of session windows, sized by the messages they hold."""
+
+    def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> None:
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.configure(max_messages)
+
+    def configure(self, max_messages: int) -> None:
+        """Apply the size setting (drops everything held)."""
+        with self._lock:
+            self.max_messages = max_messages
+            self._items: LRUCache[Hashable, CachedWindow] = LRUCache(
+                maxsize=max(1, max_messages), getsizeof=lambda entry: max(1, len(entry.window))
+            )
+
+    def take(self, key: Hashable) -> CachedWindow | None:
+        """Remove and return a session's window (the caller extends it, then `put`s it back), so two
+        turns never extend the same window at once."""
+        with self._lock:
+            entry = self._items.pop(key, None)
+            if entry is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            return entry
+
+    def put(self, key: Hashable, entry: CachedWindow) -> None:
+        """Keep a window (not when caching is off or it alone exceeds the bound)."""
+        with self._lock:
+            if self.max_messages > 0 and len(entry.window) <= self.max_messages:
+                self._items[key] = entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+history_cache = HistoryCache()
+
+
+def configure_history_cache(max_messages: int) -> None:
+    """Size the process's history cache from settings (`ORRERY_HISTORY_CACHE_MESSAGES`)."""
+    history_cache.configure(max_messages)

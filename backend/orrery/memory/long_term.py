@@ -1,0 +1,213 @@
+"""Long-term memory (tier 3): profile, active goals, learned summary, engagement — in two queries.
+
+One query reads the user, profile, summary and the latest check-in together (outer joins and a
+scalar subquery); a second reads the active goals. The count does not grow with goals or check-ins.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import Uuid, bindparam, case, func, nulls_last, select, true, type_coerce
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orrery.db.base import UTCDateTime, utcnow
+from orrery.db.direct import Direct
+from orrery.db.models import CheckIn, Entity, User, UserProfile, UserSummary
+from orrery.errors import NotFoundError, ValidationError
+from orrery.repo.scope import member_project_ids
+from orrery.vocabulary import GOAL_TYPES, GoalType
+
+MAX_GOALS_FOR_CONTEXT = 10
+ACTIVE_GOAL_STATES = ("active", "in_progress")
+EngagementStatus = Literal["new", "engaged", "returning"]
+
+
+@dataclass(frozen=True)
+class UserProfileView:
+    """Who the person is."""
+
+    id: uuid.UUID
+    email: str
+    display_name: str
+    preferred_name: str | None
+    timezone: str
+    bio: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class GoalSummary:
+    """An active goal, as much as a prompt needs."""
+
+    id: uuid.UUID
+    title: str
+    status: str
+    goal_type: GoalType | None
+    due_at: datetime | None
+
+
+@dataclass(frozen=True)
+class UserSummaryContext:
+    """What has been learned about the person."""
+
+    patterns: list[str]
+    wins: list[str]
+    struggles: list[str]
+    last_updated: datetime | None
+
+
+@dataclass(frozen=True)
+class EngagementContext:
+    """How recently the person showed up."""
+
+    status: EngagementStatus
+    days_since_last_check_in: int | None
+    last_check_in_at: str | None
+    """ISO-8601 timestamp of the latest check-in."""
+
+
+@dataclass(frozen=True)
+class LongTermMemory:
+    """Everything tier 3 contributes to a turn."""
+
+    user_profile: UserProfileView
+    goals: list[GoalSummary]
+    user_summary: UserSummaryContext | None
+    engagement: EngagementContext
+
+
+def parse_goal_type(value: str | None) -> GoalType | None:
+    """Validate a stored goal type at runtime instead of trusting a cast."""
+    if value is None:
+        return None
+    if value not in GOAL_TYPES:
+        raise ValidationError(f"goal_type {value!r} is not one of {', '.join(GOAL_TYPES)}")
+    goal_type: GoalType = value  # type: ignore[assignment]  # narrowed by the check above
+    return goal_type
+
+
+def engagement_from(last: datetime | None, now: datetime, threshold_days: int) -> EngagementContext:
+    """`new` without check-ins; `engaged` within `threshold_days`; `returning` after that."""
+    if last is None:
+        return EngagementContext("new", None, None)
+    days = max(0, (now - last).days)
+    status: EngagementStatus = "engaged" if days <= threshold_days else "returning"
+    return EngagementContext(status, days, last.isoformat())
+
+
+async def fetch_long_term_memory(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    *,
+    project_id: uuid.UUID | None = None,
+    threshold_days: int = 3,
+    now: datetime | None = None,
+) -> LongTermMemory:
+    """Profile, goals (the session's project first), summary and engagement for one user, in one
+    round trip: the user's row joined to their top goals (one row per goal). Columns, not mapped
+    objects: only views are built from them, and loading three entities a turn cost ~0.5 ms."""
+    query = _MEMORY_IN_PROJECT if project_id else _MEMORY
+    params = {"user_id": user_id, "project_id": project_id} if project_id else {"user_id": user_id}
+    rows = await query.rows(session, params)
+    if not rows:
+        raise NotFoundError("user", user_id)
+    first = rows[0]
+    if first.profile_user_id is None:
+        raise NotFoundError("user profile", user_id)
+    return LongTermMemory(
+        user_profile=UserProfileView(
+            id=first.id,
+            email=first.email,
+            display_name=first.display_name,
+            preferred_name=first.preferred_name,
+            timezone=first.timezone,
+            bio=first.bio,
+            created_at=first.created_at,
+        ),
+        goals=[
+            GoalSummary(g.goal_id, g.name, g.state, parse_goal_type(g.goal_type), g.due_at)
+            for g in rows
+            if g.goal_id is not None
+        ],
+        user_summary=_summary(first),
+        engagement=engagement_from(first.last_check_in, now or utcnow(), threshold_days),
+    )
+
+
+def _memory_query(in_project: bool) -> Any:
+    """The statement of `fetch_long_term_memory`, built once per process (ids bound per call): the
+    user, profile, summary and last check-in, joined to their top active goals, ranked: the session's
+    project first (`in_project`), then the nearest due date, then recently touched."""
+    user_id = bindparam("user_id", type_=Uuid())
+    order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc(), Entity.id]
+    if in_project:
+        order.insert(0, case((Entity.project_id == bindparam("project_id", type_=Uuid()), 0), else_=1))
+    goals = (
+        select(
+            Entity.id,
+            Entity.name,
+            Entity.state,
+            Entity.goal_type,
+            Entity.due_at,
+            func.row_number().over(order_by=order).label("rank"),
+        )
+        .where(
+            Entity.kind == "goal",
+            Entity.state.in_(ACTIVE_GOAL_STATES),
+            Entity.project_id.in_(member_project_ids(user_id)),
+        )
+        .order_by(*order)
+        .limit(MAX_GOALS_FOR_CONTEXT)
+        .subquery("goals")
+    )
+    last_check_in = type_coerce(
+        select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
+        UTCDateTime(),
+    )
+    return (
+        select(
+            User.id,
+            User.email,
+            User.display_name,
+            User.created_at,
+            UserProfile.user_id.label("profile_user_id"),
+            UserProfile.preferred_name,
+            UserProfile.timezone,
+            UserProfile.bio,
+            UserSummary.user_id.label("summary_user_id"),
+            UserSummary.patterns,
+            UserSummary.wins,
+            UserSummary.struggles,
+            UserSummary.updated_at.label("summary_updated_at"),
+            last_check_in.label("last_check_in"),
+            goals.c.id.label("goal_id"),
+            goals.c.name,
+            goals.c.state,
+            goals.c.goal_type,
+            goals.c.due_at,
+        )
+        .outerjoin(UserProfile, UserProfile.user_id == User.id)
+        .outerjoin(UserSummary, UserSummary.user_id == User.id)
+        .outerjoin(goals, true())
+        .where(User.id == user_id)
+        .order_by(goals.c.rank)
+    )
+
+
+_MEMORY = Direct(_memory_query(in_project=False))
+_MEMORY_IN_PROJECT = Direct(_memory_query(in_project=True))
+
+
+def _summary(row: Any) -> UserSummaryContext | None:
+    if row.summary_user_id is None:
+        return None
+    return UserSummaryContext(
+        patterns=[str(p) for p in row.patterns],
+        wins=[str(w) for w in row.wins],
+        struggles=[str(s) for s in row.struggles],
+        last_updated=row.summary_updated_at,
+    )

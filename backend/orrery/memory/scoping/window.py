@@ -1,0 +1,237 @@
+"""A session's recent messages as relevance reads them: the messages plus column arrays derived once.
+
+`HistoryWindow` holds a contiguous run of messages (oldest first) with what ranking needs per
+message, computed when the message enters the window and never again: whether it is a tool result,
+its prompt cost per tokenizer encoding (from the stored counts), its embedding in one float32 matrix,
+and its stored search terms in an inverted index with their counts. A process keeps windows between
+turns (`backend/orrery/memory/history_cache.py`) and only appends what is new, so a turn's ranking works on
+arrays instead of re-reading and re-decoding 2,000 rows.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from orrery.memory.scoping.base import HistoryMessage, message_tokens
+from orrery.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+BM25_K1 = 1.5
+"""Okapi constants as in `orrery.text.bm25_scores` (the lexical baseline, the archive on PostgreSQL)."""
+BM25_B = 0.75
+
+
+class HistoryWindow:
+    """Messages with consecutive `seq`s, oldest first, and their per-message columns."""
+
+    def __init__(self, dimensions: int, model: str | None = None) -> None:
+        import numpy as np
+
+        from orrery.memory.embeddings import MODEL_NAME
+
+        self.model = model or MODEL_NAME
+        """The embedding model whose vectors this window holds (never two models')."""
+        self.dense: Any = None
+        """While a turn holds the window: its `DenseTurn` (the model's settings, the receipt's notes)."""
+
+        self.messages: list[HistoryMessage] = []
+        self.is_tool: list[bool] = []
+        self._terms: list[str] = []
+        self._lengths: list[int] = []
+        self._postings: dict[str, list[int]] = {}
+        """term -> absolute positions (`_offset` + index), one per occurrence, ascending; positions
+        below `_offset` are skipped on search and removed when the index is compacted."""
+        self._offset = 0
+        self._length_total = 0
+        self._indexed = 0
+        """Positions held by the index (forgotten ones included until it is compacted)."""
+        self._buffer = np.zeros((0, dimensions), dtype=np.float32)
+        """Embedding rows `_start:_start + len(self)` are the window's; room to grow after them."""
+        self._start = 0
+        self._has_vector: list[bool] = []
+        self._costs: dict[str, list[int]] = {}
+        self._positions: dict[int, int] | None = None
+        """seq -> absolute position, only when seqs are not consecutive (never by the app's writes)."""
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    @property
+    def first_seq(self) -> int:
+        return self.messages[0].seq if self.messages else 0
+
+    @property
+    def last_seq(self) -> int:
+        return self.messages[-1].seq if self.messages else 0
+
+    def extend(
+        self,
+        messages: Sequence[HistoryMessage],
+        terms: Sequence[str | None],
+        vectors: npt.NDArray[np.float32] | None,
+        has_vector: Sequence[bool],
+    ) -> None:
+        """Append newer messages (`seq` continuing this window's), their stored search terms and
+        embedding rows (zeros where a message has none)."""
+        import numpy as np
+
+        base = self._offset + len(self.messages)
+        expected = self.last_seq + 1 if self.messages else (messages[0].seq if messages else 0)
+        if self._positions is None and any(m.seq != expected + i for i, m in enumerate(messages)):
+            self._positions = {m.seq: self._offset + i for i, m in enumerate(self.messages)}
+        if self._positions is not None:
+            self._positions.update((m.seq, base + i) for i, m in enumerate(messages))
+        postings = self._postings
+        for i, text in enumerate(terms):
+            words = text.split() if text else []
+            for term in words:
+                positions = postings.get(term)
+                if positions is None:
+                    postings[term] = [base + i]
+                else:
+                    positions.append(base + i)
+            self._terms.append(text or "")
+            self._lengths.append(len(words))
+            self._length_total += len(words)
+            self._indexed += len(words)
+        self.messages.extend(messages)
+        self.is_tool.extend(m.role == "tool" for m in messages)
+        self._has_vector.extend(has_vector)
+        if messages:
+            self._append_vectors(
+                vectors if vectors is not None else np.zeros((len(messages), self._buffer.shape[1]))
+            )
+        for encoding, costs in self._costs.items():
+            costs.extend(_cost(m, encoding) for m in messages)
+
+    def _append_vectors(self, rows: npt.NDArray[Any]) -> None:
+        import numpy as np
+
+        held, stop = len(self.messages) - len(rows), self._start + len(self.messages) - len(rows)
+        if stop + len(rows) > len(self._buffer):  # grow (doubling), keeping only the live rows
+            grown = np.zeros((max(2 * (held + len(rows)), 64), self._buffer.shape[1]), dtype=np.float32)
+            grown[:held] = self._buffer[self._start : stop]
+            self._buffer, self._start, stop = grown, 0, held
+        self._buffer[stop : stop + len(rows)] = rows
+
+    def drop_before(self, seq: int) -> None:
+        """Forget the messages older than `seq` (the window slid past them)."""
+        n = sum(1 for m in self.messages if m.seq < seq) if self._positions else seq - self.first_seq
+        n = max(0, min(len(self.messages), n))
+        if not n:
+            return
+        self._length_total -= sum(self._lengths[:n])
+        self._offset += n
+        if self._positions is not None:
+            self._positions = {seq: at for seq, at in self._positions.items() if at >= self._offset}
+        del self.messages[:n], self.is_tool[:n], self._terms[:n], self._lengths[:n], self._has_vector[:n]
+        self._start += n
+        for costs in self._costs.values():
+            del costs[:n]
+        if self._indexed > 2 * (self._length_total + 1):
+            self._reindex()
+
+    def _reindex(self) -> None:
+        """Rebuild the inverted index without the positions of forgotten messages."""
+        self._postings, self._indexed = {}, self._length_total
+        for i, text in enumerate(self._terms):
+            for term in text.split():
+                self._postings.setdefault(term, []).append(self._offset + i)
+
+    def index_of(self, seq: int) -> int:
+        """Position of the message with `seq` (seqs are consecutive), or -1 when not held."""
+        if self._positions is not None:
+            i = self._positions.get(seq, self._offset - 1) - self._offset
+        else:
+            i = seq - self.first_seq
+        return i if 0 <= i < len(self.messages) else -1
+
+    def costs(self, counter: TokenCounter) -> list[int]:
+        """Prompt cost of every message in `counter`'s encoding (stored counts; counted once when a
+        message has none for it)."""
+        costs = self._costs.get(counter.encoding_name)
+        if costs is None:
+            costs = self._costs[counter.encoding_name] = [message_tokens(m, counter) for m in self.messages]
+        return costs
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._buffer.shape[1])
+
+    def use_dimensions(self, dimensions: int) -> bool:
+        """Whether vectors of this size fit: yes when they are the window's size, or when it holds no
+        vector yet (its matrix is then made that size, as a remote model's is known only from rows)."""
+        if dimensions == self.dimensions:
+            return True
+        if any(self._has_vector) or dimensions <= 0:
+            return False
+        import numpy as np
+
+        self._buffer = np.zeros((len(self._buffer), dimensions), dtype=np.float32)
+        return True
+
+    def vectors(self) -> npt.NDArray[np.float32] | None:
+        """The embedding matrix (one row per message, zeros where none is stored), or None when no
+        message has one."""
+        return self._buffer[self._start : self._start + len(self.messages)] if any(self._has_vector) else None
+
+    def with_vectors(self) -> list[bool]:
+        """Whether each message has a stored embedding."""
+        return self._has_vector
+
+    def search(self, terms: Iterable[str], limit: int, before: int | None = None) -> list[int]:
+        """Positions of the messages (below `before`) matching any term, best first: BM25 over this
+        window's stored search terms, with this session's own statistics."""
+        if limit <= 0:
+            return []
+        scores = self.scores(terms, before)
+        return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
+
+    def scores(self, terms: Iterable[str], before: int | None = None) -> dict[int, float]:
+        """BM25 of every message (below `before`) matching any term, by position."""
+        end = len(self.messages) if before is None else before
+        n = len(self.messages)
+        if not n:
+            return {}
+        average = self._length_total / n or 1.0
+        scores: dict[int, float] = {}
+        for term in dict.fromkeys(terms):
+            positions = self._postings.get(term)
+            if not positions:
+                continue
+            counts: dict[int, int] = {}
+            for position in positions[bisect_left(positions, self._offset) :]:
+                counts[position] = counts.get(position, 0) + 1
+            idf = math.log(1 + (n - len(counts) + 0.5) / (len(counts) + 0.5))
+            for position, count in counts.items():
+                i = position - self._offset
+                if i < end:
+                    norm = BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[i] / average)
+                    scores[i] = scores.get(i, 0.0) + idf * count * (BM25_K1 + 1) / (count + norm)
+        return scores
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+def _cost(message: HistoryMessage, encoding: str) -> int:
+    counter = _COUNTERS.get(encoding)
+    if counter is None:
+        counter = _COUNTERS[encoding] = TokenCounter("window", encoding, True)
+    return message_tokens(message, counter)
+
+
+def window_of(messages: Sequence[HistoryMessage], terms: Sequence[str | None], vectors: Any) -> HistoryWindow:
+    """A window over `messages`, built in one go (`vectors`: one embedding row per message, or None)."""
+    from orrery.memory.embeddings import DIMENSIONS
+
+    window = HistoryWindow(DIMENSIONS)
+    has = [vectors is not None and bool(m.content.strip()) for m in messages]
+    window.extend(messages, terms, vectors, has)
+    return window

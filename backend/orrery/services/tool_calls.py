@@ -1,0 +1,93 @@
+"""One registry tool as a call every door can make: described parameters, hints, unknown arguments
+refused, and the model's retry message as a readable tool error. MCP serves these tools; the HTTP
+tool route and `orrery tool` run them the same way, so each door refuses the same input alike."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
+from typing import Annotated, Any
+
+import pydantic
+
+if typing.TYPE_CHECKING:
+    from orrery.deps import TurnDeps
+    from orrery.tools.registry import ToolSpec
+
+Resolver = Callable[[], Awaitable["TurnDeps"]]
+
+
+def annotations_for(spec: ToolSpec) -> Any:
+    """MCP hints: read-only tools say so; writing ones say whether they overwrite and can be repeated."""
+    from mcp.types import ToolAnnotations
+
+    if spec.read_only:
+        return ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=spec.destructive,
+        idempotent_hint=spec.idempotent,
+        open_world_hint=False,
+    )
+
+
+def _reject_unknown_arguments(tool: Any) -> None:
+    """Unknown argument names fail the call with a tool error that lists the real ones."""
+    base = tool.fn_metadata.arg_model
+    known = sorted(f.alias or n for n, f in base.model_fields.items())
+    takes = ", ".join(known) or "nothing"
+
+    class Strict(base):  # type: ignore[misc,valid-type]
+        @pydantic.model_validator(mode="before")
+        @classmethod
+        def known_only(cls, data: Any) -> Any:
+            unknown = sorted(set(data) - set(known)) if isinstance(data, dict) else []
+            if unknown:
+                raise ValueError(f"unknown argument(s) {', '.join(unknown)}; {tool.name} takes: {takes}")
+            return data
+
+    Strict.__name__ = Strict.__qualname__ = f"{tool.name}_arguments"
+    tool.fn_metadata.arg_model = Strict
+    tool.parameters = {**Strict.model_json_schema(by_alias=True), "additionalProperties": False}
+
+
+def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
+    """The registry tool as an MCP tool: every parameter described (the docstring's `Args:`, exactly
+    what the agents read), read-only/destructive hints, unknown arguments refused; `resolve` says who
+    is calling."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool as MCPTool
+    from pydantic_ai import ModelRetry
+
+    from orrery.tools.registry import agent_tools
+
+    definition = agent_tools([spec.name])[0].tool_def
+    described = definition.parameters_json_schema.get("properties", {})
+    fn = spec.function
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = [
+        p.replace(
+            annotation=Annotated[
+                hints.get(p.name, Any), pydantic.Field(description=described[p.name]["description"])
+            ]
+        )
+        for p in list(inspect.signature(fn).parameters.values())[1:]
+    ]
+
+    async def call(**kwargs: Any) -> Any:
+        try:
+            return await fn(SimpleNamespace(deps=await resolve()), **kwargs)
+        except ModelRetry as exc:
+            raise ToolError(str(exc)) from None
+
+    call.__name__ = call.__qualname__ = spec.name
+    call.__doc__ = definition.description
+    call.__signature__ = inspect.Signature(params, return_annotation=hints.get("return", Any))  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints.get("return", Any)}
+    tool = MCPTool.from_function(
+        call, name=spec.name, description=definition.description, annotations=annotations_for(spec)
+    )
+    _reject_unknown_arguments(tool)
+    return tool

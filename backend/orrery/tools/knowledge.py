@@ -1,0 +1,129 @@
+"""Knowledge-base tools: load context for a task, read an entry, search, and improve an entry."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic_ai import ModelRetry, RunContext
+
+from orrery.deps import TurnDeps
+from orrery.knowledge.entries import FullEntry
+from orrery.knowledge.entries import get_entry as read_entry
+from orrery.knowledge.entries import update_entry as write_entry
+from orrery.knowledge.load_context import load_context_for_task as load
+from orrery.knowledge.packet import format_context_packet
+from orrery.knowledge.search import search_entries
+from orrery.text import inline_data
+from orrery.tools._errors import readable_errors
+
+
+def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
+    if ctx.deps.project_id is None:
+        raise ModelRetry("This conversation is not inside a project, so there is no knowledge base to use.")
+    return ctx.deps.project_id
+
+
+def _render(entry: FullEntry) -> str:
+    lines = [
+        f"## {entry.code}: {inline_data(entry.name)}",
+        f"- **Collection:** {inline_data(entry.collection_name)}",
+    ]
+    lines.append(f"- **Description:** {inline_data(entry.description or '(none)')}")
+    paths = entry.data.get("code_paths") or []
+    lines.append(f"- **Code paths:** {', '.join(map(str, paths)) if paths else '(none yet)'}")
+    for correction in entry.data.get("corrections", []):
+        lines.append(f"- **Correction:** {inline_data(str(correction.get('text', '')))}")
+    if entry.related:
+        lines += ["", "### Related entries"]
+        lines += [
+            f"- **{r.code}:** {inline_data(r.name)} — {r.relation} ({r.direction})" for r in entry.related
+        ]
+    return "\n".join(lines)
+
+
+async def load_context_for_task(
+    ctx: RunContext[TurnDeps], task_description: str, max_results: int = 10, max_hops: int = 2
+) -> str:
+    """Load the team's domain knowledge relevant to a task, as a Context Packet. Read-only.
+
+    Searches the knowledge base, follows relations between entries, ranks what it finds and says how
+    confident the match is (high, medium, low). Call it before working on a domain task, and when the
+    user asks to load or get context, or what the team knows about something.
+
+    Args:
+        task_description: The task or question in the user's words.
+        max_results: At most this many entries (1 to 100).
+        max_hops: How far to follow relations from the best matches (0 to 5).
+    """
+    with readable_errors():
+        async with ctx.deps.db.sessions() as session:
+            result = await load(
+                session,
+                ctx.deps.user_id,
+                _project(ctx),
+                task_description,
+                max_results=max_results,
+                max_hops=max_hops,
+            )
+    return format_context_packet(result)
+
+
+async def get_entry(ctx: RunContext[TurnDeps], code: str) -> str:
+    """Read one knowledge-base entry in full: description, code paths, corrections, relations. Read-only.
+
+    Args:
+        code: The entry's code, such as BR-012 or GT-019.
+    """
+    with readable_errors(". Use a code from the Context Packet or from search_knowledge."):
+        async with ctx.deps.db.sessions() as session:
+            return _render(await read_entry(session, ctx.deps.user_id, _project(ctx), code))
+
+
+async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 10) -> str:
+    """Search the knowledge base by words or codes; best matches first. Read-only.
+
+    Args:
+        query: Words or entry codes to look for.
+        limit: At most this many results (1 to 50).
+    """
+    async with ctx.deps.db.single() as session:  # one statement when it finds something
+        found = await search_entries(
+            session, ctx.deps.user_id, _project(ctx), query, limit=max(1, min(limit, 50))
+        )
+    if not found.hits:
+        return f'No entries match "{inline_data(query)}".'
+    return "\n".join(
+        f"- **{h.code}:** {inline_data(h.name)} "
+        f"({inline_data(h.collection_name)}; matched {h.matched_terms} terms)"
+        for h in found.hits
+    )
+
+
+async def update_entry(
+    ctx: RunContext[TurnDeps],
+    code: str,
+    add_code_paths: list[str] | None = None,
+    correction: str | None = None,
+) -> str:
+    """Improve a knowledge-base entry while working: record files that implement it, or a correction.
+
+    Use it when you discover which files implement a domain concept, or when the user corrects a
+    term or a fact. The change is recorded with this conversation as its source.
+
+    Args:
+        code: The entry's code, such as BR-012.
+        add_code_paths: Repository-relative file paths that implement the entry.
+        correction: A correction of terminology or facts, in one or two sentences.
+    """
+    with readable_errors():
+        async with ctx.deps.db.transaction() as session:
+            entry = await write_entry(
+                session,
+                ctx.deps.user_id,
+                _project(ctx),
+                code,
+                add_code_paths=add_code_paths,
+                correction=correction,
+                session_id=ctx.deps.session_id,
+            )
+    return "Updated.\n\n" + _render(entry)

@@ -1,0 +1,75 @@
+"""The sidebar's search over the user's chats: titles (substring, any case) and message text through
+the messages' full-text index (FTS5 on SQLite, the `search_vector` tsvector on PostgreSQL), every
+term required. Two queries, both scoped to the user; superseded messages are not searched."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Integer, func, literal_column, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orrery.db.models import ChatSession, Message
+from orrery.text import analyze, preview
+
+MAX_HITS = 20
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A chat that matches, with the message that matched (None: the title did)."""
+
+    session_id: uuid.UUID
+    title: str | None
+    excerpt: str | None
+    seq: int | None
+
+
+async def search_chats(session: AsyncSession, user_id: uuid.UUID, query: str) -> list[SearchHit]:
+    """Chats whose title contains `query` first, then chats with a message holding all its terms."""
+    query = " ".join(query.split())[:200]
+    if not query:
+        return []
+    pattern = "%" + query.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    titled = (
+        await session.execute(
+            select(ChatSession.id, ChatSession.title)
+            .where(ChatSession.user_id == user_id, func.lower(ChatSession.title).like(pattern, escape="\\"))
+            .order_by(ChatSession.updated_at.desc())
+            .limit(MAX_HITS)
+        )
+    ).all()
+    hits = [SearchHit(row.id, row.title, None, None) for row in titled]
+    seen = {h.session_id for h in hits}
+    for row in await _message_rows(session, user_id, list(dict.fromkeys(analyze(query)))):
+        if row.session_id not in seen and len(hits) < MAX_HITS:
+            seen.add(row.session_id)
+            hits.append(SearchHit(row.session_id, row.title, preview(row.content, 120), row.seq))
+    return hits
+
+
+async def _message_rows(session: AsyncSession, user_id: uuid.UUID, terms: list[str]) -> list[Any]:
+    terms = [t for t in terms if t.isalnum()][:8]
+    if not terms:
+        return []
+    mine = (
+        select(Message.session_id, Message.seq, Message.content, ChatSession.title)
+        .join(ChatSession, ChatSession.id == Message.session_id)
+        .where(ChatSession.user_id == user_id, Message.superseded_at.is_(None), Message.role != "tool")
+    )
+    if session.get_bind().dialect.name == "sqlite":
+        fts = (
+            text("SELECT rowid AS rid FROM messages_fts WHERE messages_fts MATCH :q")
+            .bindparams(q=f"search_terms : ({' AND '.join(terms)})")
+            .columns(rid=Integer)
+            .subquery()
+        )
+        query = mine.join(fts, literal_column("messages.rowid") == fts.c.rid)
+    else:
+        vector: Any = literal_column("messages.search_vector")
+        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " & ".join(terms))
+        query = mine.where(vector.op("@@")(tsquery))
+    rows = await session.execute(query.order_by(Message.created_at.desc()).limit(MAX_HITS * 5))
+    return list(rows.all())
