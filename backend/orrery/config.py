@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     budget_conversation: int = Field(default=2500, ge=0)
     """Token budget of the scoped conversation messages."""
 
+    budget_earlier_chats: int = Field(default=2000, ge=0)
+    """The cap on messages recalled from the person's earlier chats: they share the conversation budget
+    and get what the chat's own messages leave, up to this many tokens (scaled like the others)."""
+
+    budget_facts: int = Field(default=250, ge=0)
+    """Token budget of the remembered facts, part of the profile section of the prompt."""
+
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 

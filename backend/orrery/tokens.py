@@ -162,7 +162,17 @@ def context_window_for(model: str) -> int:
     return windows.get(model) or windows.get(bare) or REFERENCE_WINDOW
 
 
-SECTION_NAMES = ("system", "profile", "expertise", "focus", "related", "knowledge", "conversation")
+SECTION_NAMES = (
+    "system",
+    "profile",
+    "expertise",
+    "focus",
+    "related",
+    "knowledge",
+    "conversation",
+    "earlier_chats",
+    "facts",
+)
 
 
 @dataclass(frozen=True)
@@ -176,6 +186,8 @@ class Budgets:
     related: int = 500
     knowledge: int = 600
     conversation: int = 2500
+    earlier_chats: int = 2000
+    facts: int = 250
     scale: float = field(default=1.0, compare=False)
 
     def of(self, section: str) -> int:

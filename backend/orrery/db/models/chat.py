@@ -6,7 +6,18 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+    true,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orrery.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
@@ -35,6 +46,9 @@ class ChatSession(UUIDPrimaryKey, Timestamps, Base):
     """The focus (`kind:id`, or `-` for none) the knowledge packet was loaded for."""
     knowledge_packet: Mapped[str | None] = mapped_column(Text)
     """The auto-loaded knowledge section, reused on later turns until the focus changes."""
+    remember: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    """False: "don't remember this chat": never recalled in another chat, no fact is saved from it and
+    the pattern analyst never reads it (it may still read memory itself; migration 0017mc)."""
 
     __table_args__ = (
         CheckConstraint(

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, false, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from orrery.db.base import Base, Timestamps, UUIDPrimaryKey, utcnow
@@ -20,6 +20,10 @@ class User(UUIDPrimaryKey, Timestamps, Base):
 
     email: Mapped[str] = mapped_column(String(320), unique=True)
     display_name: Mapped[str] = mapped_column(String(200))
+    recall_across_chats: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    """The person's choice: may a chat recall what they said in their other chats (`/v1/me/memory`)."""
+    recall_other_projects: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Also from chats in other projects (and a project chat from chats without one); off by default."""
 
     profile: Mapped[UserProfile | None] = relationship(back_populates="user", uselist=False)
 

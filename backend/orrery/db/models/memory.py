@@ -1,4 +1,4 @@
-"""Long-term memory about a person: check-ins (engagement) and the learned user summary."""
+"""Long-term memory about a person: check-ins (engagement), the learned user summary and remembered facts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, Text
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orrery.db.base import Base, UUIDPrimaryKey, utcnow
@@ -43,4 +43,34 @@ class UserSummary(Base):
     patterns: Mapped[list[Any]] = mapped_column(default=list)
     wins: Mapped[list[Any]] = mapped_column(default=list)
     struggles: Mapped[list[Any]] = mapped_column(default=list)
+    source_sessions: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
+    """The chats (ids as strings) whose messages the analyst read: forgetting one rebuilds the summary."""
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Fact(UUIDPrimaryKey, Base):
+    """Something the person asked to be remembered, with its lineage: the chat and message it came
+    from (null when typed in by hand), when it became true, and the newer fact that replaced it."""
+
+    __tablename__ = "facts"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str | None] = mapped_column(String(200))
+    """What the fact is about ("home city"): a newer fact on the same subject supersedes this one."""
+    source_session_id: Mapped[uuid.UUID | None]
+    """The chat it was said in; no foreign key, so deleting the chat keeps the lineage (migration 0017mc)."""
+    source_seq: Mapped[int | None]
+    valid_from: Mapped[datetime | None]
+    """When it became true, if the person said so."""
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("facts.id", ondelete="SET NULL"))
+    superseded_at: Mapped[datetime | None]
+    """Set when a newer fact replaced this one: kept as history, never shown to the model as current."""
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    __table_args__ = (
+        CheckConstraint("length(text) > 0", name="text_not_empty"),
+        Index("ix_facts_user_current", "user_id", "superseded_at"),
+        Index("ix_facts_user_source", "user_id", "source_session_id"),
+    )
