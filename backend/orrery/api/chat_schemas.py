@@ -28,6 +28,8 @@ class SessionOut(BaseModel):
     scoping_strategy: str | None
     message_count: int
     title: str | None
+    remember: bool
+    """False: "don't remember this chat" (never recalled in another chat, no facts, no patterns)."""
 
 
 class MessageOut(BaseModel):

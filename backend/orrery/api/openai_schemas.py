@@ -42,7 +42,8 @@ class StreamOptions(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored."""
+    """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored.
+    `store: false` maps to a chat not remembered (`remember_for_store`)."""
 
     model: str = Field(default="orrery", max_length=200)
     messages: list[ChatMessage] = Field(
@@ -54,6 +55,18 @@ class CompletionRequest(BaseModel):
     stream: StrictBool = False
     stream_options: StreamOptions | None = None
     user: Text | None = Field(default=None, max_length=200)
+    store: StrictBool | None = Field(
+        default=None,
+        description="false: the chat is not remembered (never recalled in another chat, no facts, no "
+        "patterns); true or absent: a new chat is remembered, an existing one keeps its setting",
+    )
+
+
+def remember_for_store(store: bool | None) -> bool:
+    """OpenAI's `store` as Orrery's `remember` (chat completions and the Responses API alike): only
+    an explicit `store: false` asks not to keep what is said for later, so only it turns `remember`
+    off; `true` or absent opens a remembered chat and never turns an existing chat's choice back on."""
+    return store is not False
 
 
 class ModelCard(BaseModel):

@@ -19,6 +19,7 @@ from orrery.cli import (
     kb,
     keys,
     linked,
+    memory,
     plugins,
     server,
     sessions,
@@ -41,6 +42,7 @@ app.add_typer(eval.eval_app, name="eval")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")
+app.add_typer(memory.memory_app, name="memory")
 for module in (server, linked, chat, usage, plugins, tools):
     app.registered_commands.extend(module.app.registered_commands)
 

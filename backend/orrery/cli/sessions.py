@@ -1,4 +1,5 @@
-"""`orrery sessions`: create chat sessions and append messages."""
+"""`orrery sessions`: create, list, rename, update (remember or not) and delete chat sessions, and
+append messages."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def sessions_create(
     agent: Annotated[str | None, typer.Option(help="The active agent.")] = None,
     strategy: Annotated[str | None, typer.Option(help="Message-scoping strategy for this session.")] = None,
     title: Annotated[str | None, typer.Option(help="A title.")] = None,
+    remember: Annotated[
+        bool, typer.Option("--remember/--no-remember", help="--no-remember: don't remember this chat.")
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole session record.")] = False,
 ) -> None:
     """Open a chat session (optionally focused) and print its id."""
@@ -54,6 +58,7 @@ def sessions_create(
                 focus_id=focus_id or None,
                 title=title,
                 active_agent=agent,
+                remember=remember,
             )
             record.scoping_strategy = strategy
             await session.flush()
@@ -72,6 +77,7 @@ def sessions_create(
         "focus_id",
         "active_agent",
         "scoping_strategy",
+        "remember",
         "message_count",
         "created_at",
     )
@@ -134,7 +140,8 @@ def sessions_list(
         return
     for i in items:
         focus = f"{i.focus.kind}: {i.focus.name}" if i.focus else "no focus"
-        out.print(f"{i.id}  {i.title or 'Untitled chat'}  ({focus}, {i.message_count} messages)")
+        kept = "" if i.remember else ", not remembered"
+        out.print(f"{i.id}  {i.title or 'Untitled chat'}  ({focus}, {i.message_count} messages{kept})")
 
 
 @sessions_app.command("rename")
@@ -153,6 +160,44 @@ def sessions_rename(
 
     run(lambda s: with_db(s, body))
     out.print("session renamed")
+
+
+@sessions_app.command("update")
+def sessions_update(
+    session_id: Annotated[str, typer.Option("--session", help="Session id.")],
+    remember: Annotated[
+        bool | None,
+        typer.Option(
+            "--remember/--no-remember",
+            help="Remember the chat, or not: never recalled in other chats, no facts, no patterns.",
+        ),
+    ] = None,
+    user: Annotated[
+        str | None, typer.Option(help="The session's owner (id or email); default: whoever owns it.")
+    ] = None,
+) -> None:
+    """Change a session: whether it is remembered."""
+    from orrery.db.models import ChatSession
+    from orrery.errors import NotFoundError
+    from orrery.repo import sessions as repo
+
+    if remember is None:
+        err.print("[bold red]error:[/] nothing to change: pass --remember or --no-remember")
+        raise typer.Exit(2)
+
+    async def body(db: Any) -> None:
+        async with db.transaction() as session:
+            if user is not None:
+                owner = (await resolve_user(session, user)).id
+            else:  # the CLI runs with database access: the session's own owner
+                found = await session.get(ChatSession, uuid_or_404(session_id))
+                if found is None:
+                    raise NotFoundError("session", session_id)
+                owner = found.user_id
+            await repo.set_remember(session, owner, session_id, remember)
+
+    run(lambda s: with_db(s, body))
+    out.print("session remembered" if remember else "session not remembered")
 
 
 @sessions_app.command("delete")

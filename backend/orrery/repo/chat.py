@@ -63,9 +63,11 @@ async def create_session(
     title: str | None = None,
     active_agent: str | None = None,
     session_id: uuid.UUID | None = None,
+    remember: bool = True,
 ) -> ChatSession:
     """Open a chat, optionally in a project and focused on the project or one of its entities;
-    a caller-chosen `session_id` makes creation idempotent (a second insert hits the primary key)."""
+    a caller-chosen `session_id` makes creation idempotent (a second insert hits the primary key).
+    `remember=False`: "don't remember this chat" (never recalled elsewhere, no facts, no patterns)."""
     check_agent(active_agent)
     if (focus_kind is None) != (focus_id is None):
         raise ValidationError("focus_kind and focus_id go together")
@@ -87,6 +89,7 @@ async def create_session(
         focus_id=as_uuid(focus_id, "entity") if focus_id is not None else None,
         title=title,
         active_agent=active_agent,
+        remember=remember,
     )
     session.add(chat)
     await session.flush()

@@ -1,9 +1,10 @@
-"""Users, profiles, API keys, projects and memberships."""
+"""Users, profiles, API keys, projects and memberships, and a person's memory choices."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -220,3 +221,41 @@ async def list_projects(session: AsyncSession, user_id: uuid.UUID) -> Sequence[P
 async def count_users(session: AsyncSession) -> int:
     """How many users exist (used to decide whether a database is empty)."""
     return int((await session.execute(select(func.count()).select_from(User))).scalar_one())
+
+
+@dataclass(frozen=True)
+class MemoryChoices:
+    """What a person lets their chats recall: their other chats at all, and other projects' too."""
+
+    recall_across_chats: bool
+    recall_other_projects: bool
+
+
+async def memory_choices(session: AsyncSession, user_id: uuid.UUID) -> MemoryChoices:
+    """The person's memory choices (one query)."""
+    row = (
+        await session.execute(
+            select(User.recall_across_chats, User.recall_other_projects).where(User.id == user_id)
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFoundError("user", user_id)
+    return MemoryChoices(bool(row[0]), bool(row[1]))
+
+
+async def set_memory_choices(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    *,
+    recall_across_chats: bool | None = None,
+    recall_other_projects: bool | None = None,
+) -> MemoryChoices:
+    """Change the choices given (None leaves one as it is); the new choices. Recall reads them from
+    the row on every turn, so every worker follows from its next turn."""
+    user = await get_user(session, user_id)
+    if recall_across_chats is not None:
+        user.recall_across_chats = bool(recall_across_chats)
+    if recall_other_projects is not None:
+        user.recall_other_projects = bool(recall_other_projects)
+    await session.flush()
+    return MemoryChoices(user.recall_across_chats, user.recall_other_projects)

@@ -1,6 +1,7 @@
 """Browsing and housekeeping of a user's chat sessions: the list (with each focus resolved in the
-same query), rename, delete, automatic agent routing, pages of history, transitions, and the last
-turn's receipt. Every query is scoped to the calling user; anything else is not found."""
+same query), rename, remember or not, delete, automatic agent routing, pages of history,
+transitions, and the last turn's receipt. Every query is scoped to the calling user; anything else
+is not found."""
 
 from __future__ import annotations
 
@@ -138,6 +139,18 @@ async def rename_session(
     if len(clean) > MAX_TITLE:
         raise ValidationError(f"title is longer than {MAX_TITLE} characters")
     chat.title = clean or None
+    await session.flush()
+    return chat
+
+
+async def set_remember(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, remember: bool
+) -> ChatSession:
+    """Remember the chat (the default) or not: a chat not remembered is never recalled in another
+    chat, no fact is saved from it and the pattern analyst skips it. It is read fresh from the row by
+    every process, so the change holds on every worker from its next turn."""
+    chat = await get_session(session, user_id, session_id)
+    chat.remember = bool(remember)
     await session.flush()
     return chat
 

@@ -30,6 +30,8 @@ class SessionListItemOut(BaseModel):
     active_agent: str | None
     scoping_strategy: str | None
     message_count: int
+    remember: bool
+    """False: "don't remember this chat" (never recalled in another chat, no facts, no patterns)."""
     created_at: datetime
     updated_at: datetime
 
@@ -50,6 +52,7 @@ def list_item_out(item: repo.SessionListItem) -> SessionListItemOut:
         active_agent=chat.active_agent,
         scoping_strategy=chat.scoping_strategy,
         message_count=chat.message_count,
+        remember=chat.remember,
         created_at=chat.created_at,
         updated_at=chat.updated_at,
     )

@@ -1,6 +1,6 @@
 """Writes from the browser, each behind the session cookie AND the page's CSRF token: sessions
-(create, rename, delete), focus, agent and strategy, knowledge capture, and the streamed turn, which
-runs through the JSON API's own turn endpoint."""
+(create, rename, remember or not, delete), focus, agent and strategy, knowledge capture, and the
+streamed turn, which runs through the JSON API's own turn endpoint."""
 
 from __future__ import annotations
 
@@ -30,10 +30,17 @@ def _back(session_id: uuid.UUID | str) -> Response:
 
 
 @router.post("/sessions")
-async def create(web: CsrfUser, session: WebTx, project_id: Text = "", title: Text = "") -> Response:
-    """A new session in the chosen project (or none)."""
+async def create(
+    web: CsrfUser, session: WebTx, project_id: Text = "", title: Text = "", dont_remember: Text = ""
+) -> Response:
+    """A new session in the chosen project (or none); the "Don't remember this chat" box ticked
+    opens it not remembered."""
     record = await chat.create_session(
-        session, web.user.id, project_id=project_id or None, title=" ".join(title.split()) or None
+        session,
+        web.user.id,
+        project_id=project_id or None,
+        title=" ".join(title.split()) or None,
+        remember=not dont_remember,
     )
     return _back(record.id)
 
@@ -42,6 +49,15 @@ async def create(web: CsrfUser, session: WebTx, project_id: Text = "", title: Te
 async def rename(session_id: str, web: CsrfUser, session: WebTx, title: Text = "") -> Response:
     """Set or clear the title."""
     await repo.rename_session(session, web.user.id, session_id, title)
+    return _back(session_id)
+
+
+@router.post("/s/{session_id}/remember")
+async def remember(session_id: str, web: CsrfUser, session: WebTx, remember: Text = "") -> Response:
+    """The chat page's "Remember this chat" switch: `true` remembers it, `false` does not."""
+    if remember not in ("true", "false"):
+        raise ValidationError("remember must be true or false")
+    await repo.set_remember(session, web.user.id, session_id, remember == "true")
     return _back(session_id)
 
 

@@ -46,6 +46,11 @@ class SessionIn(BaseModel):
     agent: AgentName | None = None
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300)
+    remember: StrictBool = Field(
+        default=True,
+        description="false: don't remember this chat (never recalled in another chat, no facts saved "
+        "from it, not read by the pattern analyst); it may still read memory itself",
+    )
 
 
 class SessionPatch(BaseModel):
@@ -56,6 +61,7 @@ class SessionPatch(BaseModel):
     agent: AgentName | None = None
     scoping_strategy: str | None = Field(default=None, max_length=64)
     title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
+    remember: StrictBool | None = Field(default=None, description="remember this chat (true) or not (false)")
 
 
 def _session_dict(record: Any) -> dict[str, Any]:
@@ -67,6 +73,7 @@ def _session_dict(record: Any) -> dict[str, Any]:
         "scoping_strategy": record.scoping_strategy,
         "message_count": record.message_count,
         "title": record.title,
+        "remember": record.remember,
     }
 
 
@@ -85,6 +92,7 @@ async def create_session(body: SessionIn, user: CurrentUser, session: WriteSessi
         focus_id=body.focus.id if body.focus else None,
         title=body.title,
         active_agent=body.agent,
+        remember=body.remember,
     )
     record.scoping_strategy = body.scoping_strategy
     return _session_dict(record)
@@ -119,20 +127,24 @@ async def get_session(
 
 
 @router.patch(
-    "/{session_id}", response_model=SessionOut, summary="Rename, or change focus, agent or scoping strategy"
+    "/{session_id}",
+    response_model=SessionOut,
+    summary="Rename, remember or not, or change focus, agent or scoping strategy",
 )
 async def patch_session(
     session_id: str, body: SessionPatch, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
-    """Switch what the chat is about, who answers next, or how history is scoped."""
+    """Switch what the chat is about, who answers next, how history is scoped, or whether it is
+    remembered (`remember: false` takes it out of recall in other chats from their next turn)."""
     from orrery.memory.scoping import get_strategy
+    from orrery.repo.sessions import rename_session, set_remember
     from orrery.roster import get_agent
 
     record = await chat.get_session(session, user.id, session_id)
     if body.title is not None:
-        from orrery.repo.sessions import rename_session
-
         await rename_session(session, user.id, record.id, body.title)
+    if body.remember is not None:
+        await set_remember(session, user.id, record.id, body.remember)
     if body.scoping_strategy:
         record.scoping_strategy = get_strategy(body.scoping_strategy).name
     if body.agent and body.agent != record.active_agent:

@@ -10,6 +10,11 @@ choose); any other model answers 404 `model_not_found`. The conversation lives o
   never merge unless they open with the same first message for the same `user`. The id is
   deterministic (UUIDv5), so concurrent first requests (any process) converge on one session.
 
+`store: false` makes the chat one Orrery does not remember (`remember: false`: never recalled in
+another chat, no fact saved from it, not read for patterns): a new chat opens so, an existing one is
+switched off. `store: true` or no `store` opens a remembered chat and leaves an existing chat's
+choice alone (the person's switch wins over a client's default).
+
 From the client only the **last user message** is taken; earlier messages, system prompts and
 sampling settings are ignored because Orrery assembles the context itself. When that message is the
 session's latest, still unanswered, the request is a resend (a client's retry): it retries that turn,
@@ -43,11 +48,13 @@ from orrery.api.openai_schemas import (
     OpenAIError,
     Usage,
     openai_error,
+    remember_for_store,
     sse,
 )
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
 from orrery.repo import chat, identity
+from orrery.repo.sessions import set_remember
 from orrery.roster import AGENTS
 from orrery.services.deps import CurrentUser
 
@@ -97,27 +104,42 @@ def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_m
 async def _session_for(
     db: Database, user_id: uuid.UUID, header: str | None, body: CompletionRequest
 ) -> uuid.UUID:
-    """The header's session, else get-or-create the conversation's (race-free: fixed primary key)."""
+    """The header's session, else get-or-create the conversation's (race-free: fixed primary key);
+    `store: false` leaves it not remembered."""
+    remember = remember_for_store(body.store)
     if header:
-        async with db.sessions() as s:
-            return (await chat.get_session(s, user_id, header)).id
+        return await _existing(db, user_id, header, remember)
     users = [m for m in body.messages if m.role == "user"]
     first = users[0].text() if users else ""
     sid = conversation_session_id(user_id, body.user, first)
     async with db.sessions() as s:
-        if await chat.find_session(s, user_id, sid) is not None:
-            return sid
+        found = await chat.find_session(s, user_id, sid)
+    if found is not None:  # `store: false` on a remembered chat switches it off; nothing else writes
+        return sid if remember or not found.remember else await _existing(db, user_id, sid, remember)
     try:
         async with db.transaction() as s:
             projects = await identity.list_projects(s, user_id)
             title = f"openai: {' '.join(first.split())[:280]}"
             await chat.create_session(
-                s, user_id, project_id=projects[-1].id if projects else None, title=title, session_id=sid
+                s,
+                user_id,
+                project_id=projects[-1].id if projects else None,
+                title=title,
+                session_id=sid,
+                remember=remember,
             )
     except IntegrityError:  # a concurrent request created it first
-        async with db.sessions() as s:
-            await chat.get_session(s, user_id, sid)
+        return await _existing(db, user_id, sid, remember)
     return sid
+
+
+async def _existing(db: Database, user_id: uuid.UUID, sid: uuid.UUID | str, remember: bool) -> uuid.UUID:
+    """The caller's existing session (else `NotFoundError`), switched to not remembered when asked."""
+    if remember:
+        async with db.sessions() as s:
+            return (await chat.get_session(s, user_id, sid)).id
+    async with db.transaction() as s:
+        return (await set_remember(s, user_id, sid, False)).id
 
 
 def _last_user_text(body: CompletionRequest) -> str:

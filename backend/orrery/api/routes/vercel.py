@@ -9,6 +9,9 @@
   server drops everything after its own N-th user message and answers that one again: the server
   keeps as many messages as the client shows (no duplicated user turn).
 
+A body field `remember` (`useChat`'s `body: {remember: false}`, or the transport's) sets whether the
+chat is remembered before the turn runs, as `PATCH /v1/sessions/{id}` does; left out, it stays.
+
 The reply is pydantic-ai's own `VercelAIEventStream` over the turn's model events (text, tool
 input/output, `tool-output-error` for failed tools, an `error` chunk when the model fails), with
 the `x-vercel-ai-ui-message-stream: v1` header.
@@ -22,17 +25,37 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import StreamingResponse
+from pydantic import Discriminator, Field, StrictBool
 from pydantic_ai.ui.vercel_ai import VercelAIEventStream
-from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, RequestData, SubmitMessage
+from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, SubmitMessage
 
 from orrery.agents.orchestrator import ModelEvent, TurnEvent
 from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
 from orrery.errors import ValidationError
 from orrery.repo import chat
+from orrery.repo.sessions import set_remember
 from orrery.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 SDK_VERSION: Literal[5] = 5
+
+
+REMEMBER = "false: don't remember this chat; true: remember it; absent: unchanged"
+
+
+class Submit(SubmitMessage):
+    """`submit-message`, plus Orrery's `remember`."""
+
+    remember: StrictBool | None = Field(default=None, description=REMEMBER)
+
+
+class Regenerate(RegenerateMessage):
+    """`regenerate-message`, plus Orrery's `remember`."""
+
+    remember: StrictBool | None = Field(default=None, description=REMEMBER)
+
+
+ChatRequest = Annotated[Submit | Regenerate, Discriminator("trigger")]
 
 
 class ModelFailed(Exception):
@@ -68,21 +91,21 @@ def last_user_text(data: SubmitMessage | RegenerateMessage) -> str:
 )
 async def vercel_chat(
     session_id: str,
-    body: Annotated[RequestData, Body(description="The AI SDK's chat request (DefaultChatTransport)")],
+    body: Annotated[ChatRequest, Body(description="The AI SDK's chat request (DefaultChatTransport)")],
     request: Request,
     user: CurrentUser,
 ) -> StreamingResponse:
     """Run (or, for `regenerate-message`, re-run) a turn and stream it in the UI-message protocol."""
     orchestrator = request.app.state.orchestrator
-    message: str | None
-    if isinstance(body, RegenerateMessage):
-        last_user_text(body)
-        ordinal = sum(1 for m in body.messages if m.role == "user")
+    message: str | None = last_user_text(body)
+    if isinstance(body, RegenerateMessage) or body.remember is not None:
         async with request.app.state.db.transaction() as s:
-            await chat.rewind_to_user_message(s, user.id, session_id, ordinal)
-        message = None
-    else:
-        message = last_user_text(body)
+            if body.remember is not None:
+                await set_remember(s, user.id, session_id, body.remember)
+            if isinstance(body, RegenerateMessage):
+                ordinal = sum(1 for m in body.messages if m.role == "user")
+                await chat.rewind_to_user_message(s, user.id, session_id, ordinal)
+                message = None
     model_events: deque[ModelEvent] = deque()
     events = orchestrator.turn(user.id, session_id, message, on_model_event=model_events.append)
     first = await anext(events)  # unknown sessions and refused messages fail here, as HTTP errors
