@@ -8,6 +8,11 @@ so replies in many sessions (or processes) at once queue it once.
 It reads the person's recent messages and check-ins, asks the model for patterns, wins and
 struggles, and merges them into the stored summary (new items first, duplicates dropped, each list
 capped) — it never overwrites what was learned before.
+
+It reads only what recall may read: the person's own messages, never superseded or failed ones,
+never a chat marked "don't remember" (`remember = false`); deleted chats are gone with their
+messages. The chats it read are added to `UserSummary.source_sessions`, so forgetting one of them
+can rebuild the summary without it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
-from sqlalchemy import select
+from sqlalchemy import Select, select
 
 from orrery.config import Settings
 from orrery.db.base import utcnow
@@ -96,17 +101,34 @@ def _analyst() -> Agent[None, SummaryUpdate]:
     return Agent(None, instructions=INSTRUCTIONS, output_type=SummaryUpdate)
 
 
+def readable_messages(user_id: uuid.UUID) -> Select[uuid.UUID, str]:
+    """The person's latest user messages the analyst may read (session id, text), newest first, in
+    one query: never superseded or failed ones, never from a chat not remembered."""
+    return (
+        select(Message.session_id, Message.content)
+        .join(ChatSession, ChatSession.id == Message.session_id)
+        .where(
+            ChatSession.user_id == user_id,
+            ChatSession.remember.is_(True),
+            Message.role == "user",
+            Message.superseded_at.is_(None),
+            Message.status != "failed",
+        )
+        .order_by(Message.created_at.desc(), Message.seq.desc())
+        .limit(RECENT_MESSAGES)
+    )
+
+
+def sources(read: list[uuid.UUID], before: list[Any]) -> list[str]:
+    """The chats a merged summary drew on: those read now, then those of the items it kept."""
+    return list(dict.fromkeys([*(str(i) for i in read), *map(str, before)]))
+
+
 async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -> SummaryUpdate:
     """One refresh: read, ask, merge, save. Returns what the model proposed."""
     async with db.sessions() as s:
-        rows = await s.execute(
-            select(Message.role, Message.content)
-            .join(ChatSession, ChatSession.id == Message.session_id)
-            .where(ChatSession.user_id == user_id, Message.role == "user")
-            .order_by(Message.created_at.desc())
-            .limit(RECENT_MESSAGES)
-        )
-        messages = [content for _role, content in rows.all()][::-1]
+        rows = (await s.execute(readable_messages(user_id))).all()[::-1]
+        messages = [content for _sid, content in rows]
         check_ins = await recent_check_ins(s, user_id, limit=20)
         current = await get_user_summary(s, user_id)
     evidence = "\n".join(
@@ -129,5 +151,6 @@ async def refresh_user_summary(db: Database, model: Model, user_id: uuid.UUID) -
             patterns=merge(current.patterns if current else [], update.patterns),
             wins=merge(current.wins if current else [], update.wins),
             struggles=merge(current.struggles if current else [], update.struggles),
+            source_sessions=sources([sid for sid, _ in rows], current.source_sessions if current else []),
         )
     return update

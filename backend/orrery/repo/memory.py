@@ -65,8 +65,10 @@ async def save_user_summary(
     patterns: list[str],
     wins: list[str],
     struggles: list[str],
+    source_sessions: list[str] | None = None,
 ) -> UserSummary:
-    """Create or replace the user's summary."""
+    """Create or replace the user's summary; `source_sessions` (the chats it drew on, ids as
+    strings) replaces the stored list when given."""
     await get_user(session, user_id)
     for label, items in (("patterns", patterns), ("wins", wins), ("struggles", struggles)):
         if not all(isinstance(i, str) and i.strip() for i in items):
@@ -76,6 +78,8 @@ async def save_user_summary(
         summary = UserSummary(user_id=user_id)
         session.add(summary)
     summary.patterns, summary.wins, summary.struggles = list(patterns), list(wins), list(struggles)
+    if source_sessions is not None:
+        summary.source_sessions = [str(s) for s in source_sessions]
     summary.updated_at = utcnow()
     await session.flush()
     return summary
