@@ -236,6 +236,50 @@ STEPS: list[Step] = [
     ),
     (["sessions", "list", "--user", "maya@demo.orrery.dev"], 0, "Pricing plan", None),
     (
+        ["sessions", "create", "--user", "maya@demo.orrery.dev", "--no-remember", "--json"],
+        0,
+        '"remember": false',
+        None,
+    ),
+    (["sessions", "update", "--session", "{session_id}", "--no-remember"], 0, "not remembered", None),
+    (["sessions", "list", "--user", "maya@demo.orrery.dev"], 0, "not remembered", None),
+    (
+        ["sessions", "update", "--session", "{session_id}", "--remember", "--user", "maya@demo.orrery.dev"],
+        0,
+        "session remembered",
+        None,
+    ),
+    (
+        ["sessions", "update", "--session", "{session_id}", "--user", "sam@example.org", "--no-remember"],
+        1,
+        "not found",
+        None,
+    ),
+    (["sessions", "update", "--session", "{session_id}"], 2, "nothing to change", None),
+    (["memory", "show", "--user", "maya@demo.orrery.dev"], 0, "recall across chats: on", None),
+    (
+        [
+            "memory",
+            "set",
+            "--user",
+            "maya@demo.orrery.dev",
+            "--no-recall-across-chats",
+            "--other-projects",
+            "--json",
+        ],
+        0,
+        '"recall_across_chats": false, "recall_other_projects": true',
+        None,
+    ),
+    (
+        ["memory", "set", "--user", "maya@demo.orrery.dev", "--recall-across-chats", "--no-other-projects"],
+        0,
+        "recall from other projects: off",
+        None,
+    ),
+    (["memory", "show", "--user", "sam@example.org", "--json"], 0, '"recall_across_chats": true', None),
+    (["memory", "set", "--user", "maya@demo.orrery.dev"], 2, "nothing to change", None),
+    (
         ["sessions", "delete", "--session", "{session_id}", "--user", "maya@demo.orrery.dev"],
         0,
         "session deleted",
@@ -425,7 +469,20 @@ def _command_of(words: list[str]) -> str:
     return " ".join(names[:2]) if len(names) > 1 and names[0] in _GROUPS else names[0]
 
 
-_GROUPS = {"db", "demo", "users", "keys", "sessions", "context", "kb", "docs", "eval", "plugins", "usage"}
+_GROUPS = {
+    "db",
+    "demo",
+    "users",
+    "keys",
+    "sessions",
+    "context",
+    "kb",
+    "docs",
+    "eval",
+    "plugins",
+    "usage",
+    "memory",
+}
 
 
 ELSEWHERE = {

@@ -18,6 +18,20 @@ from orrery.cli.common import (
 )
 
 sessions_app = typer.Typer(help="Chat sessions.", no_args_is_help=True)
+RECORD_FIELDS = (
+    "id",
+    "user_id",
+    "project_id",
+    "title",
+    "focus_kind",
+    "focus_id",
+    "active_agent",
+    "scoping_strategy",
+    "remember",
+    "message_count",
+    "created_at",
+)
+"""What `orrery sessions create --json` prints."""
 
 
 @sessions_app.command("create")
@@ -68,20 +82,7 @@ def sessions_create(
     if not as_json:
         print(record.id)
         return
-    fields = (
-        "id",
-        "user_id",
-        "project_id",
-        "title",
-        "focus_kind",
-        "focus_id",
-        "active_agent",
-        "scoping_strategy",
-        "remember",
-        "message_count",
-        "created_at",
-    )
-    print(json.dumps({f: getattr(record, f) for f in fields}, default=str))
+    print(json.dumps({f: getattr(record, f) for f in RECORD_FIELDS}, default=str))
 
 
 @sessions_app.command("say")
