@@ -215,14 +215,21 @@ async def _new_or_latest(
         if latest is None or latest.role != "user":
             raise ValidationError("nothing to retry: the last message is not an unanswered user message")
         return PendingTurn(latest.content, latest.id, retried=True)
+    text = checked_message(message)
+    new = chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint)
+    saved = await append_message(s, user_id, sid, new, embedding=embedding)
+    return PendingTurn(text, saved.id)
+
+
+def checked_message(message: str) -> str:
+    """The message as it is stored (stripped), or the refusal every door gives before storing
+    anything (a door that creates a session first checks here before creating it)."""
     text = message.strip()
     if not text:
         raise ValidationError("message must not be empty")
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-    new = chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint)
-    saved = await append_message(s, user_id, sid, new, embedding=embedding)
-    return PendingTurn(text, saved.id)
+    return text
 
 
 async def _replay_or_retry(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Annotated, Any, TypeVar
 
@@ -20,7 +21,15 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
-    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1."""
+    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1, as
+    does an argument that cannot be stored (undecodable bytes arrive as lone surrogates)."""
+    from orrery.validation import unstorable
+
+    for argument in sys.argv[1:]:
+        problem = unstorable(argument)
+        if problem is not None:
+            err.print(f"[bold red]error:[/] an argument contains {problem}, which cannot be stored")
+            raise typer.Exit(1)
     try:
         return asyncio.run(factory(get_settings()))
     except OrreryError as exc:

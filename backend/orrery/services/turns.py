@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.orchestrator import Orchestrator, TurnEvent
 from orrery.agents.turn_store import BeforeStore
 from orrery.errors import error_body
 from orrery.services.limits import Text
+from orrery.validation import StorableBody
 
 log = logging.getLogger("orrery.api")
 
@@ -34,7 +35,18 @@ AgentName = Annotated[str, Field(max_length=64, json_schema_extra=_agent_names)]
 """An agent id; the OpenAPI document lists the registered ones."""
 
 
-class MessageIn(BaseModel):
+def _strategy_names(schema: dict[str, Any]) -> None:
+    """The scoping strategies registered when the document is built (plugins' included)."""
+    from orrery.memory.scoping import strategy_names
+
+    schema["enum"] = sorted(strategy_names())
+
+
+StrategyName = Annotated[Text, Field(max_length=64, json_schema_extra=_strategy_names)]
+"""A message-scoping strategy's name; the OpenAPI document lists the registered ones."""
+
+
+class MessageIn(StorableBody):
     """A user message."""
 
     content: Text = Field(min_length=1, max_length=20_000)
