@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, Field
 from starlette.exceptions import HTTPException
 
 from orrery.validation import MAX_JSON_DEPTH as MAX_JSON_DEPTH
@@ -64,6 +64,13 @@ def _number_not_flag_or_text(value: Any) -> Any:
 
 JsonInt = Annotated[int, BeforeValidator(_number_not_flag_or_text)]
 """JSON Schema's integer: `35` and `35.0` (an integral number) pass; `true`, `0.5` and `"35"` do not."""
+
+
+def json_int(ge: int, le: int) -> Any:
+    """A `JsonInt` between `ge` and `le`, declared as `minimum`/`maximum` in the OpenAPI document
+    (the bounds go inside, before the validator, or the document shows pydantic's `ge`/`le`)."""
+    return Annotated[int, Field(ge=ge, le=le), BeforeValidator(_number_not_flag_or_text)]
+
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
