@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator
 from starlette.exceptions import HTTPException
 
 from orrery.validation import MAX_JSON_DEPTH as MAX_JSON_DEPTH
@@ -66,10 +66,9 @@ JsonInt = Annotated[int, BeforeValidator(_number_not_flag_or_text)]
 """JSON Schema's integer: `35` and `35.0` (an integral number) pass; `true`, `0.5` and `"35"` do not."""
 
 
-def json_int(ge: int, le: int) -> Any:
-    """A `JsonInt` between `ge` and `le`, declared as `minimum`/`maximum` in the OpenAPI document
-    (the bounds go inside, before the validator, or the document shows pydantic's `ge`/`le`)."""
-    return Annotated[int, Field(ge=ge, le=le), BeforeValidator(_number_not_flag_or_text)]
+INTEGER_ONLY = BeforeValidator(_number_not_flag_or_text)
+"""`JsonInt`'s check, to follow bounds: `Annotated[int, Field(ge=1, le=5), INTEGER_ONLY]` is declared
+as `minimum`/`maximum` in the OpenAPI document (bounds on `JsonInt` itself show as `ge`/`le`)."""
 
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -70,7 +70,7 @@ def _readable_tool_class() -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.tools import Tool as MCPTool
 
-    class ReadableTool(MCPTool):  # type: ignore[misc]
+    class ReadableTool(MCPTool):
         async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
             try:
                 return await super().run(arguments, context, convert_result)

@@ -33,7 +33,7 @@ from orrery.knowledge.entries import FullEntry
 from orrery.repo import graph, knowledge, memory
 from orrery.repo.knowledge import CODE_PATTERN, SLUG_PATTERN
 from orrery.services.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
-from orrery.services.limits import JsonInt, JsonObject, Text, json_int
+from orrery.services.limits import INTEGER_ONLY, JsonInt, JsonObject, Text
 from orrery.validation import StorableBody
 from orrery.vocabulary import EntityKind
 
@@ -102,7 +102,7 @@ class BuildIn(StorableBody):
     """build_context arguments."""
 
     seeds: list[Annotated[Text, Field(max_length=100)]] = Field(min_length=1, max_length=20)
-    budget: json_int(1, 32_000) | None = None
+    budget: Annotated[int, Field(ge=1, le=32_000), INTEGER_ONLY] | None = None
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
     format: Literal["structured", "narrative", "outline"] | None = None
     template: Text | None = Field(default=None, max_length=100)
@@ -112,7 +112,7 @@ class BuildIn(StorableBody):
     existing_context: dict[str, Any] | None = Field(
         default=None, description="an earlier response of this endpoint, to continue it"
     )
-    additional_budget: json_int(1, 32_000) | None = None
+    additional_budget: Annotated[int, Field(ge=1, le=32_000), INTEGER_ONLY] | None = None
 
 
 @router.post("/context/build", response_model=BuildOut, summary="Token-budgeted graph context around seeds")
@@ -205,7 +205,7 @@ class CollectionIn(StorableBody):
 
     slug: Text = Field(min_length=1, max_length=64, pattern=SLUG_PATTERN.pattern)
     name: Text = Field(min_length=1, max_length=200)
-    priority: json_int(0, 1000) | None = None
+    priority: Annotated[int, Field(ge=0, le=1000), INTEGER_ONLY] | None = None
 
 
 @router.post(
@@ -364,7 +364,7 @@ class CheckInIn(StorableBody):
     """A check-in."""
 
     note: Text | None = Field(default=None, max_length=5_000)
-    mood: json_int(1, 5) | None = None
+    mood: Annotated[int, Field(ge=1, le=5), INTEGER_ONLY] | None = None
     project_id: uuid.UUID | None = None
     goal_id: uuid.UUID | None = None
 
