@@ -41,7 +41,7 @@ _ASKED_KIND = re.compile(
 )
 _ITEM = re.compile(r"^#### (.+?) \[([0-9a-f-]{36})\]$")
 _WAITS = re.compile(r"^- \*\*Waits on:\*\* (\d+)")
-_PACKET_LINE = re.compile(r"^- \*\*([A-Z]{1,6}-\d+):\*\* (.+?)(?: \(code: .+\))?$")
+_PACKET_LINE = re.compile(r"^- \*\*([A-Z]{1,6}-[0-9]+):\*\* (.+?)(?: \(code: .+\))?$")
 _GROUP = re.compile(r"^### (.+?) \(\d+ total\)$")
 _GROUP_KIND = {
     "Plans": "plan",

@@ -53,6 +53,7 @@ from orrery.agents.turn_lock import TurnLocks
 from orrery.agents.turn_store import (
     MAX_MESSAGE_CHARS,
     Arrival,
+    BeforeStore,
     PendingTurn,
     StoredReply,
     arrival_of,
@@ -124,13 +125,15 @@ class Orchestrator:
         client_key: str | None = None,
         resend: bool = False,
         on_model_event: Callable[[ModelEvent], None] | None = None,
+        before_store: BeforeStore | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
         duplicate that arrived while it ran shares its outcome; `resend` (a door that resends the
         whole conversation) treats `message` equal to the latest, unanswered user message the same
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
-        itself). Refusals raise before the first event and store nothing."""
+        itself); `before_store` writes in the message's own transaction, under the turn lock (an
+        edit's supersede). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -138,7 +141,16 @@ class Orchestrator:
         fingerprint = request_fingerprint(message, agent) if client_key else None
         arrival = await arrival_of(self.db, sid, client_key, message if resend else None)
         source = self._serialised(
-            user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
+            user_id,
+            sid,
+            message,
+            agent,
+            model,
+            client_key,
+            fingerprint,
+            arrival,
+            on_model_event,
+            before_store,
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -156,6 +168,7 @@ class Orchestrator:
         fingerprint: str | None,
         arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
+        before_store: BeforeStore | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -171,6 +184,7 @@ class Orchestrator:
                 reads,
                 self.embedding,
                 arrival,
+                before_store,
             )
             self._embeddings_queued()
             if pending.shared_failure:  # the same request ran while this one waited, and failed

@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any, TypeGuard
@@ -94,6 +95,10 @@ async def arrival_of(db: Database, sid: uuid.UUID, client_key: str | None, resen
     return Arrival(found.id, found.status == "failed")
 
 
+BeforeStore = Callable[[AsyncSession], Awaitable[object]]
+"""A write that must commit with the user message or not at all (an edit's supersede)."""
+
+
 async def store_user_message(
     db: Database,
     settings: Settings,
@@ -105,17 +110,21 @@ async def store_user_message(
     reads: AsyncSession,
     embedding: EmbeddingModel = LOCAL,
     arrival: Arrival = Arrival(),  # noqa: B008 - frozen
+    before_store: BeforeStore | None = None,
 ) -> PendingTurn:
     """Store the user message (or find the one to retry, or the reply to replay), counting the turn
     against the user's limits in the same transaction; a remote `embedding` model gets a job queued
     with it, never a call here. Runs under the turn lock. `reads`: the turn's read
     session, outside any transaction, in which a message that is the only write is stored by its
-    one statement (the turn then reads its context there: one connection checkout fewer)."""
-    if _alone(settings, message, client_key, arrival, embedding):
+    one statement (the turn then reads its context there: one connection checkout fewer).
+    `before_store` writes first in the same transaction: a refusal rolls both back."""
+    if before_store is None and _alone(settings, message, client_key, arrival, embedding):
         stored = await _store_alone(reads, user_id, sid, message, embedding)
         if stored is not None:
             return stored
     async with db.transaction() as s:
+        if before_store is not None:
+            await before_store(s)
         state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
         record, latest = state.chat, state.latest
         await reserve_turn(s, settings, user_id)  # 429 rolls this transaction back: nothing stored
@@ -206,14 +215,21 @@ async def _new_or_latest(
         if latest is None or latest.role != "user":
             raise ValidationError("nothing to retry: the last message is not an unanswered user message")
         return PendingTurn(latest.content, latest.id, retried=True)
+    text = checked_message(message)
+    new = chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint)
+    saved = await append_message(s, user_id, sid, new, embedding=embedding)
+    return PendingTurn(text, saved.id)
+
+
+def checked_message(message: str) -> str:
+    """The message as it is stored (stripped), or the refusal every door gives before storing
+    anything (a door that creates a session first checks here before creating it)."""
     text = message.strip()
     if not text:
         raise ValidationError("message must not be empty")
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationError(f"message is longer than {MAX_MESSAGE_CHARS} characters")
-    new = chat.NewMessage("user", text, client_key=client_key, request_fingerprint=fingerprint)
-    saved = await append_message(s, user_id, sid, new, embedding=embedding)
-    return PendingTurn(text, saved.id)
+    return text
 
 
 async def _replay_or_retry(

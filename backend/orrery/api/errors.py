@@ -25,6 +25,7 @@ from orrery.errors import (
     UserError,
 )
 from orrery.errors import error_body as error_body  # the shape, shared with the services layer
+from orrery.validation import error_details, excerpt_message, readable
 
 log = logging.getLogger("orrery.api")
 STATUS_BY_ERROR: list[tuple[type[OrreryError], int, str]] = [
@@ -99,8 +100,11 @@ def _unavailable(exc: ServiceUnavailableError) -> JSONResponse:
 
 async def _validation(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    details = [{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in exc.errors()]
-    return JSONResponse(error_body("invalid", "the request is not valid", details), status_code=422)
+    errors = exc.errors()
+    message = f"the request is not valid: {readable(errors, skip=1)}"
+    return JSONResponse(
+        error_body("invalid", excerpt_message(message), error_details(errors)), status_code=422
+    )
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:

@@ -13,16 +13,17 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StrictBool
 
 from orrery.services.limits import Text
+from orrery.validation import ClientBody
 
 
-class ContentPart(BaseModel):
+class ContentPart(ClientBody):
     """One part of a multi-part message; only `text` parts are read."""
 
     type: Text
     text: Text | None = None
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(ClientBody):
     """An OpenAI chat message (only user messages are read)."""
 
     role: Text
@@ -35,13 +36,13 @@ class ChatMessage(BaseModel):
         return " ".join(p.text or "" for p in self.content or [] if p.type == "text")
 
 
-class StreamOptions(BaseModel):
+class StreamOptions(ClientBody):
     """`include_usage: true` adds a final chunk with the turn's token usage."""
 
     include_usage: StrictBool = False
 
 
-class CompletionRequest(BaseModel):
+class CompletionRequest(ClientBody):
     """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored.
     `store: false` maps to a chat not remembered (`remember_for_store`)."""
 

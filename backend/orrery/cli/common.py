@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Annotated, Any, TypeVar
 
@@ -20,7 +21,15 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def run(factory: Callable[[Settings], Coroutine[Any, Any, T]]) -> T:
-    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1."""
+    """Run an async command body; an `OrreryError` becomes a one-line message and exit code 1, as
+    does an argument that cannot be stored (undecodable bytes arrive as lone surrogates)."""
+    from orrery.validation import unstorable
+
+    for argument in sys.argv[1:]:
+        problem = unstorable(argument)
+        if problem is not None:
+            err.print(f"[bold red]error:[/] an argument contains {problem}, which cannot be stored")
+            raise typer.Exit(1)
     try:
         return asyncio.run(factory(get_settings()))
     except OrreryError as exc:
@@ -124,43 +133,47 @@ def the_only_project(rows: Sequence[tuple[Any, str]], what: str) -> str:
 
 
 async def kb_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
-    """(user id, project id) for KB commands: the given project, or the only one that has entries."""
+    """(user id, project id) for KB commands: the given project, or the only one that has entries
+    (among the user's own projects when `--user` is given)."""
     from sqlalchemy import select
 
     from orrery.db.models import KbEntry, Project
     from orrery.errors import NotFoundError
     from orrery.repo.scope import as_uuid
 
+    user_id = (await resolve_user(session, user)).id if user else None
     if project is None:
-        rows = (
-            await session.execute(
-                select(Project.id, Project.name)
-                .where(Project.id.in_(select(KbEntry.project_id).distinct()))
-                .order_by(Project.created_at)
-                .limit(6)
-            )
-        ).all()
+        query = select(Project.id, Project.name).where(Project.id.in_(select(KbEntry.project_id).distinct()))
+        rows = (await session.execute(_own(query, user_id).order_by(Project.created_at).limit(6))).all()
         project = the_only_project([tuple(r) for r in rows], "have a knowledge base")
     owner = (
         await session.execute(select(Project.owner_id).where(Project.id == as_uuid(project, "project")))
     ).scalar()
     if owner is None:
         raise NotFoundError("project", project)
-    user_id = (await resolve_user(session, user)).id if user else owner
-    return user_id, as_uuid(project, "project")
+    return user_id or owner, as_uuid(project, "project")
+
+
+def _own(query: Any, user_id: Any) -> Any:
+    """`query` narrowed to the user's projects (every project when no user is named)."""
+    from orrery.db.models import Project
+    from orrery.repo.scope import member_project_ids
+
+    return query if user_id is None else query.where(Project.id.in_(member_project_ids(user_id)))
 
 
 async def project_scope(session: Any, project: str | None, user: str | None) -> tuple[Any, Any]:
-    """(user id, project id): the given project, or the only project there is."""
+    """(user id, project id): the given project, or the only project there is (the only one of the
+    user's own when `--user` is given: another person's projects are never listed)."""
     from sqlalchemy import select
 
     from orrery.db.models import Project
 
     if project is None:
-        rows = (
-            await session.execute(select(Project.id, Project.name).order_by(Project.created_at).limit(6))
-        ).all()
-        project = the_only_project([tuple(r) for r in rows], "exist")
+        user_id = (await resolve_user(session, user)).id if user else None
+        query = _own(select(Project.id, Project.name), user_id)
+        rows = (await session.execute(query.order_by(Project.created_at).limit(6))).all()
+        project = the_only_project([tuple(r) for r in rows], "exist" if user is None else "of yours")
     return await kb_scope(session, project, user)
 
 

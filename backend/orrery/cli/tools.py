@@ -21,6 +21,8 @@ def _arguments(text: str) -> dict[str, Any]:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"--args is not JSON: {exc.msg} (at character {exc.pos})") from None
+    except RecursionError:  # the decoder recurses once per level: thousands of levels overflow it
+        raise ValidationError("--args is nested too deeply to read") from None
     if not isinstance(parsed, dict):
         raise ValidationError('--args must be a JSON object, such as \'{"code": "BR-012"}\'')
     return parsed

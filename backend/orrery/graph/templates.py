@@ -117,7 +117,9 @@ class ExcludeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    kinds: list[str] = Field(default_factory=list)
+    kinds: list[str] = Field(
+        default_factory=list, json_schema_extra={"items": {"type": "string", "enum": list(ENTITY_KINDS)}}
+    )
     states: list[str] = Field(default_factory=list)
     older_than: str | None = Field(default=None, validation_alias=AliasChoices("older_than", "olderThan"))
     tags: list[str] = Field(default_factory=list)

@@ -40,7 +40,7 @@ from orrery.tokens import TokenCounter
 TITLE = "Knowledge Context"
 LOW_MARK = "**Confidence:** Low"
 """How a held packet says it was loaded on a low-confidence guess (see `format_context_packet`)."""
-PACKET_CODE = re.compile(r"^- \*\*([A-Z]{1,6}-\d{1,6}):\*\*", re.MULTILINE)
+PACKET_CODE = re.compile(r"^- \*\*([A-Z]{1,6}-[0-9]{1,6}):\*\*", re.MULTILINE)
 RECEIPT_TOKENS = 200
 NON_DOMAIN_WORDS = frozenset(
     """css html flexbox grid tailwind sass scss margin padding font color colour pixel px layout responsive

@@ -38,7 +38,7 @@ from orrery.repo.scope import as_uuid, require_project
 from orrery.text import search_terms, stem
 
 DF_SAMPLE_ROWS = 1000
-CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,6})-(\d{1,6})\b")
+CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,6})-([0-9]{1,6})\b")
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import pydantic
-
 if TYPE_CHECKING:
     from orrery.deps import TurnDeps
 
@@ -105,15 +103,6 @@ def agent_prompts() -> list[Any]:
     return [make(agent) for agent in AGENTS.values()]
 
 
-def invalid_arguments(tool: str, error: pydantic.ValidationError) -> str:
-    """Argument errors as the HTTP API words them (field: problem), not pydantic's report."""
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item.get("loc", ())) or "arguments"
-        problems.append(f"{where}: {str(item.get('msg', 'invalid')).removeprefix('Value error, ')}")
-    return f"invalid arguments for {tool}: " + "; ".join(problems)
-
-
 def catalog_server(resolve: Resolver, **options: Any) -> Any:
     """An `MCPServer` whose `resources/list` also names the caller's entries, read per request."""
     from mcp.server.mcpserver import MCPServer
@@ -123,16 +112,6 @@ def catalog_server(resolve: Resolver, **options: Any) -> Any:
     class CatalogServer(MCPServer):
         async def list_resources(self) -> Any:
             return [*await super().list_resources(), *await listed_entries(resolve)]
-
-        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            from mcp.server.mcpserver.exceptions import ToolError
-
-            try:
-                return await super().call_tool(name, arguments, context)
-            except ToolError as exc:
-                if isinstance(exc.__cause__, pydantic.ValidationError):
-                    raise ToolError(invalid_arguments(name, exc.__cause__)) from None
-                raise
 
     server = CatalogServer("orrery", version=__version__, **options)
     add_catalog(server, resolve)

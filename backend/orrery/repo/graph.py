@@ -65,6 +65,28 @@ def validate_entity_spec(spec: EntitySpec) -> None:
         raise ValidationError("due_at must carry a timezone")
 
 
+def _what_conflicted(exc: IntegrityError) -> ValidationError | ConflictError:
+    """The rule the new entity broke, by the constraint the database names (not always the one
+    context document a project may have)."""
+    text = str(exc.orig)
+    if "one_context_document" in text or "UNIQUE constraint failed: entities.project_id" in text:
+        return ConflictError("this project already has a context document")
+    broken = next((rule for rule in _ENTITY_RULES if rule in text), None)
+    if broken is None:
+        return ConflictError("the entity conflicts with data already stored")
+    return ValidationError(f"the entity breaks the rule {broken!r}: {_ENTITY_RULES[broken]}")
+
+
+_ENTITY_RULES = {
+    "name_not_empty": "the name must not be empty",
+    "state_not_empty": "the state must not be empty",
+    "kind_known": "the kind must be a known one",
+    "goal_type_only_for_goals": "goal_type is only for goals",
+    "scratch_only_documents": "only documents can be scratch",
+    "context_doc_is_document": "only a document can be the context document",
+}
+
+
 async def create_entity(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, spec: EntitySpec
 ) -> Entity:
@@ -87,8 +109,8 @@ async def create_entity(
     try:
         async with session.begin_nested():
             session.add(entity)
-    except IntegrityError:
-        raise ConflictError("this project already has a context document") from None
+    except IntegrityError as exc:
+        raise _what_conflicted(exc) from None
     if entity.is_context_document:  # it shows in every entity's linked context
         await bump_project(session, project.id)
     return entity

@@ -16,7 +16,7 @@ from orrery.errors import ConflictError, NotFoundError, ValidationError
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
 from orrery.vocabulary import KB_COLLECTION_PRIORITY
 
-CODE_PATTERN = re.compile(r"^[A-Z]{1,6}-\d{1,6}$")
+CODE_PATTERN = re.compile(r"^[A-Z]{1,6}-[0-9]{1,6}$")
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -73,7 +73,7 @@ async def create_entry(
     data: dict[str, Any] | None = None,
 ) -> KbEntry:
     """Create an entry with a unique code such as `BR-012` in the collection's project."""
-    if not CODE_PATTERN.match(code):
+    if not CODE_PATTERN.fullmatch(code):
         raise ValidationError(f"entry code {code!r} must look like 'BR-012' (letters, '-', digits)")
     if not name.strip():
         raise ValidationError("entry name must not be empty")

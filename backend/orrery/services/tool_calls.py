@@ -7,10 +7,13 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
+from functools import cache
 from types import SimpleNamespace
 from typing import Annotated, Any
 
 import pydantic
+
+from orrery.validation import excerpt, readable, scan
 
 if typing.TYPE_CHECKING:
     from orrery.deps import TurnDeps
@@ -45,7 +48,9 @@ def _reject_unknown_arguments(tool: Any) -> None:
         def known_only(cls, data: Any) -> Any:
             unknown = sorted(set(data) - set(known)) if isinstance(data, dict) else []
             if unknown:
-                raise ValueError(f"unknown argument(s) {', '.join(unknown)}; {tool.name} takes: {takes}")
+                names = ", ".join(excerpt(n) for n in unknown[:10])
+                raise ValueError(f"unknown argument(s) {names}; {tool.name} takes: {takes}")
+            scan(data, what="arguments")  # every tool, plugins' too: no unstorable text, no deep nesting
             return data
 
     Strict.__name__ = Strict.__qualname__ = f"{tool.name}_arguments"
@@ -53,12 +58,35 @@ def _reject_unknown_arguments(tool: Any) -> None:
     tool.parameters = {**Strict.model_json_schema(by_alias=True), "additionalProperties": False}
 
 
+def invalid_arguments(tool: str, error: pydantic.ValidationError) -> str:
+    """Argument errors as every door words them (field: problem), never pydantic's report, which
+    echoes the whole input."""
+    return f"invalid arguments for {tool}: {readable(error.errors())}"
+
+
+@cache
+def _readable_tool_class() -> Any:
+    """MCP's tool, whose argument errors read as `invalid arguments for T: field: problem`."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool as MCPTool
+
+    class ReadableTool(MCPTool):
+        async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+            try:
+                return await super().run(arguments, context, convert_result)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, pydantic.ValidationError):
+                    raise ToolError(invalid_arguments(self.name, exc.__cause__)) from None
+                raise
+
+    return ReadableTool
+
+
 def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
     """The registry tool as an MCP tool: every parameter described (the docstring's `Args:`, exactly
     what the agents read), read-only/destructive hints, unknown arguments refused; `resolve` says who
     is calling."""
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.server.mcpserver.tools import Tool as MCPTool
     from pydantic_ai import ModelRetry
 
     from orrery.tools.registry import agent_tools
@@ -86,7 +114,7 @@ def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
     call.__doc__ = definition.description
     call.__signature__ = inspect.Signature(params, return_annotation=hints.get("return", Any))  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints.get("return", Any)}
-    tool = MCPTool.from_function(
+    tool = _readable_tool_class().from_function(
         call, name=spec.name, description=definition.description, annotations=annotations_for(spec)
     )
     _reject_unknown_arguments(tool)

@@ -12,12 +12,14 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.orchestrator import Orchestrator, TurnEvent
+from orrery.agents.turn_store import BeforeStore
 from orrery.errors import error_body
-from orrery.repo import chat
 from orrery.services.limits import Text
+from orrery.validation import StorableBody
 
 log = logging.getLogger("orrery.api")
 
@@ -33,7 +35,18 @@ AgentName = Annotated[str, Field(max_length=64, json_schema_extra=_agent_names)]
 """An agent id; the OpenAPI document lists the registered ones."""
 
 
-class MessageIn(BaseModel):
+def _strategy_names(schema: dict[str, Any]) -> None:
+    """The scoping strategies registered when the document is built (plugins' included)."""
+    from orrery.memory.scoping import strategy_names
+
+    schema["enum"] = sorted(strategy_names())
+
+
+StrategyName = Annotated[Text, Field(max_length=64, json_schema_extra=_strategy_names)]
+"""A message-scoping strategy's name; the OpenAPI document lists the registered ones."""
+
+
+class MessageIn(StorableBody):
     """A user message."""
 
     content: Text = Field(min_length=1, max_length=20_000)
@@ -78,12 +91,15 @@ async def run_turn(
     idempotency_key: str | None = None,
     accept: str | None = None,
     context: ContextDetail = "digest",
+    before_store: BeforeStore | None = None,
 ) -> Any:
     """Run a turn: the finished turn as a dict (or a failed turn's JSON response) when JSON is asked
     for, else a streaming response (`context` says what its `context` event carries). Validation
     errors raise before the stream starts."""
     sid = uuid.UUID(session_id) if _is_uuid(session_id) else session_id
-    events = orchestrator.turn(user_id, sid, body.content, agent=body.agent, client_key=idempotency_key)
+    events = orchestrator.turn(
+        user_id, sid, body.content, agent=body.agent, client_key=idempotency_key, before_store=before_store
+    )
     if wants_json(accept):
         collected = [e async for e in events]
         last = collected[-1]
@@ -116,14 +132,20 @@ async def edit_and_rerun(
     context: ContextDetail = "digest",
 ) -> Any:
     """Supersede the session's latest user message (`seq`) with `body.content`, then run the turn
-    as `run_turn` does. The edit lands under the session's turn lock, never beside a running turn."""
+    as `run_turn` does. The agent is checked first, and the supersede commits in the new message's
+    own transaction, under the turn lock: a refused edit (unknown agent, a limit, a gone session)
+    leaves the conversation as it was."""
     from orrery.repo.edits import supersede_last_user_message
+    from orrery.roster import get_agent
 
-    db = orchestrator.db
-    async with db.readers() as session:
-        sid = (await chat.get_session(session, user_id, session_id)).id
-    async with orchestrator.locks.hold(sid), db.transaction() as session:
-        await supersede_last_user_message(session, user_id, sid, seq, body.content, idempotency_key)
+    if body.agent is not None:
+        get_agent(body.agent)
+
+    async def supersede(session: AsyncSession) -> int:
+        return await supersede_last_user_message(
+            session, user_id, session_id, seq, body.content, idempotency_key
+        )
+
     return await run_turn(
         orchestrator,
         user_id,
@@ -132,6 +154,7 @@ async def edit_and_rerun(
         idempotency_key=idempotency_key,
         accept=accept,
         context=context,
+        before_store=supersede,
     )
 
 

@@ -15,6 +15,9 @@ asyncio_default_fixture_loop_scope = "function"
 a script through `{name}` placeholders filled from `model.values` when the model is asked (or through
 callables of the request), and `model.tool_calls` lists each call made as `Called(name, args)`. A
 turn's own record, `TurnOutcome.tool_calls`, also carries each call's result.
+
+`check_strategy_conformance(MyStrategy)` checks a scoping strategy's contract;
+`check_tool_conformance(db, settings, MY_TOOL)` checks that a plugin tool shows stored text quoted.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ if TYPE_CHECKING:  # the real imports happen on first use, so loading the pytest
         assert_within_budget,
         section,
     )
+    from orrery.testing.tool_conformance import (
+        ToolConformanceReport,
+        check_tool_conformance,
+        run_tool_conformance,
+    )
 
 _WHERE = {
     "Called": "orrery.testing.models",
@@ -58,6 +66,9 @@ _WHERE = {
     "assert_message_kept": "orrery.testing.receipts",
     "assert_within_budget": "orrery.testing.receipts",
     "check_strategy_conformance": "orrery.testing.conformance",
+    "ToolConformanceReport": "orrery.testing.tool_conformance",
+    "check_tool_conformance": "orrery.testing.tool_conformance",
+    "run_tool_conformance": "orrery.testing.tool_conformance",
     "on": "orrery.testing.models",
     "run_strategy_conformance": "orrery.testing.conformance",
     "section": "orrery.testing.receipts",
@@ -81,6 +92,7 @@ __all__ = [
     "ScriptedModel",
     "Seen",
     "TestOrchestrator",
+    "ToolConformanceReport",
     "TurnOutcome",
     "assert_excluded",
     "assert_included",
@@ -88,8 +100,10 @@ __all__ = [
     "assert_message_kept",
     "assert_within_budget",
     "check_strategy_conformance",
+    "check_tool_conformance",
     "on",
     "run_strategy_conformance",
+    "run_tool_conformance",
     "section",
     "tool_conversation",
 ]

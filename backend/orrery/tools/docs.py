@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
 from pydantic_ai import ModelRetry, RunContext
 
 from orrery.deps import TurnDeps
@@ -13,6 +14,7 @@ from orrery.docs import index
 from orrery.docs.story import render_story_context
 from orrery.text import inline_data
 from orrery.tools._errors import readable_errors
+from orrery.validation import Text
 
 
 def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
@@ -37,7 +39,7 @@ def _quoted(value: Any) -> Any:
 
 
 async def get_context_for_story(
-    ctx: RunContext[TurnDeps], story_id: str, include_related_stories: bool = True
+    ctx: RunContext[TurnDeps], story_id: Text, include_related_stories: bool = True
 ) -> str:
     """Everything needed to work on one user story: the story, its acceptance criteria, the agents it
     is for, and the API endpoints, DB models and schemas linked to it, their source quoted verbatim in
@@ -61,7 +63,7 @@ async def get_context_for_story(
 
 
 async def get_relevant_specs(
-    ctx: RunContext[TurnDeps], spec_type: Literal["api", "database", "schema"], identifiers: list[str]
+    ctx: RunContext[TurnDeps], spec_type: Literal["api", "database", "schema"], identifiers: list[Text]
 ) -> str:
     """Look up specific API endpoints, DB models or validation schemas. Read-only.
 
@@ -80,9 +82,9 @@ async def get_relevant_specs(
 
 async def search_context(
     ctx: RunContext[TurnDeps],
-    keywords: list[str],
+    keywords: list[Text],
     scope: Literal["stories", "specs", "all"] = "all",
-    limit: int = 5,
+    limit: Annotated[int, Field(ge=1, le=50)] = 5,
 ) -> str:
     """Find stories and specs by keywords when you do not know the story id. Read-only.
 
@@ -100,7 +102,7 @@ async def search_context(
             )
 
 
-async def list_stories_by_epic(ctx: RunContext[TurnDeps], epic: str) -> str:
+async def list_stories_by_epic(ctx: RunContext[TurnDeps], epic: Text) -> str:
     """List the stories of an epic with priority and acceptance-criteria counts. Read-only.
 
     Args:

@@ -13,12 +13,13 @@ from orrery.graph.linked import load_linked_entities_context
 from orrery.graph.linked_format import format_full
 from orrery.graph.templates import ExcludeSpec, IncludeSpec
 from orrery.tools._errors import readable_errors
+from orrery.validation import Text
 from orrery.vocabulary import EntityKind
 
 
 async def get_linked_entities(
     ctx: RunContext[TurnDeps],
-    entity_id: str,
+    entity_id: Text,
     entity_kind: EntityKind,
     filter_kind: EntityKind | Literal["all"] = "all",
 ) -> str:
@@ -63,15 +64,15 @@ def seen_in(text: str) -> dict[str, Any]:
 
 async def build_context(
     ctx: RunContext[TurnDeps],
-    seeds: list[str],
-    query: str | None = None,
+    seeds: list[Text],
+    query: Text | None = None,
     budget: int | None = None,
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None,
-    template: str | None = None,
+    template: Text | None = None,
     format: Literal["structured", "narrative", "outline"] | None = None,
     include: IncludeSpec | None = None,
     exclude: ExcludeSpec | None = None,
-    existing_context: str | None = None,
+    existing_context: Text | None = None,
     additional_budget: int | None = None,
 ) -> str:
     """Gather the most relevant graph context around seed entities within a token budget. Read-only.

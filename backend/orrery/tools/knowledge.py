@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
+from pydantic import Field
 from pydantic_ai import ModelRetry, RunContext
 
 from orrery.deps import TurnDeps
@@ -15,6 +17,10 @@ from orrery.knowledge.packet import format_context_packet
 from orrery.knowledge.search import search_entries
 from orrery.text import inline_data
 from orrery.tools._errors import readable_errors
+from orrery.validation import Text
+
+Query = Annotated[Text, Field(max_length=2_000)]
+Limit = Annotated[int, Field(ge=1, le=50)]
 
 
 def _project(ctx: RunContext[TurnDeps]) -> uuid.UUID:
@@ -42,7 +48,7 @@ def _render(entry: FullEntry) -> str:
 
 
 async def load_context_for_task(
-    ctx: RunContext[TurnDeps], task_description: str, max_results: int = 10, max_hops: int = 2
+    ctx: RunContext[TurnDeps], task_description: Text, max_results: int = 10, max_hops: int = 2
 ) -> str:
     """Load the team's domain knowledge relevant to a task, as a Context Packet. Read-only.
 
@@ -68,7 +74,7 @@ async def load_context_for_task(
     return format_context_packet(result)
 
 
-async def get_entry(ctx: RunContext[TurnDeps], code: str) -> str:
+async def get_entry(ctx: RunContext[TurnDeps], code: Text) -> str:
     """Read one knowledge-base entry in full: description, code paths, corrections, relations. Read-only.
 
     Args:
@@ -79,7 +85,7 @@ async def get_entry(ctx: RunContext[TurnDeps], code: str) -> str:
             return _render(await read_entry(session, ctx.deps.user_id, _project(ctx), code))
 
 
-async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 10) -> str:
+async def search_knowledge(ctx: RunContext[TurnDeps], query: Query, limit: Limit = 10) -> str:
     """Search the knowledge base by words or codes; best matches first. Read-only.
 
     Args:
@@ -87,9 +93,7 @@ async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 1
         limit: At most this many results (1 to 50).
     """
     async with ctx.deps.db.single() as session:  # one statement when it finds something
-        found = await search_entries(
-            session, ctx.deps.user_id, _project(ctx), query, limit=max(1, min(limit, 50))
-        )
+        found = await search_entries(session, ctx.deps.user_id, _project(ctx), query, limit=limit)
     if not found.hits:
         return f'No entries match "{inline_data(query)}".'
     return "\n".join(
@@ -101,9 +105,9 @@ async def search_knowledge(ctx: RunContext[TurnDeps], query: str, limit: int = 1
 
 async def update_entry(
     ctx: RunContext[TurnDeps],
-    code: str,
-    add_code_paths: list[str] | None = None,
-    correction: str | None = None,
+    code: Text,
+    add_code_paths: list[Text] | None = None,
+    correction: Text | None = None,
 ) -> str:
     """Improve a knowledge-base entry while working: record files that implement it, or a correction.
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Header, Path, Request, Response
 from fastapi.responses import RedirectResponse, StreamingResponse
+from pydantic import AfterValidator
 
 from orrery.db.engine import Database
 from orrery.errors import ValidationError
@@ -19,10 +20,11 @@ from orrery.repo import chat
 from orrery.repo import sessions as repo
 from orrery.services import turns
 from orrery.services.limits import MAX_INT
+from orrery.validation import check_text
 from orrery.web.deps import CsrfUser, WebRoute, WebTx, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
-Text = Annotated[str, Form(max_length=300)]
+Text = Annotated[str, AfterValidator(check_text), Form(max_length=300)]
 
 
 def _back(session_id: uuid.UUID | str) -> Response:
@@ -110,9 +112,9 @@ async def capture_knowledge(
     session_id: str,
     web: CsrfUser,
     session: WebTx,
-    code: Annotated[str, Form(max_length=40)] = "",
-    code_paths: Annotated[str, Form(max_length=20_000)] = "",
-    correction: Annotated[str, Form(max_length=2_000)] = "",
+    code: Annotated[str, AfterValidator(check_text), Form(max_length=40)] = "",
+    code_paths: Annotated[str, AfterValidator(check_text), Form(max_length=20_000)] = "",
+    correction: Annotated[str, AfterValidator(check_text), Form(max_length=2_000)] = "",
 ) -> Response:
     """Add code paths and/or a correction to a knowledge entry (the feedback loop, with provenance)."""
     record = await chat.get_session(session, web.user.id, session_id)
@@ -147,7 +149,7 @@ async def say(
     request: Request,
     session_id: str,
     web: CsrfUser,
-    content: Annotated[str, Form(min_length=1, max_length=20_000)],
+    content: Annotated[str, AfterValidator(check_text), Form(min_length=1, max_length=20_000)],
 ) -> Response:
     """The composer without JavaScript: run the whole turn, then show the session again."""
     orchestrator = request.app.state.orchestrator

@@ -15,7 +15,7 @@ from orrery.db.models import AgentTransition, Message
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 """`html: False`: raw HTML in a model reply or a stored text is shown as text, never interpreted."""
-_PACKET_CODE = re.compile(r"\*\*([A-Za-z][A-Za-z0-9]*-\d+):\*\*")
+_PACKET_CODE = re.compile(r"\*\*([A-Za-z][A-Za-z0-9]*-[0-9]+):\*\*")
 
 
 def markdown(text: str | None) -> Markup:

@@ -25,10 +25,14 @@ async def project_pulse(ctx: RunContext[TurnDeps], detail: Literal["tasks", "all
     with readable_errors():
         async with ctx.deps.db.sessions() as session:
             summary = await project_summary(session, ctx.deps.user_id, ctx.deps.project_id)
-    states = ", ".join(f"{n} {state}" for state, n in sorted(summary.task_states.items())) or "no tasks"
-    lines = [f"Tasks in {inline_data(summary.name)}: {states}."]  # stored text reads as data
+    # every stored string (a name, a state: anyone in the project may have written it) is quoted as
+    # data, so it can never form a heading, a tag or an instruction in the model's prompt
+    counts = sorted(summary.task_states.items())
+    states = ", ".join(f"{n} {inline_data(state)}" for state, n in counts) or "no tasks"
+    lines = [f"Tasks in {inline_data(summary.name)}: {states}."]
     if detail == "all":
-        lines.append("Entities: " + ", ".join(f"{n} {k}" for k, n in sorted(summary.entities.items())) + ".")
+        kinds = ", ".join(f"{n} {inline_data(k)}" for k, n in sorted(summary.entities.items()))
+        lines.append(f"Entities: {kinds}.")
     return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import Field, StrictBool
 
 from orrery.api.chat_schemas import (
     AgentName,
@@ -24,27 +24,28 @@ from orrery.repo import chat
 from orrery.services import context_view, turns
 from orrery.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
 from orrery.services.limits import MAX_INT, Text
-from orrery.services.turns import MessageIn
+from orrery.services.turns import MessageIn, StrategyName
+from orrery.validation import StorableBody
 from orrery.vocabulary import FocusKind
 
 log = logging.getLogger("orrery.api")
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 
 
-class Focus(BaseModel):
+class Focus(StorableBody):
     """What the chat is about."""
 
     kind: FocusKind
     id: uuid.UUID
 
 
-class SessionIn(BaseModel):
+class SessionIn(StorableBody):
     """A new chat session."""
 
     project_id: uuid.UUID | None = None
     focus: Focus | None = None
     agent: AgentName | None = None
-    scoping_strategy: str | None = Field(default=None, max_length=64)
+    scoping_strategy: StrategyName | None = None
     title: Text | None = Field(default=None, max_length=300)
     remember: StrictBool = Field(
         default=True,
@@ -53,13 +54,13 @@ class SessionIn(BaseModel):
     )
 
 
-class SessionPatch(BaseModel):
+class SessionPatch(StorableBody):
     """Changes to a session; `focus: null` clears it."""
 
     focus: Focus | None = None
     clear_focus: StrictBool = False
     agent: AgentName | None = None
-    scoping_strategy: str | None = Field(default=None, max_length=64)
+    scoping_strategy: StrategyName | None = None
     title: Text | None = Field(default=None, max_length=300, description="a new title; empty clears it")
     remember: StrictBool | None = Field(default=None, description="remember this chat (true) or not (false)")
 

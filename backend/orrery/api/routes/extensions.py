@@ -19,6 +19,7 @@ from orrery.api.errors import ERROR_RESPONSES
 from orrery.deps import TurnDeps
 from orrery.errors import NotFoundError, ValidationError
 from orrery.services.deps import CurrentUser
+from orrery.validation import StorableBody
 
 router = APIRouter(prefix="/v1", tags=["extensions"], responses=ERROR_RESPONSES)
 
@@ -54,7 +55,7 @@ class ToolOut(BaseModel):
     plugin: str | None
 
 
-class ToolCall(BaseModel):
+class ToolCall(StorableBody):
     """Arguments for one tool call; the project defaults to the caller's first."""
 
     arguments: dict[str, Any] = Field(default_factory=dict)

@@ -6,11 +6,12 @@ Each person's own: the route reads and writes only the caller's row. Unknown fie
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, Field, StrictBool
 
 from orrery.api.errors import ERROR_RESPONSES
 from orrery.repo import identity
 from orrery.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
+from orrery.validation import StorableBody
 
 router = APIRouter(prefix="/v1/me/memory", tags=["memory"], responses=ERROR_RESPONSES)
 
@@ -24,10 +25,8 @@ class MemoryChoicesOut(BaseModel):
     """...including chats in other projects, and a project chat from chats without one (default false)."""
 
 
-class MemoryChoicesPatch(BaseModel):
+class MemoryChoicesPatch(StorableBody):
     """The choices to change; a field left out (or null) stays as it is."""
-
-    model_config = ConfigDict(extra="forbid")
 
     recall_across_chats: StrictBool | None = Field(
         default=None, description="recall from your other chats at all"

@@ -143,8 +143,12 @@ async def _existing(db: Database, user_id: uuid.UUID, sid: uuid.UUID | str, reme
 
 
 def _last_user_text(body: CompletionRequest) -> str:
+    """The text of the last user message, refused (empty, too long) before any session is made."""
+    from orrery.agents.turn_store import checked_message
+
     for message in reversed(body.messages):
         if message.role == "user":
+            checked_message(message.text())
             return message.text()
     raise ValidationError("the request has no user message")
 

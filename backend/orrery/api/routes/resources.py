@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
 
 from orrery.api.errors import ERROR_RESPONSES
 from orrery.api.graph_inputs import EdgeIn, EntityIn, EntityPatch
@@ -33,7 +33,8 @@ from orrery.knowledge.entries import FullEntry
 from orrery.repo import graph, knowledge, memory
 from orrery.repo.knowledge import CODE_PATTERN, SLUG_PATTERN
 from orrery.services.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
-from orrery.services.limits import JsonInt, JsonObject, Text
+from orrery.services.limits import INTEGER_ONLY, JsonInt, JsonObject, Text
+from orrery.validation import StorableBody
 from orrery.vocabulary import EntityKind
 
 router = APIRouter(prefix="/v1", tags=["workspace"], responses=ERROR_RESPONSES)
@@ -97,11 +98,11 @@ async def linked(
     return {**asdict(result), "total": result.total}
 
 
-class BuildIn(BaseModel):
+class BuildIn(StorableBody):
     """build_context arguments."""
 
     seeds: list[Annotated[Text, Field(max_length=100)]] = Field(min_length=1, max_length=20)
-    budget: JsonInt | None = Field(default=None, ge=1, le=32_000)
+    budget: Annotated[int, Field(ge=1, le=32_000), INTEGER_ONLY] | None = None
     strategy: Literal["relevance", "breadth", "depth", "semantic"] | None = None
     format: Literal["structured", "narrative", "outline"] | None = None
     template: Text | None = Field(default=None, max_length=100)
@@ -111,7 +112,7 @@ class BuildIn(BaseModel):
     existing_context: dict[str, Any] | None = Field(
         default=None, description="an earlier response of this endpoint, to continue it"
     )
-    additional_budget: JsonInt | None = Field(default=None, ge=1, le=32_000)
+    additional_budget: Annotated[int, Field(ge=1, le=32_000), INTEGER_ONLY] | None = None
 
 
 @router.post("/context/build", response_model=BuildOut, summary="Token-budgeted graph context around seeds")
@@ -132,7 +133,7 @@ async def build(
     return await build_context(session, user.id, request, counter_for(settings.model))
 
 
-class LoadIn(BaseModel):
+class LoadIn(StorableBody):
     """load_context_for_task arguments."""
 
     project_id: uuid.UUID
@@ -199,12 +200,12 @@ async def kb_collections(project_id: str, user: CurrentUser, session: ReadSessio
     ]
 
 
-class CollectionIn(BaseModel):
+class CollectionIn(StorableBody):
     """A new collection."""
 
     slug: Text = Field(min_length=1, max_length=64, pattern=SLUG_PATTERN.pattern)
     name: Text = Field(min_length=1, max_length=200)
-    priority: JsonInt | None = Field(default=None, ge=0, le=1000)
+    priority: Annotated[int, Field(ge=0, le=1000), INTEGER_ONLY] | None = None
 
 
 @router.post(
@@ -223,7 +224,7 @@ async def create_collection(
     return {"id": str(c.id), "slug": c.slug, "name": c.name, "priority": c.priority}
 
 
-class EntryIn(BaseModel):
+class EntryIn(StorableBody):
     """A new entry."""
 
     collection_id: uuid.UUID
@@ -268,7 +269,7 @@ CodePath = Annotated[
 """A relative file path inside the repository (no `..` segment), as `knowledge.entries` checks it."""
 
 
-class EntryPatch(BaseModel):
+class EntryPatch(StorableBody):
     """The feedback loop: code paths to add, a correction, or both."""
 
     model_config = ConfigDict(
@@ -281,7 +282,9 @@ class EntryPatch(BaseModel):
     )
 
     add_code_paths: list[CodePath] | None = Field(default=None, max_length=50)
-    correction: Text | None = Field(default=None, max_length=1_000)
+    correction: Text | None = Field(
+        default=None, max_length=1_000, description="A correction; `null` is the same as leaving it out."
+    )
 
 
 @router.patch(
@@ -308,7 +311,7 @@ async def delete_entry(project_id: str, code: str, user: CurrentUser, session: W
     await knowledge.delete_entry(session, user.id, project_id, code.strip().upper())
 
 
-class RelationIn(BaseModel):
+class RelationIn(StorableBody):
     """A typed link between entries."""
 
     src_entry_id: uuid.UUID
@@ -333,7 +336,7 @@ async def docs_summary(project_id: str, user: CurrentUser, session: ReadSessionD
     return await get_context_summary(session, user.id, project_id)
 
 
-class ReindexIn(BaseModel):
+class ReindexIn(StorableBody):
     """Re-index options."""
 
     force: StrictBool = False
@@ -357,11 +360,11 @@ async def docs_reindex(
     )
 
 
-class CheckInIn(BaseModel):
+class CheckInIn(StorableBody):
     """A check-in."""
 
     note: Text | None = Field(default=None, max_length=5_000)
-    mood: JsonInt | None = Field(default=None, ge=1, le=5)
+    mood: Annotated[int, Field(ge=1, le=5), INTEGER_ONLY] | None = None
     project_id: uuid.UUID | None = None
     goal_id: uuid.UUID | None = None
 

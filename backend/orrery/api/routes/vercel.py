@@ -35,6 +35,7 @@ from orrery.errors import ValidationError
 from orrery.repo import chat
 from orrery.repo.sessions import set_remember
 from orrery.services.deps import CurrentUser
+from orrery.validation import check_text
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
 SDK_VERSION: Literal[5] = 5
@@ -67,16 +68,15 @@ def _texts(message: Any) -> str:
 
 
 def last_user_text(data: SubmitMessage | RegenerateMessage) -> str:
-    """The text of the request's last user message (valid Unicode, not empty)."""
+    """The text of the request's last user message (storable, not empty)."""
     for message in reversed(data.messages):
         if message.role == "user":
             text = _texts(message)
             if text.strip():
                 try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise ValidationError("the message contains a lone surrogate (invalid Unicode)") from None
-                return text
+                    return check_text(text, "the message")
+                except ValueError as exc:
+                    raise ValidationError(str(exc)) from None
     raise ValidationError("the request has no user message with text")
 
 
