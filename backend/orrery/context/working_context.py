@@ -9,9 +9,9 @@ entities (1 query, or none from the cache) are added; a project focus adds the p
 session's first user message (and when the focus changes) auto-context may load the knowledge
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
-System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked entities, caller
-sections. Each has its own budget: the knowledge packet `knowledge`, the linked entities `related`
-(capped at ~500 tokens), so neither can starve the other.
+System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked
+entities, caller sections. Each has its own budget: the knowledge packet `knowledge`, the linked
+entities `related` (capped at ~500 tokens), the facts `facts`, so none can starve another.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,6 +46,11 @@ def clean_subject(subject: str | None) -> str | None:
     return value or None
 
 
+def aware(when: datetime | None) -> datetime | None:
+    """A date without a zone is taken as UTC (a plain `2026-03-01` from a form or the CLI)."""
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
 async def get_fact(session: AsyncSession, user_id: uuid.UUID, fact_id: uuid.UUID | str) -> Fact:
     """One of the person's facts (current or history), or `NotFoundError`."""
     fid = as_uuid(fact_id, "fact")
@@ -65,7 +70,7 @@ async def list_facts(
     source_session_id: uuid.UUID | str | None = None,
 ) -> Sequence[Fact]:
     """The person's current facts, oldest first; with `history` the superseded ones too; with
-    `source_session_id` only those said in that chat (a malformed id lists nothing)."""
+    `source_session_id` only those said in that chat (a malformed id is not found)."""
     query = select(Fact).where(Fact.user_id == user_id)
     if not history:
         query = query.where(Fact.superseded_at.is_(None))
@@ -137,7 +142,7 @@ async def create_fact(
         user_id=user_id,
         text=value,
         subject=topic,
-        valid_from=valid_from,
+        valid_from=aware(valid_from),
         source_session_id=source_session_id,
         source_seq=source_seq,
         created_at=at,
@@ -167,7 +172,7 @@ async def update_fact(
     if subject is not UNSET:
         fact.subject = clean_subject(subject if isinstance(subject, str) else None)
     if valid_from is not UNSET:
-        fact.valid_from = valid_from if isinstance(valid_from, datetime) else None
+        fact.valid_from = aware(valid_from) if isinstance(valid_from, datetime) else None
     fact.updated_at = utcnow()
     await session.flush()
     return fact
