@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from orrery.api.errors import ERROR_RESPONSES
-from orrery.db.models import Fact
 from orrery.repo import facts as repo
 from orrery.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
+from orrery.services.facts import fact_out
 from orrery.services.limits import BoundedDatetime, Text
 
 router = APIRouter(prefix="/v1/me/facts", tags=["memory"], responses=ERROR_RESPONSES)
@@ -66,25 +66,6 @@ class FactPatch(BaseModel):
         if "text" in self.model_fields_set and self.text is None:
             raise ValueError("text cannot be null; omit it to keep the text")
         return self
-
-
-def fact_out(fact: Fact) -> dict[str, Any]:
-    """The JSON shape of a fact (shared with the web page and `orrery facts list --json`)."""
-    source = (
-        {"session_id": str(fact.source_session_id), "seq": fact.source_seq}
-        if fact.source_session_id
-        else None
-    )
-    return {
-        "id": str(fact.id),
-        "text": fact.text,
-        "subject": fact.subject,
-        "source": source,
-        "created_at": fact.created_at,
-        "valid_from": fact.valid_from,
-        "superseded_by": str(fact.superseded_by) if fact.superseded_by else None,
-        "superseded_at": fact.superseded_at,
-    }
 
 
 @router.get("", response_model=list[FactOut], summary="What Orrery remembers about you")
