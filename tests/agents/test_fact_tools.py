@@ -113,3 +113,21 @@ async def test_facts_have_their_own_budget_newest_first(db: Database, settings: 
     async with db.sessions() as s:
         chat_row = await s.get(ChatSession, (await _chat(db, demo)))
         assert chat_row is not None and chat_row.remember
+
+
+async def test_facts_cost_no_extra_round_trip(db: Database, settings: Settings, demo: Any) -> None:
+    from tests.support.db_events import count_statements
+
+    sid = await _chat(db, demo)
+    counts = []
+    for build in range(3):  # the first build also stores the chat's knowledge decision
+        with count_statements(db) as statements:
+            async with db.transaction() as s:
+                await assemble_working_context(
+                    s, agent="coach", session_id=sid, user_id=demo.user_id, settings=settings, query="hi"
+                )
+        counts.append(len(statements))
+        async with db.transaction() as s:
+            for i in range(25 if build == 1 else 0):
+                await facts.create_fact(s, demo.user_id, f"Fact {i}", subject=f"topic {i % 5}")
+    assert counts[1] == counts[2]  # none, then 25: the facts come with long-term memory's statement

@@ -105,3 +105,15 @@ async def test_delete_a_chat_and_its_facts(client: httpx.AsyncClient, db: Databa
     assert gone.status_code == 303
     async with db.sessions() as s:
         assert await facts.list_facts(s, demo.user_id, history=True) == []
+
+
+async def test_the_inspector_names_the_facts_section_and_each_fact(
+    client: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    token = await _csrf(client)
+    made = await client.post("/sessions", data={"csrf_token": token, "project_id": str(demo.project_id)})
+    sid = str(made.headers["location"]).removeprefix("/s/")
+    async with db.transaction() as s:
+        await facts.create_fact(s, demo.user_id, "Prefers morning check-ins")
+    inspector = (await client.get(f"/s/{sid}/inspector")).text
+    assert "Remembered facts" in inspector and "Fact: Prefers morning check-ins" in inspector

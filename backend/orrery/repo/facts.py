@@ -187,7 +187,8 @@ async def delete_fact(session: AsyncSession, user_id: uuid.UUID, fact_id: uuid.U
     )
     replaced_by: dict[uuid.UUID, list[uuid.UUID]] = {}
     for older, newer in links.all():
-        replaced_by.setdefault(newer, []).append(older)
+        if newer is not None:
+            replaced_by.setdefault(newer, []).append(older)
     gone, todo = [fact.id], [fact.id]
     while todo:
         for older in replaced_by.get(todo.pop(), []):
