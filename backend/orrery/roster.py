@@ -26,6 +26,8 @@ READ_TOOLS = (
     "list_stories_by_epic",
     "get_context_summary",
 )
+FACT_TOOLS = ("remember_fact", "forget_fact")
+"""Every agent may remember or forget a fact the person states (issue 40 §2)."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,8 @@ class AgentDefinition:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Every read tool, plus the writes and extra tools this agent may use."""
-        return READ_TOOLS + self.write_tools + self.extra_tools
+        """Every read tool and the fact tools, plus the writes and extra tools this agent may use."""
+        return READ_TOOLS + FACT_TOOLS + self.write_tools + self.extra_tools
 
     def prompt(self) -> str:
         """The base prompt: `prompt_text`, else `prompts/agents/<id>.md`."""

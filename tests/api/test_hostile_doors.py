@@ -67,6 +67,8 @@ def _rest_writes(demo: Any, sid: str, collection: str, bad: str) -> list[tuple[s
         ("PATCH", f"/v1/projects/{p}/kb/entries/BR-012", {"correction": bad}),
         ("POST", f"/v1/projects/{p}/kb/collections", {"slug": "hx", "name": bad}),
         ("POST", "/v1/check-ins", {"note": bad}),
+        ("POST", "/v1/me/facts", {"text": bad}),
+        ("POST", "/v1/me/facts", {"text": "ok", "subject": bad}),
         ("POST", "/v1/sessions", {"title": bad}),
         ("PATCH", f"/v1/sessions/{sid}", {"title": bad}),
         ("POST", f"/v1/sessions/{sid}/messages", {"content": bad}),

@@ -14,6 +14,7 @@ tools the way a real model would for the README's suggested questions.
 - A vague question with a low-confidence packet ("What about the seat thing?") -> it asks which of
   the loosely related entries is meant.
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
+- "Remember that ..." / "Forget that ..." -> `remember_fact` / `forget_fact` (`offline_facts`).
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
 
@@ -59,6 +60,7 @@ from orrery.agents.offline_answers import (
     packet_codes,
     parse_links,
 )
+from orrery.agents.offline_facts import fact_step
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from orrery.knowledge.search import query_codes
@@ -195,6 +197,9 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     tools = {t.name for t in info.function_tools}
     if info.output_tools:  # structured output (e.g. the pattern analyst): offline finds nothing new
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {})])
+    step = fact_step(messages, user, instructions, tools)
+    if step is not None:
+        return _call(step.tool, step.args) if step.tool else _text(step.text)
     if returned:
         return _after_tools(user, returned, instructions, tools)
     answer = _from_context(user, instructions)

@@ -17,6 +17,7 @@ from orrery.api import errors, front_door
 from orrery.api.routes import (
     chat,
     extensions,
+    facts,
     memory_choices,
     openai_compat,
     resources,
@@ -37,7 +38,7 @@ from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
-ROUTERS = (sessions, chat, openai_compat, resources, vercel, extensions, workspace, memory_choices)
+ROUTERS = (sessions, chat, openai_compat, resources, facts, vercel, extensions, workspace, memory_choices)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -15,6 +15,7 @@ from orrery.cli import (
     docs,
     embeddings,
     eval,
+    facts,
     jobs,
     kb,
     keys,
@@ -39,6 +40,7 @@ app.add_typer(docs.docs_app, name="docs")
 app.add_typer(demo.demo_app, name="demo")
 app.add_typer(users.users_app, name="users")
 app.add_typer(eval.eval_app, name="eval")
+app.add_typer(facts.facts_app, name="facts")
 app.add_typer(jobs.jobs_app, name="jobs")
 app.add_typer(embeddings.embeddings_app, name="embeddings")
 app.add_typer(web.web_app, name="web")

@@ -107,3 +107,44 @@ def knowledge_command(
         from rich.console import Console
 
         Console(width=max(out.width, 150)).print(knowledge_table(result))
+
+
+@eval_app.command("facts")
+def facts_command(
+    database_url: Annotated[
+        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+    ] = None,
+    probes: Annotated[
+        Path | None, typer.Option(help="Another probe set of the same shape (default: the frozen one).")
+    ] = None,
+    model: Annotated[str, typer.Option(help="The model the turns run on.")] = "offline",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Remembered facts on the frozen probe set, through the real turn path: per slice (stated,
+    restated, update, forgotten, unremembered), whether the newer fact wins and nothing forgotten
+    or unremembered comes back."""
+    from orrery.config import get_settings
+    from orrery.errors import OrreryError
+    from orrery.services.facts_eval import run_facts_eval
+
+    try:
+        result = run_facts_eval(get_settings(), database_url, probes, model)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(title="Remembered facts: frozen probe set")
+    for column in ("slice", "probes passed", "checks passed", "score"):
+        table.add_column(column, justify="left" if column == "slice" else "right")
+    rows = [*result["slices"].items(), ("newer fact wins", result["newer_fact_wins"])]
+    rows += [("nothing forgotten comes back", result["nothing_forgotten_comes_back"])]
+    for name, s in [*rows, ("overall", result["overall"])]:
+        score = "-" if s["score"] is None else f"{100 * s['score']:.1f}%"
+        table.add_row(name, f"{s['probes_passed']}/{s['probes']}", f"{s['passed']}/{s['checks']}", score)
+    out.print(table)
+    for f in result["failed"]:
+        out.print(f"failed: {f['probe']} {f['kind']} {f['text']!r}")

@@ -205,14 +205,23 @@ def sessions_update(
 def sessions_delete(
     session_id: Annotated[str, typer.Option("--session", help="Session id.")],
     user: Annotated[str, typer.Option(help="The session's owner (id or email).")],
+    forget_facts: Annotated[
+        bool,
+        typer.Option(
+            "--forget-facts", help="Also forget the facts said in it (`orrery facts list --session`)."
+        ),
+    ] = False,
 ) -> None:
-    """Delete one of USER's sessions with its messages."""
-    from orrery.repo import sessions as repo
+    """Delete one of USER's sessions with its messages (a learned summary that read it is rebuilt)."""
+    from orrery.services.forget import forget_chat
 
-    async def body(db: Any) -> None:
+    async def body(db: Any, settings: Any) -> Any:
         async with db.transaction() as session:
             owner = await resolve_user(session, user)
-            await repo.delete_session(session, owner.id, session_id)
+            return await forget_chat(session, settings, owner.id, session_id, forget_facts=forget_facts)
 
-    run(lambda s: with_db(s, body))
-    out.print("session deleted")
+    gone = run(lambda s: with_db(s, lambda db: body(db, s)))
+    facts = f" with {gone.facts} fact(s)" if forget_facts else ""
+    out.print(
+        f"session deleted{facts}{'; the learned summary will be rebuilt' if gone.summary_rebuilt else ''}"
+    )

@@ -9,9 +9,9 @@ entities (1 query, or none from the cache) are added; a project focus adds the p
 session's first user message (and when the focus changes) auto-context may load the knowledge
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
-System prompt order: base prompt, user context, expertise, focus, knowledge, linked entities, caller
-sections. Each has its own budget: the knowledge packet `knowledge`, the linked entities `related`
-(capped at ~500 tokens), so neither can starve the other.
+System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked
+entities, caller sections. Each has its own budget: the knowledge packet `knowledge`, the linked
+entities `related` (capped at ~500 tokens), the facts `facts`, so none can starve another.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from orrery.db.models import ChatSession, Entity
 from orrery.graph.focus import focus_sections
 from orrery.knowledge.autocontext import AutoContext, auto_context
 from orrery.memory.expertise import EXPERTISE_DIR, modules_for
-from orrery.memory.injection import InjectionItem, injection_items, render
+from orrery.memory.injection import InjectionItem, facts_section, injection_items, render
 from orrery.memory.long_term import LongTermMemory, fetch_long_term_memory
 from orrery.memory.scoping import ReceiptItem, ScopedMessage, ScopingResult, get_strategy
 from orrery.memory.summaries import Summarizer
@@ -195,6 +195,7 @@ async def _system_prompt(
     budget; what does not fit is in the receipt with its reason."""
     base_text, base_receipt = _fit_paragraphs("system", base_prompt, budgets.system, counter)
     profile_text, profile_receipt = _fit_profile(injection_items(memory), budgets.profile, counter)
+    facts = [_fit_section(facts_section(memory), budgets.facts, counter)] if memory.facts else []
     expertise_text, expertise_receipt = _fit_expertise(
         agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
     )
@@ -207,8 +208,14 @@ async def _system_prompt(
     for _, section_receipt in extra:  # entries the packet left out (max_results), with their reason
         if knowledge and section_receipt.name == "knowledge":
             section_receipt.excluded.extend(ReceiptItem("knowledge", k, None, r) for k, r in knowledge.cut)
-    parts = [base_text, profile_text, expertise_text, *(text for text, _ in extra)]
-    receipts = [base_receipt, profile_receipt, expertise_receipt, *(r for _, r in extra)]
+    parts = [base_text, profile_text, *(t for t, _ in facts), expertise_text, *(t for t, _ in extra)]
+    receipts = [
+        base_receipt,
+        profile_receipt,
+        *(r for _, r in facts),
+        expertise_receipt,
+        *(r for _, r in extra),
+    ]
     return SystemPrompt("\n\n".join(p for p in parts if p), receipts, knowledge)
 
 

@@ -1,5 +1,5 @@
-"""What an MCP client can browse besides the tools: the caller's knowledge entries and story context as
-resources, and the agents as prompts.
+"""What an MCP client can browse besides the tools: the caller's knowledge entries, story context and
+remembered facts (`orrery://me/facts`) as resources, and the agents as prompts.
 
 Resources read through the same tool functions the agents call (`get_entry`, `get_context_for_story`),
 so they are scoped to the calling user and project and quote stored text the same way. The list of
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 Resolver = Callable[[], Awaitable["TurnDeps"]]
 ENTRY_URI = "orrery://kb/{code}"
 STORY_URI = "orrery://stories/{story_id}"
+FACTS_URI = "orrery://me/facts"
 LISTED_ENTRIES = 200
 """Most entries `resources/list` names (the template reads any of them)."""
 
@@ -46,8 +47,24 @@ def add_catalog(server: Any, resolve: Resolver) -> None:
         description="A user story with its acceptance criteria and the specs it needs, quoted verbatim.",
         mime_type="text/markdown",
     )(story)
+    _add_facts(server, resolve)
     for prompt in agent_prompts():
         server.add_prompt(prompt)
+
+
+def _add_facts(server: Any, resolve: Resolver) -> None:
+    """`orrery://me/facts`: the caller's current remembered facts (MCP has no chats, so no source)."""
+    from orrery.tools.facts import list_remembered_facts
+
+    async def facts() -> str:
+        return await list_remembered_facts(SimpleNamespace(deps=await resolve()))  # type: ignore[arg-type]
+
+    server.resource(
+        FACTS_URI,
+        name="remembered-facts",
+        description="What Orrery remembers about you: your current facts, with ids, dates and subjects.",
+        mime_type="text/markdown",
+    )(facts)
 
 
 async def _read(tool: Any, resolve: Resolver, key: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from orrery.memory.long_term import LongTermMemory
+from orrery.sections import ContextSection
 from orrery.text import inline_data
 
 DATA_NOTICE = (
@@ -101,3 +102,19 @@ def render(items: list[InjectionItem]) -> str:
             lines.append("")
         lines.append(item.text)
     return "\n".join(lines)
+
+
+FACTS_TITLE = "Remembered Facts"
+
+
+def facts_section(memory: LongTermMemory) -> ContextSection:
+    """The person's current remembered facts, newest first, dated and with their ids, as quoted data;
+    fitted to the `facts` budget (the oldest are left out first)."""
+    items = []
+    for fact in memory.facts:
+        about = f" about {data_text(fact.subject, 100)}" if fact.subject else ""
+        since = f", true since {fact.valid_from.date().isoformat()}" if fact.valid_from else ""
+        noted = fact.created_at.date().isoformat()
+        line = f"- [fact {fact.id}]{about} (noted {noted}{since}): {data_text(fact.text)}"
+        items.append((f"fact:{fact.id}", line))
+    return ContextSection("facts", FACTS_TITLE, items)

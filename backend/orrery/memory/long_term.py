@@ -1,27 +1,46 @@
-"""Long-term memory (tier 3): profile, active goals, learned summary, engagement — in two queries.
+"""Long-term memory (tier 3): profile, active goals, remembered facts, learned summary, engagement.
 
 One query reads the user, profile, summary and the latest check-in together (outer joins and a
-scalar subquery); a second reads the active goals. The count does not grow with goals or check-ins.
+scalar subquery), joined to the active goals and the current remembered facts (one row each, a
+`UNION ALL`). The count does not grow with goals, facts or check-ins.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import Uuid, bindparam, case, func, nulls_last, select, true, type_coerce
+from sqlalchemy import (
+    Integer,
+    String,
+    Uuid,
+    bindparam,
+    case,
+    func,
+    literal_column,
+    null,
+    nulls_last,
+    select,
+    true,
+    type_coerce,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.base import UTCDateTime, utcnow
 from orrery.db.direct import Direct
-from orrery.db.models import CheckIn, Entity, User, UserProfile, UserSummary
+from orrery.db.models import CheckIn, Entity, Fact, User, UserProfile, UserSummary
 from orrery.errors import NotFoundError, ValidationError
 from orrery.repo.scope import member_project_ids
 from orrery.vocabulary import GOAL_TYPES, GoalType
 
 MAX_GOALS_FOR_CONTEXT = 10
+MAX_FACTS_FOR_CONTEXT = 40
+"""The newest current facts read per turn; the `facts` budget decides how many reach the prompt."""
+FACT_RANK = 1_000_000
+"""Facts rank after every goal in the joined rows."""
 ACTIVE_GOAL_STATES = ("active", "in_progress")
 EngagementStatus = Literal["new", "engaged", "returning"]
 
@@ -48,6 +67,17 @@ class GoalSummary:
     status: str
     goal_type: GoalType | None
     due_at: datetime | None
+
+
+@dataclass(frozen=True)
+class FactView:
+    """A current remembered fact, as much as a prompt needs (ids let the model supersede or forget)."""
+
+    id: uuid.UUID
+    text: str
+    subject: str | None
+    valid_from: datetime | None
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -78,6 +108,8 @@ class LongTermMemory:
     goals: list[GoalSummary]
     user_summary: UserSummaryContext | None
     engagement: EngagementContext
+    facts: list[FactView] = field(default_factory=list)
+    """Current remembered facts, newest first (superseded ones are history, never here)."""
 
 
 def parse_goal_type(value: str | None) -> GoalType | None:
@@ -131,10 +163,11 @@ async def fetch_long_term_memory(
         goals=[
             GoalSummary(g.goal_id, g.name, g.state, parse_goal_type(g.goal_type), g.due_at)
             for g in rows
-            if g.goal_id is not None
+            if g.item == "goal"
         ],
         user_summary=_summary(first),
         engagement=engagement_from(first.last_check_in, now or utcnow(), threshold_days),
+        facts=[FactView(f.goal_id, f.name, f.state, f.due_at, f.noted) for f in rows if f.item == "fact"],
     )
 
 
@@ -146,24 +179,7 @@ def _memory_query(in_project: bool) -> Any:
     order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc(), Entity.id]
     if in_project:
         order.insert(0, case((Entity.project_id == bindparam("project_id", type_=Uuid()), 0), else_=1))
-    goals = (
-        select(
-            Entity.id,
-            Entity.name,
-            Entity.state,
-            Entity.goal_type,
-            Entity.due_at,
-            func.row_number().over(order_by=order).label("rank"),
-        )
-        .where(
-            Entity.kind == "goal",
-            Entity.state.in_(ACTIVE_GOAL_STATES),
-            Entity.project_id.in_(member_project_ids(user_id)),
-        )
-        .order_by(*order)
-        .limit(MAX_GOALS_FOR_CONTEXT)
-        .subquery("goals")
-    )
+    goals = _items(user_id, order)
     last_check_in = type_coerce(
         select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
         UTCDateTime(),
@@ -184,11 +200,13 @@ def _memory_query(in_project: bool) -> Any:
             UserSummary.struggles,
             UserSummary.updated_at.label("summary_updated_at"),
             last_check_in.label("last_check_in"),
+            goals.c.item,
             goals.c.id.label("goal_id"),
             goals.c.name,
             goals.c.state,
             goals.c.goal_type,
             goals.c.due_at,
+            goals.c.noted,
         )
         .outerjoin(UserProfile, UserProfile.user_id == User.id)
         .outerjoin(UserSummary, UserSummary.user_id == User.id)
@@ -196,6 +214,51 @@ def _memory_query(in_project: bool) -> Any:
         .where(User.id == user_id)
         .order_by(goals.c.rank)
     )
+
+
+def _items(user_id: Any, order: list[Any]) -> Any:
+    """The top active goals (`item` "goal") and the newest current facts (`item` "fact": text in
+    `name`, subject in `state`, valid_from in `due_at`), one row each, goals first."""
+    goals = (
+        select(
+            literal_column("'goal'", String()).label("item"),
+            Entity.id,
+            Entity.name,
+            Entity.state,
+            Entity.goal_type,
+            Entity.due_at,
+            Entity.created_at.label("noted"),
+            func.row_number().over(order_by=order).label("rank"),
+        )
+        .where(
+            Entity.kind == "goal",
+            Entity.state.in_(ACTIVE_GOAL_STATES),
+            Entity.project_id.in_(member_project_ids(user_id)),
+        )
+        .order_by(*order)
+        .limit(MAX_GOALS_FOR_CONTEXT)
+        .subquery("top_goals")
+    )
+    newest: list[Any] = [Fact.created_at.desc(), Fact.id]
+    facts = (
+        select(
+            literal_column("'fact'", String()).label("item"),
+            Fact.id,
+            Fact.text.label("name"),
+            Fact.subject.label("state"),
+            type_coerce(null(), Entity.goal_type.type).label("goal_type"),
+            Fact.valid_from.label("due_at"),
+            Fact.created_at.label("noted"),
+            (literal_column(str(FACT_RANK), Integer()) + func.row_number().over(order_by=newest)).label(
+                "rank"
+            ),
+        )
+        .where(Fact.user_id == user_id, Fact.superseded_at.is_(None))
+        .order_by(*newest)
+        .limit(MAX_FACTS_FOR_CONTEXT)
+        .subquery("top_facts")
+    )
+    return union_all(select(goals), select(facts)).subquery("goals")
 
 
 _MEMORY = Direct(_memory_query(in_project=False))

@@ -15,7 +15,7 @@ from pydantic_ai import Tool
 
 from orrery.deps import TurnDeps
 from orrery.errors import ValidationError
-from orrery.tools import docs, graph, knowledge
+from orrery.tools import docs, facts, graph, knowledge
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec("list_stories_by_epic", docs.list_stories_by_epic, read_only=True, group="docs"),
         ToolSpec("get_context_summary", docs.get_context_summary, read_only=True, group="docs"),
         ToolSpec("index_docs", docs.index_docs, read_only=False, group="docs", idempotent=True),
+        ToolSpec("remember_fact", facts.remember_fact, read_only=False, group="memory"),
+        ToolSpec("forget_fact", facts.forget_fact, read_only=False, group="memory", destructive=True),
     )
 }
 

@@ -13,10 +13,11 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 def install_web(app: FastAPI) -> None:
     """Mount the pages, the form actions and the static files on the API app."""
-    from orrery.web import actions, auth, memory_choices, pages
+    from orrery.web import actions, auth, facts, memory_choices, pages
 
     app.include_router(auth.router)
     app.include_router(pages.router)
     app.include_router(actions.router)
     app.include_router(memory_choices.router)
+    app.include_router(facts.router)
     app.mount("/web-static", StaticFiles(directory=STATIC_DIR), name="web-static")

@@ -19,6 +19,8 @@ from orrery.knowledge.entries import update_entry
 from orrery.repo import chat
 from orrery.repo import sessions as repo
 from orrery.services import turns
+from orrery.services.deps import SettingsDep
+from orrery.services.forget import forget_chat
 from orrery.services.limits import MAX_INT
 from orrery.validation import check_text
 from orrery.web.deps import CsrfUser, WebRoute, WebTx, render
@@ -64,9 +66,11 @@ async def remember(session_id: str, web: CsrfUser, session: WebTx, remember: Tex
 
 
 @router.post("/s/{session_id}/delete")
-async def delete(session_id: str, web: CsrfUser, session: WebTx) -> Response:
-    """Delete the session and go to the next one."""
-    await repo.delete_session(session, web.user.id, session_id)
+async def delete(
+    session_id: str, web: CsrfUser, session: WebTx, settings: SettingsDep, forget_facts: Text = ""
+) -> Response:
+    """Delete the session (and, when ticked, the facts remembered from it) and go to the next one."""
+    await forget_chat(session, settings, web.user.id, session_id, forget_facts=forget_facts == "true")
     return RedirectResponse("/", status_code=303)
 
 

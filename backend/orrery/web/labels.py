@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from orrery.db.models import Entity, Message, Project, UserSummary
+from orrery.db.models import Entity, Fact, Message, Project, UserSummary
 from orrery.repo.scope import member_project_ids
 from orrery.vocabulary import ENTITY_KINDS
 
@@ -70,9 +70,26 @@ async def resolve_labels(
         if found:
             ids[key] = (found.group(1), uuid.UUID(found.group(2)))
     labels.update(await _entity_labels(session, user_id, ids))
+    labels.update(await _fact_labels(session, user_id, ids))
     labels.update(await _learned_labels(session, user_id, keys))
     labels.update(await _message_labels(session, chat_id, keys))
     return labels
+
+
+async def _fact_labels(
+    session: AsyncSession, user_id: uuid.UUID, ids: dict[str, tuple[str, uuid.UUID]]
+) -> dict[str, str]:
+    """`fact:<id>` -> "Fact: <its text>" (the person's own facts only)."""
+    fact_ids = {i for kind, i in ids.values() if kind == "fact"}
+    if not fact_ids:
+        return {}
+    rows = await session.execute(
+        select(Fact.id, Fact.text).where(Fact.id.in_(fact_ids), Fact.user_id == user_id)
+    )
+    texts = {row.id: row.text for row in rows}
+    return {
+        key: f"Fact: {excerpt(texts[i])}" for key, (kind, i) in ids.items() if kind == "fact" and i in texts
+    }
 
 
 async def _entity_labels(

@@ -61,6 +61,7 @@ def timeline(messages: list[Message], transitions: list[AgentTransition]) -> lis
 SECTION_TITLES = {
     "system": "System prompt",
     "profile": "Profile",
+    "facts": "Remembered facts",
     "expertise": "Expertise",
     "focus": "Focus",
     "related": "Linked entities",

@@ -9,7 +9,8 @@ from pydantic import BaseModel
 
 from orrery.api.errors import ERROR_RESPONSES
 from orrery.repo import sessions as repo
-from orrery.services.deps import CurrentUser, ReadSessionDep, WriteSessionDep
+from orrery.services.deps import CurrentUser, ReadSessionDep, SettingsDep, WriteSessionDep
+from orrery.services.forget import forget_chat
 from orrery.services.limits import MAX_INT
 from orrery.services.sessions import SessionListItemOut, list_item_out
 
@@ -45,7 +46,15 @@ async def list_sessions(
 
 
 @router.delete("/{session_id}", status_code=204, summary="Delete a chat session")
-async def delete_session(session_id: str, user: CurrentUser, session: WriteSessionDep) -> Response:
-    """Delete the session and its messages; another user's session answers 404."""
-    await repo.delete_session(session, user.id, session_id)
+async def delete_session(
+    session_id: str,
+    user: CurrentUser,
+    session: WriteSessionDep,
+    settings: SettingsDep,
+    forget_facts: bool = False,
+) -> Response:
+    """Delete the session and its messages (it leaves recall at once); `forget_facts=true` also
+    forgets the facts said in it (`GET /v1/me/facts?session_id=` lists them first). A learned summary
+    that drew on it is rebuilt. Another user's session answers 404."""
+    await forget_chat(session, settings, user.id, session_id, forget_facts=forget_facts)
     return Response(status_code=204)
