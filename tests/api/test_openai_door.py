@@ -159,3 +159,23 @@ def test_hostile_bodies_are_4xx(live: LiveServer, demo: Any) -> None:
     assert no_user.status_code == 422
     deep = post(b'{"messages": ' + b"[" * 5000 + b"]" * 5000 + b"}")
     assert 400 <= deep.status_code < 500
+
+
+async def test_idempotency_key_replay_carries_the_reply_streamed_and_not(live: LiveServer, demo: Any) -> None:
+    client = _client(live, demo)
+    messages: Any = [{"role": "user", "content": "Replay me, please"}]
+    for stream in (False, True):
+        key = {"Idempotency-Key": f"replay-{stream}"}
+        texts = []
+        for _ in range(2):  # the original, then the replay
+            if stream:
+                chunks = await client.chat.completions.create(
+                    model="orrery/coach", messages=messages, stream=True, extra_headers=key
+                )
+                texts.append("".join([c.choices[0].delta.content or "" async for c in chunks if c.choices]))
+            else:
+                done = await client.chat.completions.create(
+                    model="orrery/coach", messages=messages, extra_headers=key
+                )
+                texts.append(done.choices[0].message.content or "")
+        assert texts[0] and texts[1] == texts[0], (stream, texts)

@@ -237,6 +237,8 @@ async def _stream(
             return
         elif event.type == "done":
             done = event.data
+            if done.get("replayed") and done.get("reply"):  # a replay streams no text: send the stored reply
+                yield completion.delta({"content": done["reply"]})
     yield completion.delta({}, "stop")
     if include_usage:
         yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
