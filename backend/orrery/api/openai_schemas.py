@@ -127,6 +127,22 @@ class OpenAIError(BaseModel):
     error: OpenAIErrorDetail
 
 
+OPENAI_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": OpenAIError, "description": "Invalid request (`invalid_request_error`, naming `param`)"},
+    401: {"model": OpenAIError, "description": "Missing, malformed or revoked API key (`invalid_api_key`)"},
+    404: {"model": OpenAIError, "description": "Unknown model, session or route"},
+    409: {"model": OpenAIError, "description": "Idempotency-Key reused with a different request"},
+    413: {"model": OpenAIError, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
+    431: {"model": OpenAIError, "description": "The request headers are larger than 32 KB"},
+    503: {"model": OpenAIError, "description": "Busy or unreachable database; retry after `Retry-After` s"},
+}
+"""The errors of the OpenAI-compatible routes, all in OpenAI's shape (`api.openai_errors`)."""
+
+OPENAI_RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"model": OpenAIError, "description": "A per-user limit is reached; retry after `Retry-After` s"}
+}
+
+
 def openai_error(
     status: int, message: str, *, type_: str, code: str, param: str | None = None
 ) -> JSONResponse:

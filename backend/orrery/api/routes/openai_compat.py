@@ -32,8 +32,10 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from sqlalchemy.exc import IntegrityError
 
-from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
+from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_schemas import (
+    OPENAI_ERROR_RESPONSES,
+    OPENAI_RATE_LIMITED,
     AssistantMessage,
     ChatCompletion,
     Choice,
@@ -51,7 +53,7 @@ from orrery.repo import chat, identity
 from orrery.roster import AGENTS
 from orrery.services.deps import CurrentUser
 
-router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
 _CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
 """UUIDv5 namespace of sessions derived from a conversation."""
 
@@ -135,7 +137,7 @@ def _last_user_text(body: CompletionRequest) -> str:
         200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "JSON, or chunks when `stream`"},
         404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
         502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
-        **RATE_LIMITED,
+        **OPENAI_RATE_LIMITED,
     },
 )
 async def completions(
