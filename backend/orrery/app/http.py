@@ -14,7 +14,16 @@ from orrery import __version__
 from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.preload import preload_provider
 from orrery.api import errors, front_door
-from orrery.api.routes import chat, extensions, openai_compat, resources, sessions, vercel, workspace
+from orrery.api.routes import (
+    chat,
+    extensions,
+    openai_compat,
+    openai_responses,
+    resources,
+    sessions,
+    vercel,
+    workspace,
+)
 from orrery.app.wiring import install_operations, operations_running
 from orrery.config import Settings, get_settings
 from orrery.db.engine import Database
@@ -28,7 +37,7 @@ from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
-ROUTERS = (sessions, chat, openai_compat, resources, vercel, extensions, workspace)
+ROUTERS = (sessions, chat, openai_compat, openai_responses, resources, vercel, extensions, workspace)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
