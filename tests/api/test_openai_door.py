@@ -223,3 +223,36 @@ async def test_openai_paths_not_served_name_what_is(live: LiveServer, demo: Any)
         orrery_own = await http.get("/sessions/nope")  # Orrery's own paths keep Orrery's shape
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["code"] == "method_not_allowed"
     assert orrery_own.json()["error"]["code"] == "not_found" and "type" not in orrery_own.json()["error"]
+
+
+async def test_tools_structured_outputs_and_n_are_refused_naming_the_parameter(
+    live: LiveServer, demo: Any
+) -> None:
+    client = _client(live, demo)
+    messages: Any = [{"role": "user", "content": "What is the weather?"}]
+    tool: Any = {"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}
+    schema: Any = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    for param, extra in (
+        ("tools", {"tools": [tool]}),
+        ("tool_choice", {"tool_choice": "required"}),
+        ("response_format", {"response_format": schema}),
+        ("response_format", {"response_format": {"type": "json_object"}}),
+        ("n", {"n": 2}),
+    ):
+        for stream in (False, True):
+            with pytest.raises(openai.BadRequestError) as caught:
+                await client.chat.completions.create(
+                    model="orrery", messages=messages, stream=stream, **extra
+                )
+            assert caught.value.param == param and caught.value.code == "unsupported_parameter"
+            assert param in caught.value.message
+    asks_nothing = await client.chat.completions.create(
+        model="orrery",
+        messages=messages,
+        tools=[],
+        tool_choice="none",
+        response_format={"type": "text"},
+        n=1,
+        temperature=0.1,
+    )
+    assert asks_nothing.choices[0].message.content

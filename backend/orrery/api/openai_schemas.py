@@ -42,7 +42,8 @@ class StreamOptions(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored."""
+    """The parts of an OpenAI chat-completions request Orrery reads. Sampling settings and other
+    fields are ignored; tools, structured outputs and `n` > 1 are refused (`api.openai_params`)."""
 
     model: str = Field(default="orrery", max_length=200)
     messages: list[ChatMessage] = Field(
@@ -54,6 +55,20 @@ class CompletionRequest(BaseModel):
     stream: StrictBool = False
     stream_options: StreamOptions | None = None
     user: Text | None = Field(default=None, max_length=200)
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, max_length=128, description="Refused unless empty."
+    )
+    tool_choice: str | dict[str, Any] | None = Field(
+        default=None, description='Refused unless "auto"/"none".'
+    )
+    functions: list[dict[str, Any]] | None = Field(default=None, max_length=128, description="Refused.")
+    function_call: str | dict[str, Any] | None = Field(
+        default=None, description='Refused unless "auto"/"none".'
+    )
+    response_format: dict[str, Any] | None = Field(
+        default=None, description='Refused unless `{"type": "text"}`.'
+    )
+    n: int | None = Field(default=None, ge=1, le=128, description="Refused unless 1.")
 
 
 class ModelCard(BaseModel):

@@ -30,9 +30,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from sqlalchemy.exc import IntegrityError
 
 from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_params import refused, refused_completion_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
@@ -47,15 +47,13 @@ from orrery.api.openai_schemas import (
     openai_error,
     sse,
 )
+from orrery.api.openai_sessions import session_for
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
-from orrery.repo import chat, identity
 from orrery.roster import AGENTS
 from orrery.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
-_CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
-"""UUIDv5 namespace of sessions derived from a conversation."""
 
 
 def model_ids() -> list[str]:
@@ -63,7 +61,7 @@ def model_ids() -> list[str]:
     return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
 
 
-def _unknown_model(model: str) -> JSONResponse:
+def unknown_model(model: str) -> JSONResponse:
     """OpenAI's own 404 for a model id it does not serve."""
     return openai_error(
         404,
@@ -88,38 +86,15 @@ async def models(user: CurrentUser) -> ModelList:
 )
 async def model(model_id: str, user: CurrentUser) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return ModelCard(id=model_id) if model_id in model_ids() else _unknown_model(model_id)
-
-
-def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
-    """The session a conversation maps to: stable across requests, processes and restarts."""
-    return uuid.uuid5(_CONVERSATIONS, f"{user_id}\x1f{client_user or ''}\x1f{first_message}")
+    return ModelCard(id=model_id) if model_id in model_ids() else unknown_model(model_id)
 
 
 async def _session_for(
     db: Database, user_id: uuid.UUID, header: str | None, body: CompletionRequest
 ) -> uuid.UUID:
-    """The header's session, else get-or-create the conversation's (race-free: fixed primary key)."""
-    if header:
-        async with db.sessions() as s:
-            return (await chat.get_session(s, user_id, header)).id
     users = [m for m in body.messages if m.role == "user"]
     first = users[0].text() if users else ""
-    sid = conversation_session_id(user_id, body.user, first)
-    async with db.sessions() as s:
-        if await chat.find_session(s, user_id, sid) is not None:
-            return sid
-    try:
-        async with db.transaction() as s:
-            projects = await identity.list_projects(s, user_id)
-            title = f"openai: {' '.join(first.split())[:280]}"
-            await chat.create_session(
-                s, user_id, project_id=projects[-1].id if projects else None, title=title, session_id=sid
-            )
-    except IntegrityError:  # a concurrent request created it first
-        async with db.sessions() as s:
-            await chat.get_session(s, user_id, sid)
-    return sid
+    return await session_for(db, user_id, header, body.user, first, remember=True)
 
 
 def _last_user_text(body: CompletionRequest) -> str:
@@ -152,7 +127,9 @@ async def completions(
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
     if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
-        return _unknown_model(body.model)
+        return unknown_model(body.model)
+    if (param := refused_completion_param(body)) is not None:  # never silently ignored
+        return refused(param)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
     try:
@@ -169,11 +146,11 @@ async def completions(
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
-        chunks = _stream(completion, _chain(first, events), include_usage=usage)
+        chunks = _stream(completion, chain(first, events), include_usage=usage)
         return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
-        return _failed(done.data, headers, request.app.state.settings.retry_after_seconds)
+        return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
     reply = ChatCompletion(
         id=completion.id,
         created=completion.created,
@@ -184,7 +161,7 @@ async def completions(
     return JSONResponse(reply.model_dump(), headers=headers)
 
 
-def _failed(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
+def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
     """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
     database was unavailable (the client should retry later, not give up)."""
     outage = error.get("code") == "unavailable"
@@ -247,7 +224,7 @@ async def _stream(
     yield sse("[DONE]")
 
 
-async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
     yield first
     async for event in rest:
         yield event
