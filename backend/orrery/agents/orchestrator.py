@@ -124,13 +124,15 @@ class Orchestrator:
         client_key: str | None = None,
         resend: bool = False,
         on_model_event: Callable[[ModelEvent], None] | None = None,
+        reply_id: uuid.UUID | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
         duplicate that arrived while it ran shares its outcome; `resend` (a door that resends the
         whole conversation) treats `message` equal to the latest, unanswered user message the same
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
-        itself). Refusals raise before the first event and store nothing."""
+        itself); `reply_id` is the id the reply is stored under (a door announced it before the run).
+        Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -138,7 +140,7 @@ class Orchestrator:
         fingerprint = request_fingerprint(message, agent) if client_key else None
         arrival = await arrival_of(self.db, sid, client_key, message if resend else None)
         source = self._serialised(
-            user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event
+            user_id, sid, message, agent, model, client_key, fingerprint, arrival, on_model_event, reply_id
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -156,6 +158,7 @@ class Orchestrator:
         fingerprint: str | None,
         arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
+        reply_id: uuid.UUID | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -181,6 +184,8 @@ class Orchestrator:
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
                 yield TurnEvent("done", done_data(pending.replay, replayed=True))
                 return
+            if reply_id is not None:
+                pending = replace(pending, reply_id=reply_id)
             try:
                 async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
                     yield event
@@ -285,6 +290,7 @@ class Orchestrator:
             latency,
             is_truncated(run.result.response),
             cost,
+            pending.reply_id,
         )
         answered = pending.message_id if pending.retried else None
         saved = await persist_reply(

@@ -64,6 +64,8 @@ class PendingTurn:
     focus: Entity | None = None
     retried: bool = False
     any_failed: bool = False
+    reply_id: uuid.UUID | None = None
+    """The id the reply will be stored under, when the door announced one before the run."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,7 @@ class StoredReply:
     latency: int
     truncated: bool
     cost: float | None
+    id: uuid.UUID | None = None
 
 
 async def persist_reply(
@@ -333,6 +336,7 @@ async def persist_reply(
                 latency_ms=reply.latency,
                 status="truncated" if reply.truncated else "complete",
                 cost_usd=reply.cost,
+                id=reply.id,
             ),
             embedding=embedding,
         )
