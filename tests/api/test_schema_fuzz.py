@@ -43,14 +43,17 @@ NO_POSITIVE_ACCEPTANCE = {
     "POST /v1/sessions/{session_id}/chat",
     # include/exclude come from backend/orrery/graph/templates.py, whose `older_than` format is unstated
     "POST /v1/context/build",
-    # the *last* user message must have text (the document states that some user message exists)
+    # the *last* user message must have text (the document states that some user message exists);
+    # tools, tool_choice, response_format and n that ask for something are refused with a 400
     "POST /v1/chat/completions",
+    # the same for `input`; tools, tool_choice and text.format that ask for something are refused
+    "POST /v1/responses",
     # the two ends must differ
     "POST /v1/edges",
     "POST /v1/kb/relations",
 }
-"""Operations that answer 422 to some schema-valid requests, for the reason beside each: there,
-`positive_data_acceptance` is off; every other check still runs."""
+"""Operations that answer 422 (OpenAI's routes: 400) to some schema-valid requests, for the reason
+beside each: there, `positive_data_acceptance` is off; every other check still runs."""
 MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
 
 
