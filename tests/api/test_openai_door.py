@@ -218,9 +218,13 @@ async def test_openai_paths_not_served_name_what_is(live: LiveServer, demo: Any)
         assert caught.value.type == "invalid_request_error" and caught.value.code == "unknown_url"
         assert "POST /v1/chat/completions, POST /v1/responses, GET /v1/models" in caught.value.message
     headers = {"Authorization": f"Bearer {demo.api_key}"}
+    too_big = b"x" * (live.app.state.settings.max_body_bytes + 1)
     async with httpx.AsyncClient(base_url=live.base_url, headers=headers) as http:
         wrong_method = await http.get("/chat/completions")
         orrery_own = await http.get("/sessions/nope")  # Orrery's own paths keep Orrery's shape
+        large = await http.post("/chat/completions", content=too_big)
+    assert large.status_code == 413 and large.json()["error"]["type"] == "invalid_request_error"
+    assert large.json()["error"]["code"] == "too_large"
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["code"] == "method_not_allowed"
     assert orrery_own.json()["error"]["code"] == "not_found" and "type" not in orrery_own.json()["error"]
 

@@ -23,12 +23,12 @@ _OTHER_OPENAI = re.compile(
 )
 # Orrery's error code -> OpenAI's (type, code) for each status the app answers
 _TYPES: dict[int, tuple[str, str | None]] = {
-    400: ("invalid_request_error", None),
+    400: ("invalid_request_error", "invalid_value"),
     401: ("invalid_request_error", "invalid_api_key"),
     404: ("invalid_request_error", None),
     405: ("invalid_request_error", "method_not_allowed"),
     409: ("invalid_request_error", "conflict"),
-    413: ("invalid_request_error", "request_too_large"),
+    413: ("invalid_request_error", None),  # Orrery's `too_large`, as the size middleware says too
     429: ("requests", "rate_limit_exceeded"),
     503: ("server_error", "unavailable"),
 }
