@@ -178,13 +178,15 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                 headers={"Authorization": "Bearer orr_wrong_key"},
             )
-            assert wrong.status_code == 401 and "resource_metadata" not in wrong.headers["www-authenticate"]
+            # a key that is wrong: 403 saying so, not a 401 that sends OAuth clients into discovery
+            assert wrong.status_code == 403 and "www-authenticate" not in wrong.headers
+            assert wrong.json()["error"] == "invalid_key" and "invalid Orrery API key" in wrong.text
         async with (
             httpx2.AsyncClient(headers={"Authorization": "Bearer orr_wrong_key"}) as http,
             streamable_http_client(f"{base}/mcp", http_client=http) as streams,
             ClientSession(*streams[:2]) as client,
         ):
-            with pytest.raises(MCPError):  # the official client reports the 401 as an error, no OAuth dance
+            with pytest.raises(MCPError):  # the official client reports the refusal as an error
                 await client.initialize()
     finally:
         server.should_exit = True
@@ -226,3 +228,94 @@ async def test_mcp_serves_entries_and_stories_as_resources_and_agents_as_prompts
         )
         assert wrong.is_error
         assert wrong.content[0].text.startswith("invalid arguments for load_context_for_task: max_hops:")
+
+
+async def test_mcp_http_answers_a_cors_preflight_from_a_configured_origin(
+    db: Database, settings: Settings, demo: Any
+) -> None:
+    import asyncio
+
+    import httpx2
+    import uvicorn
+
+    from orrery.mcp_server import http_app
+
+    inspector = "http://localhost:6274"
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    configured = settings.model_copy(update={"cors_origins": inspector})
+    app = http_app(db, configured, base)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        asks = {
+            "Origin": inspector,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+        }
+        async with httpx2.AsyncClient(base_url=base) as http:
+            preflight = await http.options("/mcp", headers=asks)
+            assert preflight.status_code == 204 and not preflight.content
+            assert preflight.headers["access-control-allow-origin"] == inspector
+            assert "POST" in preflight.headers["access-control-allow-methods"]
+            assert "authorization" in preflight.headers["access-control-allow-headers"]
+            stranger = await http.options("/mcp", headers={**asks, "Origin": "http://evil.example"})
+            assert stranger.status_code == 400
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "inspector", "version": "1"},
+                },
+            }
+            answer = await http.post(
+                "/mcp",
+                json=hello,
+                headers={
+                    "Origin": inspector,
+                    "Authorization": f"Bearer {demo.api_key}",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
+            assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == inspector
+            assert "mcp-session-id" in answer.headers["access-control-expose-headers"].lower()
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_mcp_stdio_resources_with_a_bad_key_or_a_foreign_project_are_clean_errors(
+    db_url: str, demo: Any
+) -> None:
+    import tempfile
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import MCPError
+
+    for api_key, project, says in (
+        ("orr_nope_nope", None, "API key"),
+        (demo.api_key, "00000000-0000-0000-0000-000000000001", "not found"),
+    ):
+        params = await _session(db_url, api_key)
+        if project:
+            params.env["ORRERY_PROJECT_ID"] = project
+        with tempfile.TemporaryFile("w+") as errlog:  # the server's stderr
+            async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as client:
+                await client.initialize()
+                for read in (
+                    lambda: client.read_resource("orrery://kb/BR-012"),
+                    lambda: client.list_resources(),
+                ):
+                    with pytest.raises(MCPError) as refused:
+                        await read()
+                    assert refused.value.code == -32600 and says in refused.value.error.message
+            errlog.seek(0)
+            assert "Traceback" not in errlog.read()

@@ -63,6 +63,15 @@ def _children(item: Any, path: str) -> Iterable[tuple[Any, str]]:
         yield from ((child, f"{path}[{i}]") for i, child in enumerate(item))
 
 
+class UnstorableValue(ValueError):
+    """A refusal of `scan`, with the path of the offending value (`messages[0].content`), so a door
+    can name the parameter even though the whole body was checked at once."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def scan(value: Any, max_depth: int = MAX_BODY_DEPTH, what: str = "") -> None:
     """Refuse (ValueError) JSON-like data nested deeper than `max_depth` or holding unstorable text
     anywhere; walked without recursion, so a 5,000-deep value is refused rather than crashing."""
@@ -72,11 +81,13 @@ def scan(value: Any, max_depth: int = MAX_BODY_DEPTH, what: str = "") -> None:
         if isinstance(item, str):
             problem = unstorable(item)
             if problem is not None:
-                raise ValueError(f"{path or 'the value'} contains {problem}, which cannot be stored")
+                raise UnstorableValue(
+                    f"{path or 'the value'} contains {problem}, which cannot be stored", path
+                )
             continue
         if isinstance(item, Mapping | list | tuple):
             if depth >= max_depth:
-                raise ValueError(f"{path or 'the value'} is nested deeper than {max_depth} levels")
+                raise UnstorableValue(f"{path or 'the value'} is nested deeper than {max_depth} levels", path)
             stack.extend((child, where, depth + 1) for child, where in _children(item, path))
 
 

@@ -75,6 +75,8 @@ def _rest_writes(demo: Any, sid: str, collection: str, bad: str) -> list[tuple[s
         ("POST", f"/v1/sessions/{sid}/messages/1/edit", {"content": bad}),
         ("POST", "/v1/chat/completions", {"model": "orrery", "messages": [{"role": "user", "content": bad}]}),
         ("POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "user": bad}),
+        ("POST", "/v1/responses", {"model": "orrery", "input": bad}),
+        ("POST", "/v1/responses", {"model": "orrery", "input": "hi", "user": bad}),
         (
             "POST",
             f"/v1/sessions/{sid}/chat",

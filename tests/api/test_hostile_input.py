@@ -215,5 +215,6 @@ async def test_numbers_and_flags_are_strictly_typed(ctx: dict[str, Any]) -> None
         await api.post(
             "/v1/chat/completions",
             json={"model": "orrery", "messages": [{"role": "user", "content": "hi"}], "stream": 1},
-        )
+        ),
+        400,  # OpenAI's status for an invalid request
     )

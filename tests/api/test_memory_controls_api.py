@@ -161,4 +161,4 @@ async def test_openai_store_false_opens_a_chat_not_remembered(
     )
     assert await _remember(db, named) is False
     bad = await api.post("/v1/chat/completions", json={"model": "orrery", "messages": kept, "store": "no"})
-    assert bad.status_code == 422
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "store"  # OpenAI's shape

@@ -154,8 +154,109 @@ def test_hostile_bodies_are_4xx(live: LiveServer, demo: Any) -> None:
         return httpx.post(f"{live.base_url}/chat/completions", content=content, headers=headers)
 
     lone = post(b'{"model": "orrery", "messages": [{"role": "user", "content": "hi \\ud800"}]}')
-    assert lone.status_code == 422 and "surrogate" in lone.text
+    assert lone.status_code == 400 and "surrogate" in lone.text
+    assert lone.json()["error"]["param"] == "messages[0].content"
     no_user = post(b'{"model": "orrery", "messages": [{"role": "system", "content": "x"}]}')
-    assert no_user.status_code == 422
+    assert no_user.status_code == 400 and no_user.json()["error"]["type"] == "invalid_request_error"
     deep = post(b'{"messages": ' + b"[" * 5000 + b"]" * 5000 + b"}")
     assert 400 <= deep.status_code < 500
+
+
+async def test_idempotency_key_replay_carries_the_reply_streamed_and_not(live: LiveServer, demo: Any) -> None:
+    client = _client(live, demo)
+    messages: Any = [{"role": "user", "content": "Replay me, please"}]
+    for stream in (False, True):
+        key = {"Idempotency-Key": f"replay-{stream}"}
+        texts = []
+        for _ in range(2):  # the original, then the replay
+            if stream:
+                chunks = await client.chat.completions.create(
+                    model="orrery/coach", messages=messages, stream=True, extra_headers=key
+                )
+                texts.append("".join([c.choices[0].delta.content or "" async for c in chunks if c.choices]))
+            else:
+                done = await client.chat.completions.create(
+                    model="orrery/coach", messages=messages, extra_headers=key
+                )
+                texts.append(done.choices[0].message.content or "")
+        assert texts[0] and texts[1] == texts[0], (stream, texts)
+
+
+async def test_errors_have_openai_shape_and_status(live: LiveServer, demo: Any) -> None:
+    client = _client(live, demo)
+    with pytest.raises(openai.BadRequestError) as invalid:  # OpenAI answers 400 where FastAPI would 422
+        await client.chat.completions.create(model="orrery", messages=[])
+    assert invalid.value.type == "invalid_request_error" and invalid.value.param == "messages"
+    wrong_type: Any = [{"role": "user", "content": 3}]
+    with pytest.raises(openai.BadRequestError) as typed:
+        await client.chat.completions.create(model="orrery", messages=wrong_type)
+    assert typed.value.param == "messages[0].content"
+    stranger = openai.AsyncOpenAI(base_url=live.base_url, api_key="orr_not-a-key", max_retries=0)
+    for call in (
+        stranger.models.list(),
+        stranger.chat.completions.create(model="orrery", messages=[{"role": "user", "content": "x"}]),
+    ):
+        with pytest.raises(openai.AuthenticationError) as refused:
+            await call
+        assert refused.value.code == "invalid_api_key" and refused.value.type == "invalid_request_error"
+    with pytest.raises(openai.NotFoundError) as session:
+        await client.chat.completions.create(
+            model="orrery",
+            messages=[{"role": "user", "content": "x"}],
+            extra_headers={"X-Orrery-Session": "00000000-0000-0000-0000-000000000000"},
+        )
+    assert session.value.type == "invalid_request_error" and session.value.param == "X-Orrery-Session"
+
+
+async def test_openai_paths_not_served_name_what_is(live: LiveServer, demo: Any) -> None:
+    client = _client(live, demo)
+    with pytest.raises(openai.NotFoundError) as embeddings:
+        await client.embeddings.create(model="orrery", input="x")
+    with pytest.raises(openai.NotFoundError) as completions:
+        await client.completions.create(model="orrery", prompt="x")
+    for caught in (embeddings, completions):
+        assert caught.value.type == "invalid_request_error" and caught.value.code == "unknown_url"
+        assert "POST /v1/chat/completions, POST /v1/responses, GET /v1/models" in caught.value.message
+    headers = {"Authorization": f"Bearer {demo.api_key}"}
+    too_big = b"x" * (live.app.state.settings.max_body_bytes + 1)
+    async with httpx.AsyncClient(base_url=live.base_url, headers=headers) as http:
+        wrong_method = await http.get("/chat/completions")
+        orrery_own = await http.get("/sessions/nope")  # Orrery's own paths keep Orrery's shape
+        large = await http.post("/chat/completions", content=too_big)
+    assert large.status_code == 413 and large.json()["error"]["type"] == "invalid_request_error"
+    assert large.json()["error"]["code"] == "too_large"
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]["code"] == "method_not_allowed"
+    assert orrery_own.json()["error"]["code"] == "not_found" and "type" not in orrery_own.json()["error"]
+
+
+async def test_tools_structured_outputs_and_n_are_refused_naming_the_parameter(
+    live: LiveServer, demo: Any
+) -> None:
+    client = _client(live, demo)
+    messages: Any = [{"role": "user", "content": "What is the weather?"}]
+    tool: Any = {"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}
+    schema: Any = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
+    for param, extra in (
+        ("tools", {"tools": [tool]}),
+        ("tool_choice", {"tool_choice": "required"}),
+        ("response_format", {"response_format": schema}),
+        ("response_format", {"response_format": {"type": "json_object"}}),
+        ("n", {"n": 2}),
+    ):
+        for stream in (False, True):
+            with pytest.raises(openai.BadRequestError) as caught:
+                await client.chat.completions.create(
+                    model="orrery", messages=messages, stream=stream, **extra
+                )
+            assert caught.value.param == param and caught.value.code == "unsupported_parameter"
+            assert param in caught.value.message
+    asks_nothing = await client.chat.completions.create(
+        model="orrery",
+        messages=messages,
+        tools=[],
+        tool_choice="none",
+        response_format={"type": "text"},
+        n=1,
+        temperature=0.1,
+    )
+    assert asks_nothing.choices[0].message.content

@@ -47,4 +47,4 @@ def test_unknown_model_body_is_openais(live: LiveServer, demo: Any) -> None:
         "model",
         "model_not_found",
     )
-    assert httpx.get(f"{live.base_url}/models/orrery").json()["error"]["code"] == "unauthorized"
+    assert httpx.get(f"{live.base_url}/models/orrery").json()["error"]["code"] == "invalid_api_key"

@@ -1,10 +1,13 @@
 """The Vercel AI SDK door: `regenerate()` keeps the server's history in step with the client's, failed
-tools stream as `tool-output-error`, a failing model as an `error` chunk; every chunk parses as
-pydantic-ai's Vercel types."""
+tools stream as `tool-output-error`, a failing model as an `error` chunk; `start` announces the id the
+reply is stored under, reloading gives UIMessages with those ids, `resumeStream()`'s GET delivers a
+running turn's reply (or 204); every chunk parses as pydantic-ai's Vercel types."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +16,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.ui.vercel_ai import response_types as rt
+from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 
 from orrery.app.http import create_app
 from orrery.config import Settings
@@ -116,3 +120,49 @@ async def test_model_failure_is_an_error_chunk(ctx: dict[str, Any]) -> None:
     assert len(errors) == 1 and errors[0].error_text == "the model failed; retry shortly"
     assert not _reply(chunks)
     assert [m["role"] for m in (await api.get(f"/v1/sessions/{sid}")).json()["messages"]] == ["user"]
+
+
+async def test_start_message_id_is_the_stored_id_and_reload_gives_ui_messages(ctx: dict[str, Any]) -> None:
+    api, sid = ctx["api"], ctx["sid"]
+    body = {"trigger": "submit-message", "id": "c", "messages": [_ui("user", "Plan my week", 0)]}
+    response = await api.post(f"/v1/sessions/{sid}/chat", json=body)
+    assert response.headers["cache-control"] == "no-cache" and response.headers["x-accel-buffering"] == "no"
+    chunks = _chunks(response.text)
+    start = chunks[0]
+    finish = next(c for c in chunks if isinstance(c, rt.FinishChunk))
+    assert isinstance(start, rt.StartChunk) and start.message_id and finish.finish_reason == "stop"
+    assert json.loads(response.text.split("\n\n")[0].removeprefix("data: "))["messageId"] == start.message_id
+    reloaded = (await api.get(f"/v1/sessions/{sid}/chat")).json()
+    messages = [UIMessage.model_validate(m) for m in reloaded]
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[1].id == start.message_id  # the client's streamed message and the stored one match
+    assert messages[1].parts[-1].text == _reply(chunks)  # type: ignore[union-attr]
+    stored = (await api.get(f"/v1/sessions/{sid}")).json()["messages"]
+    assert messages[0].parts[-1].text == stored[0]["content"] == "Plan my week"  # type: ignore[union-attr]
+
+
+async def test_resume_stream_is_204_when_idle_and_the_reply_when_a_turn_runs(ctx: dict[str, Any]) -> None:
+    api, sid, app = ctx["api"], ctx["sid"], ctx["app"]
+    assert (await api.get(f"/v1/sessions/{sid}/chat/stream")).status_code == 204
+    assert (await api.get(f"/v1/sessions/{uuid.uuid4()}/chat/stream")).status_code == 404
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        started.set()
+        await release.wait()
+        yield "All done "
+        yield "for the week."
+
+    app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=slow)
+    body = {"trigger": "submit-message", "id": "c", "messages": [_ui("user", "Plan my week", 0)]}
+    turn = asyncio.create_task(api.post(f"/v1/sessions/{sid}/chat", json=body))
+    await started.wait()  # the turn runs: the client reloads and calls resumeStream()
+    resumed = asyncio.create_task(api.get(f"/v1/sessions/{sid}/chat/stream"))
+    release.set()
+    original, again = await turn, await resumed
+    assert again.status_code == 200 and again.headers["x-accel-buffering"] == "no"
+    first, second = _chunks(original.text), _chunks(again.text)
+    assert _reply(second) == _reply(first) == "All done for the week."
+    assert second[0].message_id == first[0].message_id  # type: ignore[attr-defined]
+    assert next(c for c in second if isinstance(c, rt.FinishChunk)).finish_reason == "stop"
+    assert (await api.get(f"/v1/sessions/{sid}/chat/stream")).status_code == 204

@@ -126,6 +126,7 @@ class Orchestrator:
         resend: bool = False,
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
+        reply_id: uuid.UUID | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
@@ -133,7 +134,8 @@ class Orchestrator:
         whole conversation) treats `message` equal to the latest, unanswered user message the same
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
         itself); `before_store` writes in the message's own transaction, under the turn lock (an
-        edit's supersede). Refusals raise before the first event and store nothing."""
+        edit's supersede); `reply_id` is the id the reply is stored under (a door announced it before
+        the run). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -151,6 +153,7 @@ class Orchestrator:
             arrival,
             on_model_event,
             before_store,
+            reply_id,
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -169,6 +172,7 @@ class Orchestrator:
         arrival: Arrival,
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
+        reply_id: uuid.UUID | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -195,6 +199,8 @@ class Orchestrator:
                 yield TurnEvent("agent", {"agent": pending.replay.agent_id})
                 yield TurnEvent("done", done_data(pending.replay, replayed=True))
                 return
+            if reply_id is not None:
+                pending = replace(pending, reply_id=reply_id)
             try:
                 async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
                     yield event
@@ -299,6 +305,7 @@ class Orchestrator:
             latency,
             is_truncated(run.result.response),
             cost,
+            pending.reply_id,
         )
         answered = pending.message_id if pending.retried else None
         saved = await persist_reply(

@@ -65,6 +65,8 @@ class PendingTurn:
     focus: Entity | None = None
     retried: bool = False
     any_failed: bool = False
+    reply_id: uuid.UUID | None = None
+    """The id the reply will be stored under, when the door announced one before the run."""
 
 
 @dataclass(frozen=True)
@@ -309,6 +311,7 @@ class StoredReply:
     latency: int
     truncated: bool
     cost: float | None
+    id: uuid.UUID | None = None
 
 
 async def persist_reply(
@@ -349,6 +352,7 @@ async def persist_reply(
                 latency_ms=reply.latency,
                 status="truncated" if reply.truncated else "complete",
                 cost_usd=reply.cost,
+                id=reply.id,
             ),
             embedding=embedding,
         )

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 
+from orrery.api.openai_errors import invalid_body, is_openai_path, openai_shaped
 from orrery.db.failures import as_unavailable
 from orrery.errors import (
     AuthenticationError,
@@ -80,26 +81,39 @@ SSE_CONTENT: dict[str, Any] = {
 """The OpenAPI content of a streamed success response."""
 
 
-async def _orrery(_request: Request, exc: Exception) -> JSONResponse:
+def _answer(
+    request: Request,
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """Orrery's error shape, or OpenAI's on the OpenAI-compatible paths."""
+    if is_openai_path(request.url.path):
+        return openai_shaped(request.url.path, status, code, message, headers)
+    return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
+
+
+async def _orrery(request: Request, exc: Exception) -> JSONResponse:
     status, code = next((s, c) for cls, s, c in STATUS_BY_ERROR if isinstance(exc, cls))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if isinstance(exc, ServiceUnavailableError):
-        return _unavailable(exc)
+        return _unavailable(request, exc)
     if isinstance(exc, RateLimitedError):
         headers = {"Retry-After": str(exc.retry_after)}
-    return JSONResponse(error_body(code, str(exc)), status_code=status, headers=headers)
+    return _answer(request, status, code, str(exc), headers=headers)
 
 
-def _unavailable(exc: ServiceUnavailableError) -> JSONResponse:
-    return JSONResponse(
-        error_body("unavailable", str(exc), {"retry_after": exc.retry_after}),
-        status_code=503,
-        headers={"Retry-After": str(exc.retry_after)},
-    )
+def _unavailable(request: Request, exc: ServiceUnavailableError) -> JSONResponse:
+    details, headers = {"retry_after": exc.retry_after}, {"Retry-After": str(exc.retry_after)}
+    return _answer(request, 503, "unavailable", str(exc), details, headers)
 
 
-async def _validation(_request: Request, exc: Exception) -> JSONResponse:
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    if is_openai_path(request.url.path):
+        return invalid_body(list(exc.errors()))
     errors = exc.errors()
     message = f"the request is not valid: {readable(errors, skip=1)}"
     return JSONResponse(
@@ -113,9 +127,7 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         headers["Allow"] = _allowed_methods(request) or headers.get("Allow", "")
-    return JSONResponse(
-        error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers or None
-    )
+    return _answer(request, exc.status_code, code, str(exc.detail), headers=headers or None)
 
 
 def _allowed_methods(request: Request) -> str:
@@ -136,9 +148,9 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     outage = as_unavailable(exc, settings.retry_after_seconds if settings else 2)
     if outage is not None:
         log.warning("answered 503: %s", outage, exc_info=exc)
-        return _unavailable(outage)
+        return _unavailable(request, outage)
     log.exception("unhandled error", exc_info=exc)
-    return JSONResponse(error_body("internal", "internal error"), status_code=500)
+    return _answer(request, 500, "internal", "internal error")
 
 
 def install(app: FastAPI) -> None:

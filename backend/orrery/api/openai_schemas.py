@@ -43,7 +43,8 @@ class StreamOptions(ClientBody):
 
 
 class CompletionRequest(ClientBody):
-    """The parts of an OpenAI chat-completions request Orrery reads; other fields are ignored.
+    """The parts of an OpenAI chat-completions request Orrery reads. Sampling settings and other
+    fields are ignored; tools, structured outputs and `n` > 1 are refused (`api.openai_params`);
     `store: false` maps to a chat not remembered (`remember_for_store`)."""
 
     model: str = Field(default="orrery", max_length=200)
@@ -61,6 +62,20 @@ class CompletionRequest(ClientBody):
         description="false: the chat is not remembered (never recalled in another chat, no facts, no "
         "patterns); true or absent: a new chat is remembered, an existing one keeps its setting",
     )
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, max_length=128, description="Refused unless empty."
+    )
+    tool_choice: str | dict[str, Any] | None = Field(
+        default=None, description='Refused unless "auto"/"none".'
+    )
+    functions: list[dict[str, Any]] | None = Field(default=None, max_length=128, description="Refused.")
+    function_call: str | dict[str, Any] | None = Field(
+        default=None, description='Refused unless "auto"/"none".'
+    )
+    response_format: dict[str, Any] | None = Field(
+        default=None, description='Refused unless `{"type": "text"}`.'
+    )
+    n: int | None = Field(default=None, ge=1, le=128, description="Refused unless 1.")
 
 
 def remember_for_store(store: bool | None) -> bool:
@@ -139,6 +154,22 @@ class OpenAIError(BaseModel):
     """Errors this door raises itself (unknown model, model failure)."""
 
     error: OpenAIErrorDetail
+
+
+OPENAI_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": OpenAIError, "description": "Invalid request (`invalid_request_error`, naming `param`)"},
+    401: {"model": OpenAIError, "description": "Missing, malformed or revoked API key (`invalid_api_key`)"},
+    404: {"model": OpenAIError, "description": "Unknown model, session or route"},
+    409: {"model": OpenAIError, "description": "Idempotency-Key reused with a different request"},
+    413: {"model": OpenAIError, "description": "The request body is larger than ORRERY_MAX_BODY_BYTES"},
+    431: {"model": OpenAIError, "description": "The request headers are larger than 32 KB"},
+    503: {"model": OpenAIError, "description": "Busy or unreachable database; retry after `Retry-After` s"},
+}
+"""The errors of the OpenAI-compatible routes, all in OpenAI's shape (`api.openai_errors`)."""
+
+OPENAI_RATE_LIMITED: dict[int | str, dict[str, Any]] = {
+    429: {"model": OpenAIError, "description": "A per-user limit is reached; retry after `Retry-After` s"}
+}
 
 
 def openai_error(

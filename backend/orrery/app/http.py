@@ -20,6 +20,7 @@ from orrery.api.routes import (
     facts,
     memory_choices,
     openai_compat,
+    openai_responses,
     resources,
     sessions,
     vercel,
@@ -38,7 +39,18 @@ from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
-ROUTERS = (sessions, chat, openai_compat, resources, facts, vercel, extensions, workspace, memory_choices)
+ROUTERS = (
+    sessions,
+    chat,
+    openai_compat,
+    openai_responses,
+    resources,
+    facts,
+    vercel,
+    extensions,
+    workspace,
+    memory_choices,
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from orrery.errors import OrreryError
+
 if TYPE_CHECKING:
     from orrery.deps import TurnDeps
 
@@ -68,13 +70,28 @@ def _add_facts(server: Any, resolve: Resolver) -> None:
 
 
 async def _read(tool: Any, resolve: Resolver, key: str) -> str:
-    from mcp.server.mcpserver.exceptions import ResourceError
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
     from pydantic_ai import ModelRetry
 
+    deps = await caller(resolve)
     try:
-        return str(await tool(SimpleNamespace(deps=await resolve()), key))
-    except ModelRetry as exc:  # the tool's readable refusal (not found, bad id)
-        raise ResourceError(str(exc)) from None
+        return str(await tool(SimpleNamespace(deps=deps), key))
+    except ModelRetry as exc:  # the tool's readable refusal (not found, bad id): the SDK's not-found code
+        raise MCPError(INVALID_PARAMS, str(exc)) from None
+
+
+async def caller(resolve: Resolver) -> Any:
+    """The caller's deps; a bad key or a project that is not theirs is the request's clean error
+    (`invalid request` with Orrery's message), not an internal error with a traceback."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_REQUEST
+
+    try:
+        return await resolve()
+    except (ToolError, OrreryError) as exc:
+        raise MCPError(INVALID_REQUEST, str(exc)) from None
 
 
 async def listed_entries(resolve: Resolver) -> list[Any]:
@@ -85,7 +102,7 @@ async def listed_entries(resolve: Resolver) -> list[Any]:
     from orrery.db.models import KbEntry
     from orrery.text import inline_data
 
-    deps = await resolve()
+    deps = await caller(resolve)
     async with deps.db.sessions() as session:
         rows = await session.execute(
             select(KbEntry.code, KbEntry.name, KbEntry.description)

@@ -150,7 +150,8 @@ class ApiKeyVerifier:
 
 
 def http_app(db: Database, settings: Settings, base_url: str, project: str | None = None) -> Any:
-    """The streamable-HTTP MCP app (at `/mcp`): each request acts for its bearer token's user."""
+    """The streamable-HTTP MCP app (at `/mcp`): each request acts for its bearer token's user; CORS
+    and the wrong-key refusal in front (`http_front`)."""
     from mcp.server.auth.middleware.auth_context import get_access_token
     from mcp.server.auth.settings import AuthSettings
 
@@ -176,7 +177,9 @@ def http_app(db: Database, settings: Settings, base_url: str, project: str | Non
     # WWW-Authenticate names no authorization server (there is none to send clients to)
     auth = AuthSettings(issuer_url=base_url, resource_server_url=None, validate_token_resource=False)
     server = build_server(resolve, settings, token_verifier=ApiKeyVerifier(db, settings), auth=auth)
-    return server.streamable_http_app()
+    from orrery.mcp_server.http_front import fronted
+
+    return fronted(server.streamable_http_app(), settings)
 
 
 def run_http(settings: Settings, host: str, port: int, project: str | None) -> None:

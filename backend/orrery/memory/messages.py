@@ -90,7 +90,7 @@ async def append_message(
     embedder = None if embedding.remote else await get_embedder()
     vector = message_vector(embedder, new.content) if embedder else None
     values = {
-        "id": uuid.uuid4(),
+        "id": new.id or uuid.uuid4(),
         "session_id": sid,
         "role": new.role,
         "content": new.content,

@@ -43,6 +43,8 @@ class NewMessage:
     status: str = "complete"
     created_at: datetime | None = None
     """When the message was written; now unless importing a conversation (e.g. an evaluation)."""
+    id: uuid.UUID | None = None
+    """The id a door announced before the message existed (the AI SDK's `start` `messageId`)."""
 
 
 def check_agent(agent_id: str | None) -> None:

@@ -132,7 +132,10 @@ class BodySizeLimit:
         return f"the request body is larger than {self.max_bytes} bytes"
 
     async def _refuse(self, send: Send, status: int, code: str, message: str) -> None:
-        body = json.dumps({"error": {"code": code, "message": message, "details": None}})
+        # before routing, so one body fits both shapes: Orrery's and OpenAI's (`type`, `param`)
+        error = {"code": code, "message": message, "details": None}
+        error |= {"type": "invalid_request_error", "param": None}
+        body = json.dumps({"error": error})
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})

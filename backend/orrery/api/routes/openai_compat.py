@@ -35,10 +35,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from sqlalchemy.exc import IntegrityError
 
-from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
+from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_params import refused, refused_completion_param
 from orrery.api.openai_schemas import (
+    OPENAI_ERROR_RESPONSES,
+    OPENAI_RATE_LIMITED,
     AssistantMessage,
     ChatCompletion,
     Choice,
@@ -51,16 +53,13 @@ from orrery.api.openai_schemas import (
     remember_for_store,
     sse,
 )
+from orrery.api.openai_sessions import session_for
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
-from orrery.repo import chat, identity
-from orrery.repo.sessions import set_remember
 from orrery.roster import AGENTS
 from orrery.services.deps import CurrentUser
 
-router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERROR_RESPONSES)
-_CONVERSATIONS = uuid.UUID("6f1d3a52-43c2-4c55-9a36-0a8f4f7c2e11")
-"""UUIDv5 namespace of sessions derived from a conversation."""
+router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
 
 
 def model_ids() -> list[str]:
@@ -68,7 +67,7 @@ def model_ids() -> list[str]:
     return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
 
 
-def _unknown_model(model: str) -> JSONResponse:
+def unknown_model(model: str) -> JSONResponse:
     """OpenAI's own 404 for a model id it does not serve."""
     return openai_error(
         404,
@@ -93,53 +92,15 @@ async def models(user: CurrentUser) -> ModelList:
 )
 async def model(model_id: str, user: CurrentUser) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return ModelCard(id=model_id) if model_id in model_ids() else _unknown_model(model_id)
-
-
-def conversation_session_id(user_id: uuid.UUID, client_user: str | None, first_message: str) -> uuid.UUID:
-    """The session a conversation maps to: stable across requests, processes and restarts."""
-    return uuid.uuid5(_CONVERSATIONS, f"{user_id}\x1f{client_user or ''}\x1f{first_message}")
+    return ModelCard(id=model_id) if model_id in model_ids() else unknown_model(model_id)
 
 
 async def _session_for(
     db: Database, user_id: uuid.UUID, header: str | None, body: CompletionRequest
 ) -> uuid.UUID:
-    """The header's session, else get-or-create the conversation's (race-free: fixed primary key);
-    `store: false` leaves it not remembered."""
-    remember = remember_for_store(body.store)
-    if header:
-        return await _existing(db, user_id, header, remember)
     users = [m for m in body.messages if m.role == "user"]
     first = users[0].text() if users else ""
-    sid = conversation_session_id(user_id, body.user, first)
-    async with db.sessions() as s:
-        found = await chat.find_session(s, user_id, sid)
-    if found is not None:  # `store: false` on a remembered chat switches it off; nothing else writes
-        return sid if remember or not found.remember else await _existing(db, user_id, sid, remember)
-    try:
-        async with db.transaction() as s:
-            projects = await identity.list_projects(s, user_id)
-            title = f"openai: {' '.join(first.split())[:280]}"
-            await chat.create_session(
-                s,
-                user_id,
-                project_id=projects[-1].id if projects else None,
-                title=title,
-                session_id=sid,
-                remember=remember,
-            )
-    except IntegrityError:  # a concurrent request created it first
-        return await _existing(db, user_id, sid, remember)
-    return sid
-
-
-async def _existing(db: Database, user_id: uuid.UUID, sid: uuid.UUID | str, remember: bool) -> uuid.UUID:
-    """The caller's existing session (else `NotFoundError`), switched to not remembered when asked."""
-    if remember:
-        async with db.sessions() as s:
-            return (await chat.get_session(s, user_id, sid)).id
-    async with db.transaction() as s:
-        return (await set_remember(s, user_id, sid, False)).id
+    return await session_for(db, user_id, header, body.user, first, remember=remember_for_store(body.store))
 
 
 def _last_user_text(body: CompletionRequest) -> str:
@@ -161,7 +122,7 @@ def _last_user_text(body: CompletionRequest) -> str:
         200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "JSON, or chunks when `stream`"},
         404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
         502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
-        **RATE_LIMITED,
+        **OPENAI_RATE_LIMITED,
     },
 )
 async def completions(
@@ -176,7 +137,9 @@ async def completions(
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
     if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
-        return _unknown_model(body.model)
+        return unknown_model(body.model)
+    if (param := refused_completion_param(body)) is not None:  # never silently ignored
+        return refused(param)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
     try:
@@ -193,11 +156,11 @@ async def completions(
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
-        chunks = _stream(completion, _chain(first, events), include_usage=usage)
+        chunks = _stream(completion, chain(first, events), include_usage=usage)
         return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
-        return _failed(done.data, headers, request.app.state.settings.retry_after_seconds)
+        return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
     reply = ChatCompletion(
         id=completion.id,
         created=completion.created,
@@ -208,7 +171,7 @@ async def completions(
     return JSONResponse(reply.model_dump(), headers=headers)
 
 
-def _failed(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
+def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
     """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
     database was unavailable (the client should retry later, not give up)."""
     outage = error.get("code") == "unavailable"
@@ -263,13 +226,15 @@ async def _stream(
             return
         elif event.type == "done":
             done = event.data
+            if done.get("replayed") and done.get("reply"):  # a replay streams no text: send the stored reply
+                yield completion.delta({"content": done["reply"]})
     yield completion.delta({}, "stop")
     if include_usage:
         yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
     yield sse("[DONE]")
 
 
-async def _chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def chain(first: Any, rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
     yield first
     async for event in rest:
         yield event

@@ -14,27 +14,34 @@ chat is remembered before the turn runs, as `PATCH /v1/sessions/{id}` does; left
 
 The reply is pydantic-ai's own `VercelAIEventStream` over the turn's model events (text, tool
 input/output, `tool-output-error` for failed tools, an `error` chunk when the model fails), with
-the `x-vercel-ai-ui-message-stream: v1` header.
+the `x-vercel-ai-ui-message-stream: v1`, `cache-control: no-cache` and `x-accel-buffering: no`
+headers. `start` carries the reply's `messageId`, which is the id it is stored under, and `finish`
+its `finishReason`. `GET .../chat` reloads the chat as `UIMessage`s with the same ids, and
+`GET .../chat/stream` is what `resumeStream()` calls: a running turn's reply once it is done, or 204.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import Discriminator, Field, StrictBool
 from pydantic_ai.ui.vercel_ai import VercelAIEventStream
-from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, SubmitMessage
+from pydantic_ai.ui.vercel_ai.request_types import RegenerateMessage, SubmitMessage, UIMessage
+from pydantic_ai.ui.vercel_ai.response_types import BaseChunk, DoneChunk, FinishChunk, FinishStepChunk
 
 from orrery.agents.orchestrator import ModelEvent, TurnEvent
 from orrery.api.errors import ERROR_RESPONSES, RATE_LIMITED, SSE_CONTENT
+from orrery.api.vercel_messages import STREAM_HEADERS, finished_reply_chunks, ui_message
 from orrery.errors import ValidationError
 from orrery.repo import chat
 from orrery.repo.sessions import set_remember
-from orrery.services.deps import CurrentUser
+from orrery.services.deps import CurrentUser, ReadSessionDep
+from orrery.services.limits import MAX_INT
 from orrery.validation import check_text
 
 router = APIRouter(prefix="/v1/sessions", tags=["chat"], responses=ERROR_RESPONSES)
@@ -61,6 +68,21 @@ ChatRequest = Annotated[Submit | Regenerate, Discriminator("trigger")]
 
 class ModelFailed(Exception):
     """The turn's model failed; pydantic-ai's stream turns it into an `error` chunk."""
+
+
+class _Stream(VercelAIEventStream[Any, Any]):
+    """pydantic-ai's stream with the headers a proxy must not buffer or cache, and a `finishReason`
+    even when the model reported none (a finished run stopped)."""
+
+    @property
+    def response_headers(self) -> Mapping[str, str] | None:
+        return STREAM_HEADERS
+
+    async def after_stream(self) -> AsyncIterator[BaseChunk]:
+        yield FinishStepChunk()
+        if self.cancelled is None:
+            yield FinishChunk(finish_reason=self._finish_reason or "stop")
+        yield DoneChunk()
 
 
 def _texts(message: Any) -> str:
@@ -107,7 +129,10 @@ async def vercel_chat(
                 await chat.rewind_to_user_message(s, user.id, session_id, ordinal)
                 message = None
     model_events: deque[ModelEvent] = deque()
-    events = orchestrator.turn(user.id, session_id, message, on_model_event=model_events.append)
+    reply_id = uuid.uuid4()  # announced in `start`, stored as the reply's id
+    events = orchestrator.turn(
+        user.id, session_id, message, on_model_event=model_events.append, reply_id=reply_id
+    )
     first = await anext(events)  # unknown sessions and refused messages fail here, as HTTP errors
 
     async def native() -> AsyncIterator[ModelEvent]:
@@ -124,7 +149,56 @@ async def vercel_chat(
         while model_events:
             yield model_events.popleft()
 
-    stream = VercelAIEventStream(
-        run_input=body, sdk_version=SDK_VERSION, accept=request.headers.get("accept")
+    stream = _Stream(
+        run_input=body,
+        sdk_version=SDK_VERSION,
+        accept=request.headers.get("accept"),
+        server_message_id=str(reply_id),
     )
     return stream.streaming_response(stream.transform_stream(native()))
+
+
+@router.get(
+    "/{session_id}/chat",
+    summary="The chat as AI SDK UIMessages (to reload useChat)",
+    response_model=list[UIMessage],
+    response_model_exclude_none=True,
+)
+async def ui_messages(
+    session_id: str,
+    user: CurrentUser,
+    session: ReadSessionDep,
+    after_seq: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 500,
+) -> list[UIMessage]:
+    """The session's user and assistant messages as `UIMessage`s (`id` = the stored id, the one the
+    stream's `start` announced; `metadata.seq` to page on with `after_seq`)."""
+    messages = await chat.list_messages(session, user.id, session_id, after_seq=after_seq, limit=limit)
+    return [ui_message(m) for m in messages if m.role in ("user", "assistant")]
+
+
+@router.get(
+    "/{session_id}/chat/stream",
+    summary="Resume the running turn's stream (AI SDK resumeStream)",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "The running turn's reply"},
+        204: {"description": "No turn is running on the session"},
+    },
+)
+async def resume_stream(session_id: str, request: Request, user: CurrentUser) -> Response:
+    """When a turn runs on the session (in any process), wait for it and stream its stored reply
+    (or its failure) as one UI-message stream; 204 when none runs."""
+    orchestrator, db = request.app.state.orchestrator, request.app.state.db
+    async with db.sessions() as s:
+        sid = (await chat.get_session(s, user.id, session_id)).id
+    if not await orchestrator.locks.live(sid):
+        return Response(status_code=204)
+    async with orchestrator.locks.hold(sid), db.sessions() as s:  # held: the running turn has ended
+        latest = (await chat.session_and_latest(s, user.id, sid)).latest
+    if latest is None or (latest.role == "user" and latest.status != "failed"):
+        return Response(status_code=204)
+    reply = latest if latest.role == "assistant" else None
+    chunks = finished_reply_chunks(reply, None if reply else "the model failed; retry")
+    body = (f"data: {c.encode(SDK_VERSION)}\n\n" for c in chunks)
+    return StreamingResponse(body, media_type="text/event-stream", headers=STREAM_HEADERS)
