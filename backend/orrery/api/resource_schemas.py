@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from orrery.knowledge.load_context import ContextEntry
+from orrery.knowledge.load_context import ContextEntry, ExcludedEntry
 
 
 class LinkedEntityOut(BaseModel):
@@ -90,6 +90,8 @@ class LoadOut(BaseModel):
     total_found: int
     direct_hits: int
     kb_entries: int | None = None
+    excluded: list[ExcludedEntry]
+    """Entries found but cut by `max_results`, with the reason (as the CLI's `--json`)."""
     packet: str
 
 

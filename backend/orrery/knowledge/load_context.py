@@ -5,10 +5,10 @@
    covering the task's content) and is *direct* or not. 2. Breadth-first over `kb_relations`
    (both directions) up to `max_hops` from the top 3 hits, direct or not (seed 000); each hop label
    is the distance from a starting hit, so none exceeds `max_hops`. 3. Deduplicate by entry
-   (lowest hop wins). 4. Rank by hop, direct before partial, then collection priority
+   (lowest hop wins). 4. Rank as the seed says, by hop, then collection priority
    (business-rules > glossary > decisions > features > standards > principles > tensions >
-   strategy > tracking-events), then search rank; cap at `max_results`: what is cut is listed in
-   `excluded` with its reason.
+   strategy > tracking-events), then direct before partial, then search rank; cap at
+   `max_results`: what is cut is listed in `excluded` with its reason.
 
 Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but partial matches or
 related entries, `none` when nothing was found.
@@ -17,7 +17,7 @@ related entries, `none` when nothing was found.
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import or_, select
@@ -53,7 +53,9 @@ class ContextEntry:
     not direct; None for a direct hit)."""
     parent_code: str | None
     evidence: str | None = None
-    """Why a direct hit is direct: `code`, `name`, `coverage` or `long task`."""
+    """Why a direct hit is direct: `code`, `name`, `coverage`, `long task` or `meaning`."""
+    collection_priority: int = 0
+    """The collection's rank (1 = business-rules): the packet prints its groups in this order."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +147,18 @@ async def load_context_for_task(
     order = {h.entry_id: i for i, h in enumerate(found.hits)}
     rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
     entries.sort(
-        key=lambda e: (placed[e.id][0], placed[e.id][1] is not None, e.priority, rank.get(e.id, 0), e.code)
+        key=lambda e: (placed[e.id][0], e.priority, placed[e.id][1] is not None, rank.get(e.id, 0), e.code)
     )
     ids = {row.id: row.code for row in entries}
     top = [row.id for row in entries[:max_results]]
     details = await _details(session, top, {h.entry_id: h for h in found.hits})
-    result = [_context_entry(details[eid], placed[eid], ids, judged.get(eid)) for eid in top]
+    priority = {row.id: row.priority for row in entries}
+    result = [
+        replace(
+            _context_entry(details[eid], placed[eid], ids, judged.get(eid)), collection_priority=priority[eid]
+        )
+        for eid in top
+    ]
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
