@@ -134,6 +134,7 @@ async def build_context(
         request.include.relations,
         terms,
         now,
+        request.include.skip_incoming,
     )
     score(list(candidates.values()), params.weights, terms)
     if request.include.knowledge:
@@ -143,6 +144,10 @@ async def build_context(
         )
         candidates.update({c.node.id: c for c in knowledge})
         trips += queries
+    if request.include.fields is False:  # seed 003: leave out state, type and due (filters still see them)
+        seeds = [s._replace(show_fields=False) for s in seeds]
+        for c in candidates.values():
+            c.node = c.node._replace(show_fields=False)
     return _select(request, seeds, candidates, depth_cut, counter, trips + 1, now)
 
 
@@ -238,6 +243,7 @@ def _select(
         "round_trips": trips,
         "encoding": counter.encoding_name,
         "exact_tokens": counter.exact,  # False: the model's tokenizer is unknown, cl100k_base estimates
+        **({"notes": request.include.notes} if request.include.notes else {}),
     }
     return bundle(request, seeds, new_seeds, [c for c, _ in chosen], excluded, text, meta, now)
 

@@ -182,8 +182,10 @@ async def traverse(
     relations: list[str] | None,
     terms: list[str],
     now: datetime,
+    skip_incoming: tuple[str, ...] = (),
 ) -> tuple[dict[str, Candidate], list[str], int]:
-    """Candidates by id, ids cut by the depth limit, and the queries it took."""
+    """Candidates by id, ids cut by the depth limit, and the queries it took. Links of a relation in
+    `skip_incoming` that point at the node reached from are not followed (a plan's tasks)."""
     visited = {s.id for s in seeds}
     candidates: dict[str, Candidate] = {}
     names = {s.id: s for s in seeds}
@@ -194,6 +196,7 @@ async def traverse(
         if not frontier:
             break
         rows = await neighbours(session, frontier, relations, now, sorted(query_terms), seed_ids)
+        rows = [r for r in rows if r.direction == "outgoing" or r.relation not in skip_incoming]
         trips += 1
         nxt: list[str] = []
         for (
