@@ -181,8 +181,9 @@ async def test_http_seed_003_children_fields_and_template_tags(api: httpx.AsyncC
     assert len(parents_only["related"]) < len(everything["related"])
     tagged = await build({"related": {"depth": 1, "tags": ["task", "meeting", "person"]}})
     assert {r["node"]["kind"] for r in tagged["related"]} == {"task"}
+    kinds = "task, plan, goal, milestone, document, output"
     assert tagged["metadata"]["notes"] == [
-        "related.tags meeting, person name no entity kind (task, plan, goal, milestone, document, output): ignored"
+        f"related.tags meeting, person name no entity kind ({kinds}): ignored"
     ]
     bare = await build({"fields": False, "related": {"depth": 1}})
     assert bare["related"] and all(set(r["node"]) == {"id", "kind", "name"} for r in bare["related"])

@@ -13,7 +13,7 @@ from orrery.repo import identity, knowledge
 
 SUPPLIER_KB = {
     "BR-012": ("business-rules", "Supplier field governance", "Only procurement may edit supplier fields."),
-    "BR-015": ("business-rules", "Approved supplier list validation", "Orders to unapproved ones are blocked."),
+    "BR-015": ("business-rules", "Approved supplier list validation", "Unapproved ones are blocked."),
     "GT-019": ("glossary", "Supplier", "A company we buy goods or services from."),
     "DR-005": ("decisions", "Validation approach", "Validate on submit, not on every keystroke."),
 }
@@ -32,7 +32,8 @@ async def write_kb(
         ids: dict[str, uuid.UUID] = {}
         for code, (slug, name, description) in entries.items():
             if slug not in cols:
-                cols[slug] = (await knowledge.create_collection(s, user_id, project.id, slug, slug.title())).id
+                made = await knowledge.create_collection(s, user_id, project.id, slug, slug.title())
+                cols[slug] = made.id
             ids[code] = (await knowledge.create_entry(s, user_id, cols[slug], code, name, description)).id
         for src, rel, dst in relations:
             await knowledge.relate_entries(s, user_id, ids[src], rel, ids[dst])

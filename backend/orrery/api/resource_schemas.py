@@ -173,3 +173,16 @@ class UserSummaryOut(BaseModel):
     wins: list[str]
     struggles: list[str]
     updated_at: datetime | None
+
+
+class IndexOut(BaseModel):
+    """Seed 004's `chunk_docs` result: `success`, then what indexing did."""
+
+    success: bool
+    chunks_created: int
+    stories: int
+    epics_indexed: list[str]
+    api_endpoints_mapped: int
+    db_models_mapped: int
+    schemas_mapped: int
+    skipped_unchanged: bool

@@ -119,12 +119,10 @@ async def build_context(
         )
         for r in rows
     }
-    for sid in seed_ids:
-        if str(sid) not in found:
-            raise NotFoundError("entity", sid)
+    if missing := [sid for sid in seed_ids if str(sid) not in found]:
+        raise NotFoundError("entity", missing[0])
     seeds = [found[str(s)] for s in seed_ids]
-    query_text = request.query or ""
-    terms = analyze(query_text)
+    terms = analyze(query_text := request.query or "")
     candidates, depth_cut, trips = await traverse(
         session,
         seeds,
@@ -144,11 +142,16 @@ async def build_context(
         )
         candidates.update({c.node.id: c for c in knowledge})
         trips += queries
-    if request.include.fields is False:  # seed 003: leave out state, type and due (filters still see them)
-        seeds = [s._replace(show_fields=False) for s in seeds]
-        for c in candidates.values():
-            c.node = c.node._replace(show_fields=False)
+    seeds = _hide_fields(seeds, candidates) if request.include.fields is False else seeds
     return _select(request, seeds, candidates, depth_cut, counter, trips + 1, now)
+
+
+def _hide_fields(seeds: list[render.Node], candidates: dict[str, Candidate]) -> list[render.Node]:
+    """Seed 003's `include.fields: false`: nodes that render without state, type and due date (the
+    filters still read them)."""
+    for c in candidates.values():
+        c.node = c.node._replace(show_fields=False)
+    return [s._replace(show_fields=False) for s in seeds]
 
 
 def _age(updated_at: datetime | None, now: datetime) -> float:

@@ -227,15 +227,19 @@ async def traverse(
             if not expand_on_match or not query_terms or query_terms.intersection(words or ()):
                 nxt.append(rid)
         frontier = [uuid.UUID(i) for i in nxt[:FRONTIER_CAP]]
+    depth_cut = await _depth_cut(session, frontier, relations, visited) if frontier else []
+    return candidates, depth_cut, trips + bool(frontier)
+
+
+async def _depth_cut(
+    session: AsyncSession, frontier: list[uuid.UUID], relations: list[str] | None, visited: set[str]
+) -> list[str]:
+    """The ids one level past the depth limit, not yet visited (one query)."""
     depth_cut: list[str] = []
-    if frontier:
-        trips += 1
-        seen: set[str] = set()
-        for rid in await peek_ids(session, frontier[:PEEK_FRONTIER], relations):
-            if rid not in visited and rid not in seen:
-                seen.add(rid)
-                depth_cut.append(rid)
-    return candidates, depth_cut, trips
+    for rid in await peek_ids(session, frontier[:PEEK_FRONTIER], relations):
+        if rid not in visited and rid not in depth_cut:
+            depth_cut.append(rid)
+    return depth_cut
 
 
 def _fanout(rows: list[Any], fanout: int | None) -> list[Any]:

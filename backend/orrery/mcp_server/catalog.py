@@ -127,6 +127,9 @@ def catalog_server(resolve: Resolver, **options: Any) -> Any:
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             from mcp.server.mcpserver.exceptions import ToolError
 
+            from orrery.tools.registry import resolve_alias
+
+            name, arguments = resolve_alias(name, arguments)  # seed 004's chunk_docs, not listed
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
