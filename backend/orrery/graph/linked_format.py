@@ -1,8 +1,9 @@
 """Linked entities as markdown: abbreviated for the system prompt, full for the tool.
 
 The abbreviated section opens with Entity Relationships guidance for the relations present
-(`relation_roles`), shows up to 3 items per kind within its budget, says how many more there are,
-and hands back a receipt line for every entity it left out. Names and descriptions come from the
+(`relation_roles`), shows up to 3 items per kind within its budget (the guide is counted apart, so
+it never pushes a type below 3), says how many more there are, and hands back a receipt line for
+every entity it left out. Names and descriptions come from the
 database and are treated as data: one line, markdown control characters escaped (`inline_data`).
 """
 
@@ -139,6 +140,8 @@ class FittedBlocks:
     tokens: list[int]
     shown: dict[str, int]
     excluded: list[ReceiptItem] = field(default_factory=list)
+    budget: int = 0
+    """The section's budget: the items' budget plus the relationship guide, counted apart."""
 
 
 def left_out(ctx: EntityLinkedContext, shown: dict[str, int], fits: bool) -> list[ReceiptItem]:
@@ -159,7 +162,11 @@ def left_out(ctx: EntityLinkedContext, shown: dict[str, int], fits: bool) -> lis
 
 
 def abbreviated_within(
-    ctx: EntityLinkedContext, budget: int, counter: TokenCounter, title: str = "Linked Entities"
+    ctx: EntityLinkedContext,
+    budget: int,
+    counter: TokenCounter,
+    title: str = "Linked Entities",
+    total: int | None = None,
 ) -> FittedBlocks:
     """Abbreviated blocks that fit `budget` as a prompt section titled `title` (frame included,
     counted as the prompt assembly counts it), how many items each type shows, and what was cut.
@@ -167,7 +174,9 @@ def abbreviated_within(
     Every line is rendered and counted once; the limits then shrink by arithmetic (from 3 per type,
     the type showing the most items gives one up, later types such as outputs first on ties), and
     the chosen section is counted exactly once to confirm. The guide and the hint stay while any
-    block is shown; no blocks come back when even the counts do not fit.
+    block is shown; the guide is counted apart (`budget` is for the items, the hint and the frame;
+    the whole section stays within `total`), so 3 per type fit whenever 3 exist at the seed's ~500
+    tokens. No blocks come back when even the counts do not fit.
     """
     memo: dict[str, int] = {}
 
@@ -184,6 +193,8 @@ def abbreviated_within(
         fits = frame + items_cost(tokens, sep) <= budget
         return FittedBlocks(fixed if fits else [], tokens if fits else [], {})
     guide, hint = guide_text(ctx), HINT
+    budget += cost(guide) + sep  # the guide, counted apart
+    budget = budget if total is None else min(budget, total)
     order = [g for g in GROUPS.values() if ctx.counts.get(g, 0)]
     lines = {g: [abbreviated_line(i) for i in ctx.linked[g][:ABBREVIATED_PER_TYPE]] for g in order}
     line_tokens = {g: [cost(line) for line in lines[g]] for g in order}
@@ -207,12 +218,11 @@ def abbreviated_within(
             exact = counter.count("\n\n".join([f"## {title}", *(t for _, t in blocks)]))
             if exact + counter.count(SECTION_JOINT) <= budget:
                 shown = dict.fromkeys(GROUPS.values(), 0) | limits
-                return FittedBlocks(
-                    blocks, [cost(t) for _, t in blocks], shown, left_out(ctx, shown, fits=True)
-                )
+                tokens = [cost(t) for _, t in blocks]
+                return FittedBlocks(blocks, tokens, shown, left_out(ctx, shown, fits=True), budget)
         if not any(limits.values()):
             none = dict.fromkeys(GROUPS.values(), 0)
-            return FittedBlocks([], [], none, left_out(ctx, none, fits=False))
+            return FittedBlocks([], [], none, left_out(ctx, none, fits=False), budget)
         group = max(order, key=lambda g: (limits[g], order.index(g)))
         limits[group] -= 1
 
