@@ -7,7 +7,8 @@ database; each question is put to `auto_context` (the function a turn calls) on 
 of that project, inside a savepoint that is rolled back, so questions never see each other.
 
 A question counts as *loaded* when a packet with entries went into the turn (high, medium or low
-confidence); a "the KB does not cover this" note is not a packet. Reported per KB and overall:
+confidence); a "the KB does not cover this" note is not a packet, nor is a low-confidence question
+("which of these do you mean?", status `asked`), counted apart as `low (asked)`. Reported per KB and overall:
 precision and recall of loading, the entry hit-rate of correct loads (at least one expected entry in
 the packet), the share of named-entry questions answered as direct (medium or better), and the
 confidence distribution for questions that should and should not load.
@@ -127,7 +128,8 @@ async def run_questions(db: Database, questions: list[Question]) -> list[Outcome
             decision = await auto_context(s, user_id, c, q.text, counter)
             await savepoint.rollback()
         loaded = decision.status == "loaded" and decision.confidence in PACKET_CONFIDENCE
-        outcomes.append(Outcome(q, loaded, decision.confidence or decision.status, decision.codes))
+        label = "low (asked)" if decision.status == "asked" else decision.confidence or decision.status
+        outcomes.append(Outcome(q, loaded, label, decision.codes))
     return outcomes
 
 

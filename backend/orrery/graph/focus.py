@@ -66,9 +66,10 @@ async def focus_sections(
     focus: Entity | None = None,
 ) -> list[ContextSection]:
     """Sections for the chat's focus (empty without one); linked entities fit the related budget,
-    capped at ABBREVIATED_MAX_TOKENS whatever the window (the relationship guide on top), and every entity left out is named in
-    the section's `excluded` receipt lines (per-type cap or budget). `focus` is the focused entity
-    when the caller has just read it for this user (one read fewer per turn)."""
+    capped at ABBREVIATED_MAX_TOKENS whatever the window (the relationship guide on top), and every
+    entity left out is named in the section's `excluded` receipt lines (per-type cap or budget).
+    `focus` is the focused entity when the caller has just read it for this user (one read fewer
+    per turn)."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":

@@ -10,6 +10,10 @@
    strategy > tracking-events), then direct before partial, then search rank; cap at
    `max_results`: what is cut is listed in `excluded` with its reason.
 
+A hit is also direct when it is the candidate closest in meaning to the task, close enough
+(`meaning`: the local embedder as a second signal); without the embedder, search stays lexical and
+`meaning` is False.
+
 Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but partial matches or
 related entries, `none` when nothing was found.
 """
@@ -25,7 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import KbCollection, KbEntry, KbRelation
 from orrery.errors import ValidationError
-from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge
+from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge, words_of
+from orrery.knowledge.meaning import closest_in_meaning, meaning_scores
 from orrery.knowledge.search import SearchHit, query_codes, search_entries, term_document_counts
 from orrery.text import preview
 
@@ -84,6 +89,10 @@ class ContextLoad:
     packet is worth offering only then)."""
     excluded: list[ExcludedEntry] = field(default_factory=list)
     """Entries found but cut by `max_results`, with the reason."""
+    meaning: bool = True
+    """Whether meaning (the local embedder) was a second signal; False: lexical only."""
+    closest: float | None = None
+    """The best cosine similarity of a candidate to the task (None: lexical only, or no candidate)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (what `orrery kb load-context --json` prints)."""
@@ -137,7 +146,12 @@ async def load_context_for_task(
         else (0, {})
     )
     weights = Weights.of(size, counts)
-    judged = {h.entry_id: judge(h, terms, codes, weights) for h in found.hits}
+    said = words_of(task_description)
+    judged = {h.entry_id: judge(h, terms, codes, weights, said) for h in found.hits}
+    scores = await meaning_scores(task_description, found.hits)
+    closest = closest_in_meaning(scores)
+    if closest is not None and not judged[closest].reason:
+        judged[closest] = replace(judged[closest], reason="meaning")
     direct = [h for h in found.hits if judged[h.entry_id].reason]
     seeds = found.hits[:SEEDS]
     placed: Placed = {h.entry_id: (0, None, None) for h in direct}
@@ -168,6 +182,8 @@ async def load_context_for_task(
         kb_entries=size if terms else None,
         distinctive=_distinctive(found.hits, judged, weights),
         excluded=_excluded(entries[max_results:], placed, max_results),
+        meaning=scores is not None,
+        closest=max(scores.values()) if scores else None,
     )
 
 
