@@ -1,15 +1,21 @@
-"""Seed 000 through the doors where the audit found it wrong: `POST /v1/context/load-for-task` (its
-`excluded` key, the seed's ranking and the packet's group order) on both dialects."""
+"""Seed 000 through the doors where the audit found it wrong, on both dialects:
+`POST /v1/context/load-for-task` (its `excluded` key, the seed's ranking and the packet's group
+order, near-name entries, meaning as a second signal) and a first message's decision in
+`GET /v1/sessions/{id}/context` (low confidence asks which is meant; an empty KB offers capture)."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from orrery.db.engine import Database
-from orrery.repo import identity, knowledge
+from orrery.knowledge import meaning
+from orrery.memory.messages import append_message
+from orrery.repo import chat, identity, knowledge
 
 SUPPLIER_KB = {
     "BR-012": ("business-rules", "Supplier field governance", "Only procurement may edit supplier fields."),
@@ -70,3 +76,87 @@ async def test_http_ranks_by_hop_then_priority_then_direct_and_prints_groups_in_
     packet = loaded["packet"]
     assert packet.index("### Business-Rules (2)") < packet.index("### Glossary (1)")
     assert packet.index("### Glossary (1)") < packet.index("### Decisions (1)")
+
+
+async def _context(
+    api: httpx.AsyncClient, db: Database, user_id: uuid.UUID, project: uuid.UUID, text: str
+) -> Any:
+    """The receipt's knowledge decision and the prompt for a first message, over HTTP."""
+    async with db.transaction() as s:
+        sid = (await chat.create_session(s, user_id, project_id=project)).id
+        await append_message(s, user_id, sid, chat.NewMessage("user", text))
+    got = await api.get(f"/v1/sessions/{sid}/context")
+    assert got.status_code == 200, got.text
+    return got.json()["receipt"]["knowledge"], got.json()["system_prompt"]
+
+
+async def test_http_low_confidence_domain_messages_say_what_was_loosely_found_and_ask(
+    api: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    """The audit's messages (8 pricing entries exist): a statement, a question, an instruction."""
+    for text in ("Fix the pricing stuff", "How does pricing work?", "Let's rework checkout for teams"):
+        knowledge, prompt = await _context(api, db, demo.user_id, demo.project_id, text)
+        assert knowledge["status"] == "asked" and knowledge["confidence"] == "low", text
+        packet = prompt.split("## Knowledge Context", 1)[1]
+        assert "**Confidence:** Low" in packet and re.search(r"- \*\*[A-Z]{2}-\d{3}:\*\*", packet), text
+        assert "tell the user what was loosely found and ask which of these they mean" in packet, text
+        assert "offer to capture" in packet, text
+
+
+async def test_http_empty_kb_offers_capture_for_domain_work(
+    api: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    async with db.transaction() as s:
+        empty = (await identity.create_project(s, demo.user_id, "No KB yet")).id
+    text = "Update the usage overage billing rule on the pricing page"
+    knowledge, prompt = await _context(api, db, demo.user_id, empty, text)
+    assert knowledge["status"] == "loaded" and knowledge["confidence"] == "none"
+    assert "knowledge base does not cover this area yet" in prompt and "offer to capture" in prompt
+    knowledge, prompt = await _context(api, db, demo.user_id, empty, "Could you recommend a podcast?")
+    assert knowledge["status"] == "skipped" and "Knowledge Context" not in prompt
+
+
+async def test_http_entries_sharing_the_named_prefix_are_direct(
+    api: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    """Before: one direct hit (medium) for a task naming the rule all eleven share."""
+    suffixes = (
+        "for partial refunds across foreign currencies", "for duplicate supplier invoices in one batch",
+        "for credit notes issued after quarter close", "for late payment fees charged to vendors",
+        "for split shipments billed on separate invoices", "for prepaid orders settled before delivery",
+        "for rounding differences above one cent", "for foreign exchange gains on open items",
+        "for withholding tax deducted at source", "for intercompany charges between subsidiaries",
+        "for small balance write-offs under ten euros",
+    )  # fmt: skip
+    entries = {
+        f"BR-{100 + i}": (
+            "business-rules",
+            f"Zephyr invoice reconciliation rule {s}",
+            "How finance matches it.",
+        )
+        for i, s in enumerate(suffixes)
+    }
+    project = await write_kb(db, demo.user_id, entries)
+    loaded = await _load(api, project, "Apply the Zephyr invoice reconciliation rule to the March batch")
+    assert loaded["confidence"] == "high" and loaded["direct_hits"] == 11
+    evidence = [e["evidence"] for e in loaded["entries"]]  # "... in one batch" is named by more words
+    assert evidence.count("name prefix") >= 9 and set(evidence) <= {"name", "name prefix"}
+    assert len(loaded["excluded"]) == 1
+
+
+async def test_http_a_paraphrase_is_direct_by_meaning_and_lexical_only_says_so(
+    api: httpx.AsyncClient, db: Database, demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = await _load(api, demo.project_id, "Why don't we charge per seat?")
+    assert loaded["confidence"] == "medium" and loaded["meaning"] is True
+    assert [e["code"] for e in loaded["entries"] if e["evidence"]] == ["DR-005"]
+    assert next(e for e in loaded["entries"] if e["code"] == "DR-005")["evidence"] == "meaning"
+
+    async def no_embedder() -> None:
+        return None
+
+    monkeypatch.setattr(meaning, "get_embedder", no_embedder)
+    lexical = await _load(api, demo.project_id, "Why don't we charge per seat?")
+    assert lexical["meaning"] is False and lexical["confidence"] == "low"
+    knowledge, _ = await _context(api, db, demo.user_id, demo.project_id, "Fix the pricing stuff")
+    assert knowledge["reason"].endswith("(lexical only: the local embedder is not installed)")

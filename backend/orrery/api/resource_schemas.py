@@ -92,6 +92,8 @@ class LoadOut(BaseModel):
     kb_entries: int | None = None
     excluded: list[ExcludedEntry]
     """Entries found but cut by `max_results`, with the reason (as the CLI's `--json`)."""
+    meaning: bool
+    """Whether meaning (the local embedder) was a second signal; False: lexical only."""
     packet: str
 
 

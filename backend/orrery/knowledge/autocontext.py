@@ -33,14 +33,14 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Entity
-from orrery.knowledge.evidence import content_terms, is_small_talk
+from orrery.knowledge.evidence import is_small_talk
 from orrery.knowledge.load_context import ContextLoad, load_context_for_task
 from orrery.knowledge.meaning import ASK_MIN, LEXICAL_ONLY
 from orrery.knowledge.message_intent import asks_for_knowledge, asks_for_work, is_link_question
 from orrery.knowledge.packet import NO_CONTEXT, format_context_packet
 from orrery.knowledge.search import query_codes
 from orrery.sections import ContextSection
-from orrery.text import inline_data, search_terms, stem
+from orrery.text import inline_data, search_terms
 from orrery.tokens import TokenCounter
 
 TITLE = "Knowledge Context"
@@ -188,7 +188,7 @@ async def _decide(
     if load.confidence == "low":
         if load.distinctive and asks_for_knowledge(message):
             return _loaded(load, counter)
-        if not _names_loosely(load, message):
+        if not load.named_loosely:
             return _skip("only partial matches: no word of the message names a KB entry", load)
         if load.closest is not None and load.closest < ASK_MIN:
             return _skip("only partial matches, far in meaning from every entry", load)
@@ -206,14 +206,6 @@ def _skip(why: str, load: ContextLoad) -> AutoContext:
 def _signals(reason: str, load: ContextLoad) -> str:
     """The reason, saying when search was lexical only (no local embedder)."""
     return reason if load.meaning else f"{reason} ({LEXICAL_ONLY})"
-
-
-def _names_loosely(load: ContextLoad, message: str) -> bool:
-    """Whether a content word of the message is a whole word of a found entry's name ("pricing"
-    of "Pricing page shows tax-exclusive prices"): the message is about the KB's subject, only
-    not precisely enough to pick an entry."""
-    said = {stem(t) for t in content_terms(message)}
-    return any(said & {stem(w) for w in search_terms(e.name)} for e in load.entries if e.hop == 0)
 
 
 def _loaded(load: ContextLoad, counter: TokenCounter) -> AutoContext:

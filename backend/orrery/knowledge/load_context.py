@@ -32,7 +32,7 @@ from orrery.errors import ValidationError
 from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge, words_of
 from orrery.knowledge.meaning import closest_in_meaning, meaning_scores
 from orrery.knowledge.search import SearchHit, query_codes, search_entries, term_document_counts
-from orrery.text import preview
+from orrery.text import preview, search_terms, stem
 
 Confidence = Literal["high", "medium", "low", "none"]
 SEEDS = 3
@@ -93,6 +93,9 @@ class ContextLoad:
     """Whether meaning (the local embedder) was a second signal; False: lexical only."""
     closest: float | None = None
     """The best cosine similarity of a candidate to the task (None: lexical only, or no candidate)."""
+    named_loosely: bool = False
+    """Whether a content word of the task is a whole word of some hit's name ("pricing" of "Pricing
+    page shows tax-exclusive prices"): about the KB's subject, if not precise enough to pick."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (what `orrery kb load-context --json` prints)."""
@@ -184,7 +187,13 @@ async def load_context_for_task(
         excluded=_excluded(entries[max_results:], placed, max_results),
         meaning=scores is not None,
         closest=max(scores.values()) if scores else None,
+        named_loosely=_named_loosely(found.hits, terms),
     )
+
+
+def _named_loosely(hits: list[SearchHit], terms: list[str]) -> bool:
+    said = {stem(t) for t in terms}
+    return any(said & {stem(w) for w in search_terms(h.name)} for h in hits)
 
 
 def _distinctive(hits: list[SearchHit], judged: dict[uuid.UUID, Evidence], weights: Weights) -> bool:
