@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from orrery.graph.linked import GROUPS, EntityLinkedContext, LinkedEntity
 from orrery.graph.relation_roles import guide_lines, is_done
@@ -169,22 +170,15 @@ def abbreviated_within(
     total: int | None = None,
 ) -> FittedBlocks:
     """Abbreviated blocks that fit `budget` as a prompt section titled `title` (frame included,
-    counted as the prompt assembly counts it), how many items each type shows, and what was cut.
+    counted as the prompt assembly counts it; the guide counted apart, the whole within `total`), how
+    many items each type shows, and what was cut.
 
     Every line is rendered and counted once; the limits then shrink by arithmetic (from 3 per type,
     the type showing the most items gives one up, later types such as outputs first on ties), and
     the chosen section is counted exactly once to confirm. The guide and the hint stay while any
-    block is shown; the guide is counted apart (`budget` is for the items, the hint and the frame;
-    the whole section stays within `total`), so 3 per type fit whenever 3 exist at the seed's ~500
-    tokens. No blocks come back when even the counts do not fit.
+    block is shown; no blocks come back when even the counts do not fit.
     """
-    memo: dict[str, int] = {}
-
-    def cost(text: str) -> int:
-        if text not in memo:
-            memo[text] = counter.count(text)
-        return memo[text]
-
+    cost = cache(counter.count)  # each distinct text counted once per call
     sep, newline = cost("\n\n"), cost("\n")
     frame = frame_tokens(title, "\n\n", counter)
     if ctx.total == 0:
@@ -193,7 +187,7 @@ def abbreviated_within(
         fits = frame + items_cost(tokens, sep) <= budget
         return FittedBlocks(fixed if fits else [], tokens if fits else [], {})
     guide, hint = guide_text(ctx), HINT
-    budget += cost(guide) + sep  # the guide, counted apart
+    budget += cost(guide) + sep  # the guide, counted apart (3 per type fit at the seed's ~500 tokens)
     budget = budget if total is None else min(budget, total)
     order = [g for g in GROUPS.values() if ctx.counts.get(g, 0)]
     lines = {g: [abbreviated_line(i) for i in ctx.linked[g][:ABBREVIATED_PER_TYPE]] for g in order}

@@ -149,12 +149,7 @@ async def load_context_for_task(
         else (0, {})
     )
     weights = Weights.of(size, counts)
-    said = words_of(task_description)
-    judged = {h.entry_id: judge(h, terms, codes, weights, said) for h in found.hits}
-    scores = await meaning_scores(task_description, found.hits)
-    closest = closest_in_meaning(scores)
-    if closest is not None and not judged[closest].reason:
-        judged[closest] = replace(judged[closest], reason="meaning")
+    judged, scores = await _judged(task_description, found.hits, terms, codes, weights)
     direct = [h for h in found.hits if judged[h.entry_id].reason]
     seeds = found.hits[:SEEDS]
     placed: Placed = {h.entry_id: (0, None, None) for h in direct}
@@ -166,16 +161,7 @@ async def load_context_for_task(
     entries.sort(
         key=lambda e: (placed[e.id][0], e.priority, placed[e.id][1] is not None, rank.get(e.id, 0), e.code)
     )
-    ids = {row.id: row.code for row in entries}
-    top = [row.id for row in entries[:max_results]]
-    details = await _details(session, top, {h.entry_id: h for h in found.hits})
-    priority = {row.id: row.priority for row in entries}
-    result = [
-        replace(
-            _context_entry(details[eid], placed[eid], ids, judged.get(eid)), collection_priority=priority[eid]
-        )
-        for eid in top
-    ]
+    result = await _entries(session, entries[:max_results], entries, placed, found.hits, judged)
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
@@ -194,6 +180,40 @@ async def load_context_for_task(
 def _named_loosely(hits: list[SearchHit], terms: list[str]) -> bool:
     said = {stem(t) for t in terms}
     return any(said & {stem(w) for w in search_terms(h.name)} for h in hits)
+
+
+async def _judged(
+    task: str, hits: list[SearchHit], terms: list[str], codes: list[str], weights: Weights
+) -> tuple[dict[uuid.UUID, Evidence], dict[uuid.UUID, float] | None]:
+    """Each hit's lexical evidence, then meaning: the candidate closest to the task, when close
+    enough, is direct too. Also the meaning scores (None: lexical only)."""
+    said = words_of(task)
+    judged = {h.entry_id: judge(h, terms, codes, weights, said) for h in hits}
+    scores = await meaning_scores(task, hits)
+    closest = closest_in_meaning(scores)
+    if closest is not None and not judged[closest].reason:
+        judged[closest] = replace(judged[closest], reason="meaning")
+    return judged, scores
+
+
+async def _entries(
+    session: AsyncSession,
+    kept: list[Any],
+    ranked: list[Any],
+    placed: Placed,
+    hits: list[SearchHit],
+    judged: dict[uuid.UUID, Evidence],
+) -> list[ContextEntry]:
+    """The kept entries in full, in rank order."""
+    codes = {row.id: row.code for row in ranked}
+    details = await _details(session, [row.id for row in kept], {h.entry_id: h for h in hits})
+    return [
+        replace(
+            _context_entry(details[row.id], placed[row.id], codes, judged.get(row.id)),
+            collection_priority=row.priority,
+        )
+        for row in kept
+    ]
 
 
 def _distinctive(hits: list[SearchHit], judged: dict[uuid.UUID, Evidence], weights: Weights) -> bool:
