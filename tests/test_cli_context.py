@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +58,11 @@ def test_context_show_uses_the_agents_own_prompt_and_the_resolved_strategy(demo:
     assert context["system_prompt"].startswith(get_agent("planner").prompt())
     assert "You are a helpful assistant." not in context["system_prompt"]
     assert context["receipt"]["strategy_source"] == "agent default"
+    # seed 002: the demo user checked in, so status and days stand on two lines
+    assert re.search(
+        r"## Engagement\n\*\*Status:\*\* \w+\n\*\*Days since last check-in:\*\* \d+\n",
+        context["system_prompt"],
+    )
 
 
 def test_context_build_filters_incremental_and_user_templates(demo: dict[str, Any], tmp_path: Path) -> None:

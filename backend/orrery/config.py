@@ -114,8 +114,9 @@ class Settings(BaseSettings):
     budget_focus: int = Field(default=1000, ge=0)
     """Token budget of the focus entity / location section."""
 
-    budget_related: int = Field(default=500, ge=0)
-    """Token budget of related data: the linked entities (never above 500 tokens) and caller sections."""
+    budget_related: int = Field(default=700, ge=0)
+    """Token budget of related data: the linked entities (never above 500 tokens, plus the relationship
+    guide counted apart, so 3 per type fit) and caller sections."""
 
     budget_knowledge: int = Field(default=600, ge=0)
     """Token budget of the knowledge packet auto-context loads (its own, not shared with linked entities)."""

@@ -28,6 +28,10 @@ class OrreryError(Exception):
 class UserError(OrreryError):
     """A mistake the caller can fix."""
 
+    trusted = False
+    """True when the message is fixed text holding no stored data: a tool shows it as written
+    (backticks and all) instead of quoting it as data."""
+
 
 class NotFoundError(UserError):
     """The object does not exist, or the calling user may not see it."""

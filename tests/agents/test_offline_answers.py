@@ -35,7 +35,8 @@ async def test_suggested_questions_get_answers_not_dumps(db: Database, settings:
     assert calls[-1] == "get_entry" and "BR-012: Usage overage billing" in billing
     assert "> Usage above the tier allowance is billed per 1,000 events" in billing
     vague, calls = await _ask(db, orch, demo, "What about the seat thing?")
-    assert calls == ["search_knowledge"] and "Is it one of these?" in vague and "BR-015" in vague
+    # seed 000: a low-confidence packet of the loose matches is in the prompt, so no tool is needed
+    assert calls == [] and "Is it one of these?" in vague and "BR-015" in vague
     tired, calls = await _ask(db, orch, demo, "I'm exhausted and losing motivation on the pricing work")
     assert calls == [] and "DR-005" not in tired and "nothing in Orrery's context" in tired
 

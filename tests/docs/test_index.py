@@ -107,7 +107,7 @@ async def test_specs_search_and_epics(db: Database, w: dict[str, Any]) -> None:
         with pytest.raises(NotFoundError, match="epics: Billing, Migration, Workspaces"):
             await index.list_stories_by_epic(s, w["user"], w["project"], "Marketing")
     assert {x["operationId"] for x in specs["specs"]} == {"estimatePrice", "inviteMember"}
-    assert specs["not_found"] == ["get /nope"]
+    assert specs["not_found"] == ["GET /nope"]  # as asked
     assert {m["model_name"] for m in models["specs"]} == {"Workspace", "Invoice"}
     assert found["matches"][0]["id"] == "US-005" and found["matches"][0]["matched_keywords"] == [
         "overage",

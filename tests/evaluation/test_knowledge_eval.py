@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 
 from orrery.cli import app
 from orrery.db.engine import Database
-from orrery.evaluation.knowledge import knowledge_bases, load_questions, report, run_questions
+from orrery.evaluation.knowledge import HELD_OUT, knowledge_bases, load_questions, report, run_questions
 
-PRECISION, RECALL = 0.95, 0.85
+PRECISION, RECALL = 0.95, 0.97
 
 
 def test_the_frozen_set_is_large_varied_and_labels_existing_entries() -> None:
@@ -32,6 +32,21 @@ async def test_auto_load_meets_its_targets_on_the_frozen_set(db: Database) -> No
         assert group["recall"] >= RECALL, (name, result["wrong"])
         assert group["named_direct"] == 1.0, (name, result["wrong"])  # a named entry is medium or better
         assert group["hit_rate"] >= 0.95, (name, result["wrong"])
+
+
+async def test_the_held_out_part_labels_existing_entries_and_stays_precise(db: Database) -> None:
+    """Written before the embedding signal was tuned (issue 43): paraphrases sharing at most one
+    common word with their entry, and messages that should not load. Reported apart; no message
+    that should not load gets a packet or a question."""
+    questions = load_questions(name=HELD_OUT)
+    codes = {name: {e[0] for e in kb["entries"]} for name, kb in knowledge_bases().items()}
+    assert len(questions) >= 25 and all(set(q.expect) <= codes[q.kb] for q in questions)
+    assert "Why don't we charge per seat?" in {q.text for q in questions}
+    shared = {q.text for q in questions} & {q.text for q in load_questions()}
+    assert shared == {"Why don't we charge per seat?"}  # quoted by the issue, so in both
+    overall = report(await run_questions(db, questions))["overall"]
+    assert overall["precision"] == 1.0 and overall["recall"] >= 0.5
+    assert "low (asked)" not in overall["confidence"]["should_not"]
 
 
 def test_the_cli_prints_json_and_rejects_a_bad_set(tmp_path: Path) -> None:

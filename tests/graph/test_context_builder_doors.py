@@ -108,10 +108,9 @@ async def test_seed_003_shape_and_option_names(db: Database, settings: Settings,
     assert all(r["node"]["kind"] != "document" for r in context["related"])
     dated = [e["updated_at"] for e in context["timeline"]]
     assert dated == sorted(dated, reverse=True) and task in {e["id"] for e in context["timeline"]}
-    with pytest.raises(ValidationError, match="fields=false"):
-        resolve_request([task], include={"fields": False})
+    assert resolve_request([task], include={"related": {"tags": ["meeting"]}}).include.kinds is None
     with pytest.raises(ValidationError, match="unknown kinds"):
-        resolve_request([task], include={"related": {"tags": ["meeting"]}})
+        resolve_request([task], include={"kinds": ["meeting"]})  # our own name stays strict
     again = resolve_request([task], existing_context={"context": result["context"], "metadata": {}})
     assert task in again.existing_ids  # seed 003's wrapper continues a context too
 
@@ -155,6 +154,44 @@ async def test_http_api_door(api: httpx.AsyncClient, demo: Any, settings: Settin
         assert set(body["context"]) == {"primary", "related", "references", "timeline"}
     bad = await api.post("/v1/context/build", json={"seeds": ["not-a-uuid"]})
     assert bad.status_code == 404 and "not-a-uuid" in bad.text and "sqlalchemy" not in bad.text.lower()
+
+
+async def test_http_seed_003_children_fields_and_template_tags(api: httpx.AsyncClient, demo: Any) -> None:
+    """The audit's inputs: a plan with `children: false` returned its 10 tasks; the seed's own
+    template tags (`meeting`, `person`) and `fields: false` got 422."""
+    plan = str(demo.focus["plan"])
+
+    async def build(include: dict[str, Any]) -> dict[str, Any]:
+        body = {"seeds": [plan], "budget": 4000, "strategy": "breadth", "include": include}
+        response = await api.post("/v1/context/build", json=body)
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+    def links(result: dict[str, Any]) -> set[tuple[str, str]]:
+        return {(r["relationship"], r["direction"]) for r in result["related"] if r["distance"] == 1}
+
+    everything = await build({"related": {"depth": 1}})
+    assert ("belongs_to_plan", "incoming") in links(everything)  # the plan's tasks
+    parents_only = await build({"children": False, "related": {"depth": 1}})
+    assert not {
+        ("belongs_to_plan", "incoming"),
+        ("supports_goal", "incoming"),
+        ("has_task", "outgoing"),
+    } & links(parents_only)
+    assert len(parents_only["related"]) < len(everything["related"])
+    tagged = await build({"related": {"depth": 1, "tags": ["task", "meeting", "person"]}})
+    assert {r["node"]["kind"] for r in tagged["related"]} == {"task"}
+    kinds = "task, plan, goal, milestone, document, output"
+    assert tagged["metadata"]["notes"] == [
+        f"related.tags meeting, person name no entity kind ({kinds}): ignored"
+    ]
+    bare = await build({"fields": False, "related": {"depth": 1}})
+    assert bare["related"] and all(set(r["node"]) == {"id", "kind", "name"} for r in bare["related"])
+    assert bare["context"]["primary"][0]["fields"] == {} and "State:" not in bare["text"]
+    assert all("state" not in e and "due_at" not in e for e in bare["context"]["timeline"])
+    states = {r["node"]["state"] for r in everything["related"]}
+    assert not any(f", {state})" in bare["text"] for state in states)
+    assert "notes" not in everything["metadata"]
 
 
 @pytest.fixture

@@ -11,7 +11,13 @@ from sqlalchemy import event
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
 from orrery.graph.linked import load_linked_entities_context
-from orrery.graph.linked_format import HINT, abbreviated_within, format_abbreviated, format_full
+from orrery.graph.linked_format import (
+    HINT,
+    abbreviated_within,
+    format_abbreviated,
+    format_full,
+    guide_text,
+)
 from orrery.repo import graph
 from orrery.tokens import counter_for
 from tests.support.factories import make_entity, make_project, make_user
@@ -149,18 +155,27 @@ async def test_abbreviated_stays_within_the_related_budget(db: Database, w: dict
     ctx = await _load(db, w, max_per_type=3)
     counter = counter_for("offline")
     for budget in (500, 300, 150, 60):
-        fitted = abbreviated_within(ctx, budget, counter)
+        fitted = abbreviated_within(ctx, budget, counter, total=budget)
         text = "\n\n".join(["## Linked Entities", *(t for _, t in fitted.blocks)])
         assert counter.count(text + "\n\n") <= budget and max(fitted.shown.values()) <= 3
         assert fitted.tokens == [counter.count(t) for _, t in fitted.blocks]
         if fitted.blocks:  # the hint is never dropped while the section is shown
             assert fitted.blocks[-1] == ("hint", HINT)
-    assert not abbreviated_within(ctx, 20, counter).blocks  # not even the counts fit: no section
+    assert not abbreviated_within(ctx, 20, counter, total=20).blocks  # not even the counts fit
     fitted = abbreviated_within(ctx, 10_000, counter)
     assert fitted.shown["tasks"] == 3 and fitted.shown["plans"] == 1  # nothing cut when it fits
     full = counter.count(format_abbreviated(ctx) + "\n\n")
-    fitted = abbreviated_within(ctx, full - 20, counter)
+    fitted = abbreviated_within(ctx, full - 20, counter, total=full - 20)
     assert fitted.shown["plans"] == 1 and fitted.shown["tasks"] == 2  # the longest list gives up first
+    shared = next(
+        b
+        for b in range(full - 40, full + 40)
+        if abbreviated_within(ctx, b, counter, total=b).shown["tasks"] == 3
+    )
+    guide = counter.count(guide_text(ctx)) + counter.count("\n\n")
+    apart = abbreviated_within(ctx, shared - guide, counter)  # the guide counted apart: nothing cut
+    assert apart.shown["tasks"] == 3 and apart.budget == shared
+    assert abbreviated_within(ctx, shared - guide, counter, total=shared - guide).shown["tasks"] < 3
 
 
 async def test_full_format_has_ids_in_headers_and_descriptions(db: Database, w: dict[str, Any]) -> None:

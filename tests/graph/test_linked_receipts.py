@@ -27,7 +27,7 @@ async def test_four_documents_each_shown_or_named_in_the_receipt(api: httpx.Asyn
     )
     context = (await api.get(f"/v1/sessions/{made.json()['id']}/context")).json()
     related = next(s for s in context["receipt"]["sections"] if s["name"] == "related")
-    assert related["tokens"] <= related["budget"] == 500
+    assert related["tokens"] <= related["budget"] <= 700  # ~500 for the items, the guide apart
     text = context["system_prompt"].split("## Linked Entities", 1)[1]
     docs = text.split("### Documents", 1)[1].split("###", 1)[0]
     shown = [d for d in DEMO_DOCUMENTS if f"- {d} [" in docs]

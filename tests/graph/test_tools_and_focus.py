@@ -81,7 +81,7 @@ async def test_linked_entities_only_for_an_entity_focus(db: Database, settings: 
     sections = {r.name: r for r in focused.receipt.sections}
     assert "## Current Focus\nYou are focused on the task **Finalize pricing page**" in focused.system_prompt
     assert "## Linked Entities" in focused.system_prompt and "get_linked_entities" in focused.system_prompt
-    assert 0 < sections["related"].tokens <= sections["related"].budget == 500
+    assert 0 < sections["related"].tokens <= sections["related"].budget <= 700  # the guide apart
     assert sections["focus"].tokens <= sections["focus"].budget
     project_only = await _context(db, settings, demo, focus_kind="project", focus_id=demo.project_id)
     assert "You are focused on the project **Atlas 2.0 Launch**" in project_only.system_prompt

@@ -204,9 +204,9 @@ async def test_packet_golden(db: Database, kb: dict[str, Any]) -> None:
     )
     assert [(e.code, e.evidence, e.relation_type) for e in r.entries] == [
         ("BR-012", "name", None),
-        ("GT-019", "name", None),
         ("BR-015", None, "partial_match"),
-    ]  # direct hits first, then the partial match (all at hop 0)
+        ("GT-019", "name", None),
+    ]  # all at hop 0: collection priority first (seed 000), then direct before partial
 
 
 async def test_one_shared_common_word_is_not_a_direct_hit(db: Database, kb: dict[str, Any]) -> None:

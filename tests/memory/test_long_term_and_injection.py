@@ -109,7 +109,7 @@ async def test_injection_with_summary_and_goals(db: Database, person: dict[str, 
     assert "## What You Know About This User" in text
     assert '**Pattern:** "Writes early"' in text and '**Challenge:** "Meetings"' in text
     assert "Past win" not in text  # only non-empty parts
-    assert "**Status:** engaged · **Days since last check-in:** 2" in text
+    assert "## Engagement\n**Status:** engaged\n**Days since last check-in:** 2" in text
 
 
 async def test_injection_without_summary_for_a_new_user(db: Database, person: dict[str, Any]) -> None:

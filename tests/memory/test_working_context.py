@@ -63,7 +63,7 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
     for r in sections:
         assert r.tokens <= r.budget
     budgets = {r.name: r.budget for r in sections}
-    assert budgets["related"] == 500 and budgets["knowledge"] == 600  # each its own, in the receipt
+    assert 500 < budgets["related"] <= 700 and budgets["knowledge"] == 600  # each its own (the guide apart)
     assert wc.receipt.strategy == "relevance" and wc.receipt.encoding == "cl100k_base"
     assert wc.receipt.knowledge is not None and wc.receipt.knowledge["status"] == "loaded"
     parts = sum(r.tokens for r in sections)

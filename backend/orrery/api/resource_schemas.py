@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from orrery.knowledge.load_context import ContextEntry
+from orrery.knowledge.load_context import ContextEntry, ExcludedEntry
 
 
 class LinkedEntityOut(BaseModel):
@@ -90,6 +90,10 @@ class LoadOut(BaseModel):
     total_found: int
     direct_hits: int
     kb_entries: int | None = None
+    excluded: list[ExcludedEntry]
+    """Entries found but cut by `max_results`, with the reason (as the CLI's `--json`)."""
+    meaning: bool
+    """Whether meaning (the local embedder) was a second signal; False: lexical only."""
     packet: str
 
 
@@ -171,3 +175,16 @@ class UserSummaryOut(BaseModel):
     wins: list[str]
     struggles: list[str]
     updated_at: datetime | None
+
+
+class IndexOut(BaseModel):
+    """Seed 004's `chunk_docs` result: `success`, then what indexing did."""
+
+    success: bool
+    chunks_created: int
+    stories: int
+    epics_indexed: list[str]
+    api_endpoints_mapped: int
+    db_models_mapped: int
+    schemas_mapped: int
+    skipped_unchanged: bool

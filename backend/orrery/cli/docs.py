@@ -49,7 +49,7 @@ def docs_index(
 
     result = run(lambda s: with_db(s, body))
     if as_json:
-        print(json.dumps({"success": True, **result.__dict__}))
+        print(json.dumps(result.as_dict()))
         return
     if result.skipped_unchanged:
         out.print("docs unchanged since the last index (use --force to rebuild)")

@@ -119,12 +119,10 @@ async def build_context(
         )
         for r in rows
     }
-    for sid in seed_ids:
-        if str(sid) not in found:
-            raise NotFoundError("entity", sid)
+    if missing := [sid for sid in seed_ids if str(sid) not in found]:
+        raise NotFoundError("entity", missing[0])
     seeds = [found[str(s)] for s in seed_ids]
-    query_text = request.query or ""
-    terms = analyze(query_text)
+    terms = analyze(query_text := request.query or "")
     candidates, depth_cut, trips = await traverse(
         session,
         seeds,
@@ -134,6 +132,7 @@ async def build_context(
         request.include.relations,
         terms,
         now,
+        request.include.skip_incoming,
     )
     score(list(candidates.values()), params.weights, terms)
     if request.include.knowledge:
@@ -143,7 +142,16 @@ async def build_context(
         )
         candidates.update({c.node.id: c for c in knowledge})
         trips += queries
+    seeds = _hide_fields(seeds, candidates) if request.include.fields is False else seeds
     return _select(request, seeds, candidates, depth_cut, counter, trips + 1, now)
+
+
+def _hide_fields(seeds: list[render.Node], candidates: dict[str, Candidate]) -> list[render.Node]:
+    """Seed 003's `include.fields: false`: nodes that render without state, type and due date (the
+    filters still read them)."""
+    for c in candidates.values():
+        c.node = c.node._replace(show_fields=False)
+    return [s._replace(show_fields=False) for s in seeds]
 
 
 def _age(updated_at: datetime | None, now: datetime) -> float:
@@ -238,6 +246,7 @@ def _select(
         "round_trips": trips,
         "encoding": counter.encoding_name,
         "exact_tokens": counter.exact,  # False: the model's tokenizer is unknown, cl100k_base estimates
+        **({"notes": request.include.notes} if request.include.notes else {}),
     }
     return bundle(request, seeds, new_seeds, [c for c, _ in chosen], excluded, text, meta, now)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,6 +47,8 @@ def _configured_folder(default_root: Path | None, project_id: uuid.UUID) -> Path
 class IndexMissingError(NotFoundError):
     """The project has no document index yet."""
 
+    trusted = True  # fixed text: "Run `orrery docs index` ..." reaches the model as written
+
     def __init__(self) -> None:
         super(NotFoundError, self).__init__(INDEX_MISSING)  # the plain message, without "... not found"
         self.kind, self.ident = "document index", None
@@ -63,6 +65,10 @@ class IndexResult:
     db_models_mapped: int
     schemas_mapped: int
     skipped_unchanged: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """Seed 004's `chunk_docs` result (`success` first), as every door returns it."""
+        return {"success": True, **asdict(self)}
 
 
 async def index_docs(
@@ -254,7 +260,7 @@ async def get_relevant_specs(
         .scalars()
         .all()
     )
-    wanted = {i.strip().lower() for i in identifiers if i.strip()}
+    wanted = {i.strip().lower(): i.strip() for i in identifiers if i.strip()}  # as asked, for not_found
     found, missing = [], set(wanted)
     for c in rows:
         names = {
@@ -263,11 +269,11 @@ async def get_relevant_specs(
             str(c.data.get("path", "")).lower(),
             str(c.data.get("operation_id", "")).lower(),
         }
-        hit = wanted & names
+        hit = wanted.keys() & names
         if hit:
             found.append(_chunk_dict(c))
             missing -= hit
-    return {"spec_type": spec_type, "specs": found, "not_found": sorted(missing)}
+    return {"spec_type": spec_type, "specs": found, "not_found": sorted(wanted[m] for m in missing)}
 
 
 async def search_context(

@@ -5,7 +5,8 @@ Evidence comes in order of strength:
    spec whose text names a story id links to that story.
 2. Resources: an endpoint links to the model its path acts on (`/v1/orders/{id}/cancel` -> `Order`);
    a story linked to an endpoint gets that endpoint's models and schemas.
-3. A model named in the story's title.
+3. A model named in the story's title, or by its exact name (case and all) anywhere in the story,
+   as a word or in backticks ("stored in the `Session` table", "`Invoice` and `LineItem`").
 4. Keyword overlap, only where no story names an endpoint (a team that references its endpoints in
    stories has said which ones each story needs; guessing beside that only adds noise): two shared
    keywords, counting only words that tell stories apart (a word in more than half of the stories says
@@ -122,6 +123,12 @@ def _named_endpoints(story: Chunk, endpoints: list[Chunk]) -> list[Chunk]:
     return found
 
 
+def _named_models(story: Chunk, models: list[Chunk]) -> list[Chunk]:
+    """Models whose exact name (`Session`, `LineItem`) stands as a word in the story's text."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _story_text(story)))
+    return [m for m in models if m.key in words]
+
+
 def _resource_models(endpoint: Chunk, models: list[Chunk]) -> list[Chunk]:
     """The model an endpoint's path acts on: its last path segment that names one."""
     names = {tuple(stem(w) for w in split_identifier(m.key)): m for m in models}
@@ -167,6 +174,8 @@ def link_chunks(chunks: list[Chunk]) -> None:
             for key in list(endpoint.links):
                 if by_key.get(key) is not None and by_key[key].kind in ("model", "schema"):
                     _link(story, by_key[key])
+        for model in _named_models(story, models):
+            _link(story, model)
         title = _stems(tokenize(story.title))
         words = _stems(story.keywords) - common
         for spec in specs:

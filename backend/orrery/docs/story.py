@@ -120,6 +120,30 @@ def _q(value: Any) -> str:
     return inline_data(str(value)) if value is not None else "-"
 
 
+def _spec_parts(spec: dict[str, Any]) -> list[str]:
+    """A spec's heading and its snippet verbatim in a fence (as in a story context)."""
+    if "endpoint" in spec:
+        return [
+            f"## API {_q(spec['method'])} {_q(spec['endpoint'])} · operationId {_q(spec['operationId'])}",
+            fenced(spec["openapi_snippet"], spec["language"] or "yaml"),
+        ]
+    if "model_name" in spec:
+        snippet = next(v for k, v in spec.items() if k.endswith("_snippet"))
+        return [f"## Model {_q(spec['model_name'])}", fenced(snippet, spec["language"] or "")]
+    return [f"## Schema {_q(spec['schema_name'])}", fenced(spec["schema_snippet"], "typescript")]
+
+
+def render_specs(result: dict[str, Any]) -> str:
+    """`get_relevant_specs` as the tool's text: each spec's snippet verbatim in a fence, and the
+    identifiers not found, as asked."""
+    parts = [f"# Specs ({_q(result['spec_type'])}): {len(result['specs'])} found"]
+    for spec in result["specs"]:
+        parts += _spec_parts(spec)
+    if result["not_found"]:
+        parts.append(f"Not found: {', '.join(_q(i) for i in result['not_found'])}")
+    return "\n\n".join(parts)
+
+
 def render_story_context(ctx: dict[str, Any]) -> str:
     """The tool's text: the story's prose quoted with `inline_data`, snippets verbatim in fences."""
     s = ctx["story"]
@@ -131,16 +155,8 @@ def render_story_context(ctx: dict[str, Any]) -> str:
         "## Acceptance criteria",
         "\n".join(f"- {inline_data(a)}" for a in s["acceptance_criteria"]) or "(none)",
     ]
-    for spec in ctx["api_specs"]:
-        parts += [
-            f"## API {_q(spec['method'])} {_q(spec['endpoint'])} · operationId {_q(spec['operationId'])}",
-            fenced(spec["openapi_snippet"], spec["language"] or "yaml"),
-        ]
-    for model in ctx["db_models"]:
-        snippet = next(v for k, v in model.items() if k.endswith("_snippet"))
-        parts += [f"## Model {_q(model['model_name'])}", fenced(snippet, model["language"] or "")]
-    for schema in ctx["zod_schemas"]:
-        parts += [f"## Schema {_q(schema['schema_name'])}", fenced(schema["schema_snippet"], "typescript")]
+    for spec in [*ctx["api_specs"], *ctx["db_models"], *ctx["zod_schemas"]]:
+        parts += _spec_parts(spec)
     if ctx["related_stories"]:
         related = "; ".join(f"{_q(r['id'])} {_q(r['title'])}" for r in ctx["related_stories"])
         parts.append(f"Related stories: {related}")

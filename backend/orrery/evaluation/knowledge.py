@@ -7,7 +7,8 @@ database; each question is put to `auto_context` (the function a turn calls) on 
 of that project, inside a savepoint that is rolled back, so questions never see each other.
 
 A question counts as *loaded* when a packet with entries went into the turn (high, medium or low
-confidence); a "the KB does not cover this" note is not a packet. Reported per KB and overall:
+confidence); a "the KB does not cover this" note is not a packet, nor is a low-confidence question
+("which of these do you mean?", status `asked`), counted apart as `low (asked)`. Reported per KB and overall:
 precision and recall of loading, the entry hit-rate of correct loads (at least one expected entry in
 the packet), the share of named-entry questions answered as direct (medium or better), and the
 confidence distribution for questions that should and should not load.
@@ -34,6 +35,9 @@ from orrery.repo import chat, identity, knowledge
 from orrery.tokens import counter_for
 
 PACKET_CONFIDENCE = ("high", "medium", "low")
+HELD_OUT = "autoload_heldout.json"
+"""Paraphrases and should-not messages written before the embedding signal was tuned, never looked
+at while tuning: reported apart (`held_out`)."""
 KINDS = ("demo", "clinic")
 
 
@@ -68,10 +72,10 @@ def _data(name: str) -> Any:
     return json.loads(resources.files("orrery.evaluation").joinpath("data", name).read_text("utf-8"))
 
 
-def load_questions(path: Path | None = None) -> list[Question]:
-    """The frozen labelled set (or another file of the same shape)."""
+def load_questions(path: Path | None = None, name: str = "autoload_set.json") -> list[Question]:
+    """The frozen labelled set (or its held-out part, `HELD_OUT`, or another file of the same shape)."""
     try:
-        raw = json.loads(path.read_text("utf-8")) if path else _data("autoload_set.json")
+        raw = json.loads(path.read_text("utf-8")) if path else _data(name)
         return [
             Question(q["id"], q["kb"], q["kind"], q["text"], bool(q["load"]), tuple(q["expect"]))
             for q in raw["questions"]
@@ -127,7 +131,8 @@ async def run_questions(db: Database, questions: list[Question]) -> list[Outcome
             decision = await auto_context(s, user_id, c, q.text, counter)
             await savepoint.rollback()
         loaded = decision.status == "loaded" and decision.confidence in PACKET_CONFIDENCE
-        outcomes.append(Outcome(q, loaded, decision.confidence or decision.status, decision.codes))
+        label = "low (asked)" if decision.status == "asked" else decision.confidence or decision.status
+        outcomes.append(Outcome(q, loaded, label, decision.codes))
     return outcomes
 
 
@@ -178,19 +183,24 @@ def _wrong(o: Outcome) -> dict[str, Any]:
 def run_knowledge_eval(
     settings: Settings, database_url: str | None = None, questions_file: Path | None = None
 ) -> dict[str, Any]:
-    """Run on `database_url`, or on a fresh SQLite file that is deleted afterwards."""
+    """Run on `database_url`, or on a fresh SQLite file that is deleted afterwards. The frozen set's
+    held-out part is run too and reported apart (not with another questions file)."""
     questions = load_questions(questions_file)
+    held_out = [] if questions_file else load_questions(name=HELD_OUT)
     with tempfile.TemporaryDirectory() as tmp:
         url = database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}"
         from orrery.db.migrations import upgrade
 
         upgrade(url)
-        return asyncio.run(_run(settings.model_copy(update={"database_url": url}), questions))
+        return asyncio.run(_run(settings.model_copy(update={"database_url": url}), questions, held_out))
 
 
-async def _run(settings: Settings, questions: list[Question]) -> dict[str, Any]:
+async def _run(settings: Settings, questions: list[Question], held_out: list[Question]) -> dict[str, Any]:
     db = Database.from_settings(settings)
     try:
-        return report(await run_questions(db, questions))
+        result = report(await run_questions(db, questions))
+        if held_out:
+            result["held_out"] = report(await run_questions(db, held_out))
+        return result
     finally:
         await db.dispose()

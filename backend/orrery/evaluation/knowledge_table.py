@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-CONFIDENCES = ("high", "medium", "low", "none", "skipped")
+CONFIDENCES = ("high", "medium", "low", "low (asked)", "none", "skipped")
 
 
 def _pct(value: float | None) -> str:
@@ -27,6 +27,8 @@ def knowledge_table(result: dict[str, Any]) -> Table:
     table.add_column("confidence (should load)")
     table.add_column("confidence (should not)")
     rows = [*result["by_kb"].items(), ("overall", result["overall"])]
+    if "held_out" in result:  # written before tuning, never looked at while tuning
+        rows.append(("held-out", result["held_out"]["overall"]))
     for name, s in rows:
         table.add_row(
             name,

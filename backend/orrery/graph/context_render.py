@@ -30,6 +30,16 @@ class Node(NamedTuple):
     age_days: float
     """Days since it was last updated."""
     goal_type: str | None = None
+    show_fields: bool = True
+    """False when the request said `include.fields: false`: state, type and due date are left out."""
+
+
+def _fields(node: Node) -> str:
+    """`, open, due 2026-12-01` after the kind, or nothing when fields are left out."""
+    if not node.show_fields:
+        return ""
+    due = f", due {node.due_at.date().isoformat()}" if node.due_at else ""
+    return f", {inline_data(node.state)}{due}"
 
 
 def _phrase(relation: str) -> str:
@@ -52,18 +62,16 @@ def primary(node: Node, fmt: str, counter: TokenCounter, with_description: bool)
     description = ""
     if with_description and node.description:
         description = counter.truncate(inline_data(node.description), PRIMARY_DESCRIPTION_TOKENS)
-    due = f", due {node.due_at.date().isoformat()}" if node.due_at else ""
+    fields = _fields(node)
     if fmt == "narrative":
-        text = f"{inline_data(node.name)} is a {node.kind} ({inline_data(node.state)}{due})."
+        text = f"{inline_data(node.name)} is a {node.kind}{f' ({fields[2:]})' if fields else ''}."
         return f"{text} {description}".strip()
     if fmt == "outline":
-        line = f"- {inline_data(node.name)} [{node.id}] ({node.kind}, {inline_data(node.state)}{due})"
+        line = f"- {inline_data(node.name)} [{node.id}] ({node.kind}{fields})"
         return f"{line}\n  - {description}" if description else line
-    lines = [
-        f"## {inline_data(node.name)} [{node.id}]",
-        f"- Kind: {node.kind} · State: {inline_data(node.state)}{due}",
-    ]
-    if node.type_key:
+    state = f" · State: {fields[2:]}" if fields else ""
+    lines = [f"## {inline_data(node.name)} [{node.id}]", f"- Kind: {node.kind}{state}"]
+    if node.type_key and node.show_fields:
         lines.append(f"- Type: {inline_data(node.type_key)}")
     if description:
         lines.append(description)
@@ -90,23 +98,24 @@ def related(
     if with_description and node.description:
         description = counter.truncate(inline_data(node.description), RELATED_DESCRIPTION_TOKENS)
     name, via_name, state = inline_data(node.name), inline_data(via.name), inline_data(node.state)
-    if node.kind == "kb_entry":
+    if node.kind == "kb_entry":  # its "state" is its collection
         return _knowledge(node, name, state, description, score, fmt, level or distance)
+    fields = _fields(node)
     if fmt == "narrative":
         link = (
             f"{via_name} {_phrase(relation)} {name}"
             if direction == "outgoing"
             else f"{name} {_phrase(relation)} {via_name}"
         )
-        return f"{link} ({node.kind}, {state}). {description}".strip()
+        return f"{link} ({node.kind}{fields}). {description}".strip()
     if fmt == "outline":
         indent = "  " * ((level or distance) - 1)
-        line = f"{indent}- {name} [{node.id}] ({node.kind}, {state}) — {relation} ({direction})"
+        line = f"{indent}- {name} [{node.id}] ({node.kind}{fields}) — {relation} ({direction})"
         if (level or distance) < distance:
             line += f" via {via_name}"
         return f"{line}\n{indent}  - {description}" if description else line
     head = (
-        f"### {name} [{node.id}] ({node.kind}, {state})\n"
+        f"### {name} [{node.id}] ({node.kind}{fields})\n"
         f"- {relation} ({direction}) via {via_name} · distance {distance} · score {score:.2f}"
     )
     return f"{head}\n{description}" if description else head

@@ -84,9 +84,9 @@ def timeline(seeds: list[render.Node], chosen: list[Candidate], now: datetime) -
             "id": n.id,
             "name": n.name,
             "kind": n.kind,
-            "state": n.state,
+            **({"state": n.state} if n.show_fields else {}),
             "updated_at": (now - timedelta(days=n.age_days)).isoformat(timespec="seconds"),
-            "due_at": n.due_at.isoformat() if n.due_at else None,
+            **({"due_at": n.due_at.isoformat() if n.due_at else None} if n.show_fields else {}),
         }
         for n in nodes
     ]
@@ -104,6 +104,8 @@ def _reference(c: Candidate) -> dict[str, Any]:
 
 
 def _node_dict(n: render.Node) -> dict[str, Any]:
+    if not n.show_fields:  # include.fields: false
+        return {"id": n.id, "kind": n.kind, "name": n.name}
     return {"id": n.id, "kind": n.kind, "name": n.name, "state": n.state, "type_key": n.type_key}
 
 
@@ -114,6 +116,7 @@ def _primary_dict(n: render.Node) -> dict[str, Any]:
         "goal_type": n.goal_type,
         "due_at": n.due_at.isoformat() if n.due_at else None,
     }
+    fields = fields if n.show_fields else {}
     return {
         "node": _node_dict(n),
         "fields": {k: v for k, v in fields.items() if v},

@@ -66,9 +66,10 @@ async def focus_sections(
     focus: Entity | None = None,
 ) -> list[ContextSection]:
     """Sections for the chat's focus (empty without one); linked entities fit the related budget,
-    capped at ABBREVIATED_MAX_TOKENS whatever the window, and every entity left out is named in
-    the section's `excluded` receipt lines (per-type cap or budget). `focus` is the focused entity
-    when the caller has just read it for this user (one read fewer per turn)."""
+    capped at ABBREVIATED_MAX_TOKENS whatever the window (the relationship guide on top), and every
+    entity left out is named in the section's `excluded` receipt lines (per-type cap or budget).
+    `focus` is the focused entity when the caller has just read it for this user (one read fewer
+    per turn)."""
     if chat.focus_kind is None or chat.focus_id is None:
         return []
     if chat.focus_kind == "project":
@@ -96,11 +97,11 @@ async def focus_sections(
         )
     ]
     room = min(budgets.related, ABBREVIATED_MAX_TOKENS)
-    variant = ("abbreviated", room, counter.encoding_name)  # the fitted section, computed once
+    variant = ("abbreviated", room, budgets.related, counter.encoding_name)  # fitted once
     fitted: FittedBlocks | None = linked_cache.get(entity.id, variant, entity.graph_version)
     if fitted is None:
         linked = await linked_context_for(session, entity, max_per_type=RECEIPT_PER_TYPE)
-        fitted = abbreviated_within(linked, room, counter, LINKED_TITLE)
+        fitted = abbreviated_within(linked, room, counter, LINKED_TITLE, total=budgets.related)
         linked_cache.put(entity.id, variant, entity.graph_version, fitted)
     if fitted.blocks or fitted.excluded:  # nothing fits: the receipt still lists every cut entity
         sections.append(
@@ -110,7 +111,7 @@ async def focus_sections(
                 fitted.blocks,
                 separator="\n\n",
                 tokens=fitted.tokens,
-                budget=room,
+                budget=fitted.budget or room,  # the guide is counted apart
                 excluded=fitted.excluded,
             )
         )

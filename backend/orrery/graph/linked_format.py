@@ -1,8 +1,9 @@
 """Linked entities as markdown: abbreviated for the system prompt, full for the tool.
 
 The abbreviated section opens with Entity Relationships guidance for the relations present
-(`relation_roles`), shows up to 3 items per kind within its budget, says how many more there are,
-and hands back a receipt line for every entity it left out. Names and descriptions come from the
+(`relation_roles`), shows up to 3 items per kind within its budget (the guide is counted apart, so
+it never pushes a type below 3), says how many more there are, and hands back a receipt line for
+every entity it left out. Names and descriptions come from the
 database and are treated as data: one line, markdown control characters escaped (`inline_data`).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from orrery.graph.linked import GROUPS, EntityLinkedContext, LinkedEntity
 from orrery.graph.relation_roles import guide_lines, is_done
@@ -139,6 +141,8 @@ class FittedBlocks:
     tokens: list[int]
     shown: dict[str, int]
     excluded: list[ReceiptItem] = field(default_factory=list)
+    budget: int = 0
+    """The section's budget: the items' budget plus the relationship guide, counted apart."""
 
 
 def left_out(ctx: EntityLinkedContext, shown: dict[str, int], fits: bool) -> list[ReceiptItem]:
@@ -159,23 +163,22 @@ def left_out(ctx: EntityLinkedContext, shown: dict[str, int], fits: bool) -> lis
 
 
 def abbreviated_within(
-    ctx: EntityLinkedContext, budget: int, counter: TokenCounter, title: str = "Linked Entities"
+    ctx: EntityLinkedContext,
+    budget: int,
+    counter: TokenCounter,
+    title: str = "Linked Entities",
+    total: int | None = None,
 ) -> FittedBlocks:
     """Abbreviated blocks that fit `budget` as a prompt section titled `title` (frame included,
-    counted as the prompt assembly counts it), how many items each type shows, and what was cut.
+    counted as the prompt assembly counts it; the guide counted apart, the whole within `total`), how
+    many items each type shows, and what was cut.
 
     Every line is rendered and counted once; the limits then shrink by arithmetic (from 3 per type,
     the type showing the most items gives one up, later types such as outputs first on ties), and
     the chosen section is counted exactly once to confirm. The guide and the hint stay while any
     block is shown; no blocks come back when even the counts do not fit.
     """
-    memo: dict[str, int] = {}
-
-    def cost(text: str) -> int:
-        if text not in memo:
-            memo[text] = counter.count(text)
-        return memo[text]
-
+    cost = cache(counter.count)  # each distinct text counted once per call
     sep, newline = cost("\n\n"), cost("\n")
     frame = frame_tokens(title, "\n\n", counter)
     if ctx.total == 0:
@@ -184,6 +187,8 @@ def abbreviated_within(
         fits = frame + items_cost(tokens, sep) <= budget
         return FittedBlocks(fixed if fits else [], tokens if fits else [], {})
     guide, hint = guide_text(ctx), HINT
+    budget += cost(guide) + sep  # the guide, counted apart (3 per type fit at the seed's ~500 tokens)
+    budget = budget if total is None else min(budget, total)
     order = [g for g in GROUPS.values() if ctx.counts.get(g, 0)]
     lines = {g: [abbreviated_line(i) for i in ctx.linked[g][:ABBREVIATED_PER_TYPE]] for g in order}
     line_tokens = {g: [cost(line) for line in lines[g]] for g in order}
@@ -207,12 +212,11 @@ def abbreviated_within(
             exact = counter.count("\n\n".join([f"## {title}", *(t for _, t in blocks)]))
             if exact + counter.count(SECTION_JOINT) <= budget:
                 shown = dict.fromkeys(GROUPS.values(), 0) | limits
-                return FittedBlocks(
-                    blocks, [cost(t) for _, t in blocks], shown, left_out(ctx, shown, fits=True)
-                )
+                tokens = [cost(t) for _, t in blocks]
+                return FittedBlocks(blocks, tokens, shown, left_out(ctx, shown, fits=True), budget)
         if not any(limits.values()):
             none = dict.fromkeys(GROUPS.values(), 0)
-            return FittedBlocks([], [], none, left_out(ctx, none, fits=False))
+            return FittedBlocks([], [], none, left_out(ctx, none, fits=False), budget)
         group = max(order, key=lambda g: (limits[g], order.index(g)))
         limits[group] -= 1
 

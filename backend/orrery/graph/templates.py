@@ -50,6 +50,8 @@ def _known(values: list[str] | None, vocabulary: tuple[str, ...], what: str) -> 
 
 
 CHILD_RELATIONS = ("has_task", "contains")
+CHILD_OF_RELATIONS = ("belongs_to_plan", "supports_goal")
+"""Relations a child holds towards its parent: incoming ones are the seed's children (a plan's tasks)."""
 REFERENCE_RELATIONS = ("references", "referenced_by")
 
 
@@ -60,6 +62,16 @@ class RelatedSpec(BaseModel):
 
     depth: int | None = Field(default=None, ge=0, le=6)
     tags: list[str] | None = None
+    ignored: list[str] = Field(default_factory=list, exclude=True)
+    """Tags that name no entity kind (the seed's own template says `meeting`, `person`): ignored,
+    and said so in the response's `notes`."""
+
+    @model_validator(mode="after")
+    def _kinds_only(self) -> RelatedSpec:
+        if self.tags is not None:
+            self.ignored = [t for t in self.tags if t not in ENTITY_KINDS]
+            self.tags = [t for t in self.tags if t in ENTITY_KINDS] or None
+        return self
 
 
 class IncludeSpec(BaseModel):
@@ -75,30 +87,40 @@ class IncludeSpec(BaseModel):
     knowledge: bool = True
     """Let matching knowledge-base entries compete for the budget."""
     children: bool | None = None
-    """Seed 003: false leaves out child links (has_task, contains)."""
+    """Seed 003: false leaves out child links (has_task, contains, and the incoming belongs_to_plan
+    and supports_goal of a plan's tasks or a goal's supporters)."""
     references: bool | None = None
     """Seed 003: false leaves out reference links (references, referenced_by)."""
     fields: bool | None = None
-    """Seed 003: an entity's fields (state, type, due date) are always shown; false is refused."""
+    """Seed 003: false leaves out each item's fields (state, type, due date); they still filter."""
     related: RelatedSpec | None = None
     """Seed 003: `depth` and `tags` (entity kinds) of the related items."""
 
     @model_validator(mode="after")
     def _seed_names(self) -> IncludeSpec:
-        if self.fields is False:
-            raise ValueError(
-                "fields (state, type, due date) are always included; fields=false is not supported"
-            )
         if self.related is not None:
             self.depth = self.depth if self.depth is not None else self.related.depth
             self.kinds = self.kinds if self.kinds is not None else self.related.tags
-            _known(self.kinds, ENTITY_KINDS, "kinds (related.tags)")
         dropped = (CHILD_RELATIONS if self.children is False else ()) + (
             REFERENCE_RELATIONS if self.references is False else ()
         )
         if dropped:
             self.relations = [r for r in (self.relations or list(RELATIONS)) if r not in dropped]
         return self
+
+    @property
+    def skip_incoming(self) -> tuple[str, ...]:
+        """Relations left out when they point at the item reached from (children: false)."""
+        return CHILD_OF_RELATIONS if self.children is False else ()
+
+    @property
+    def notes(self) -> list[str]:
+        """What was accepted but ignored, said in the response."""
+        ignored = self.related.ignored if self.related else []
+        kinds = ", ".join(ENTITY_KINDS)
+        return (
+            [f"related.tags {', '.join(ignored)} name no entity kind ({kinds}): ignored"] if ignored else []
+        )
 
     @field_validator("relations")
     @classmethod

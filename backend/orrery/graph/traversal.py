@@ -182,8 +182,10 @@ async def traverse(
     relations: list[str] | None,
     terms: list[str],
     now: datetime,
+    skip_incoming: tuple[str, ...] = (),
 ) -> tuple[dict[str, Candidate], list[str], int]:
-    """Candidates by id, ids cut by the depth limit, and the queries it took."""
+    """Candidates by id, ids cut by the depth limit, and the queries it took. Links of a relation in
+    `skip_incoming` that point at the node reached from are not followed (a plan's tasks)."""
     visited = {s.id for s in seeds}
     candidates: dict[str, Candidate] = {}
     names = {s.id: s for s in seeds}
@@ -194,6 +196,7 @@ async def traverse(
         if not frontier:
             break
         rows = await neighbours(session, frontier, relations, now, sorted(query_terms), seed_ids)
+        rows = [r for r in rows if r.direction == "outgoing" or r.relation not in skip_incoming]
         trips += 1
         nxt: list[str] = []
         for (
@@ -224,15 +227,19 @@ async def traverse(
             if not expand_on_match or not query_terms or query_terms.intersection(words or ()):
                 nxt.append(rid)
         frontier = [uuid.UUID(i) for i in nxt[:FRONTIER_CAP]]
+    depth_cut = await _depth_cut(session, frontier, relations, visited) if frontier else []
+    return candidates, depth_cut, trips + bool(frontier)
+
+
+async def _depth_cut(
+    session: AsyncSession, frontier: list[uuid.UUID], relations: list[str] | None, visited: set[str]
+) -> list[str]:
+    """The ids one level past the depth limit, not yet visited (one query)."""
     depth_cut: list[str] = []
-    if frontier:
-        trips += 1
-        seen: set[str] = set()
-        for rid in await peek_ids(session, frontier[:PEEK_FRONTIER], relations):
-            if rid not in visited and rid not in seen:
-                seen.add(rid)
-                depth_cut.append(rid)
-    return candidates, depth_cut, trips
+    for rid in await peek_ids(session, frontier[:PEEK_FRONTIER], relations):
+        if rid not in visited and rid not in depth_cut:
+            depth_cut.append(rid)
+    return depth_cut
 
 
 def _fanout(rows: list[Any], fanout: int | None) -> list[Any]:

@@ -9,14 +9,19 @@ project (one query), or when the KB is empty and it asks how something works her
 
 - high   -> the packet is loaded; the assistant opens with a short receipt (< 200 tokens).
 - medium -> the packet is loaded; the assistant says what it found and asks whether to dig deeper.
-- low / none (but domain) -> the assistant says the KB does not cover this and offers to capture.
+- low    -> a domain message (a question, a statement or an instruction) whose words name KB
+  entries only loosely ("Fix the pricing stuff"): the loose matches go in with the instruction to
+  say what was loosely found and ask which is meant, or offer to capture (status `asked`; a
+  knowledge question touching a distinctive KB word loads them as a packet, status `loaded`).
+- none (but domain) -> the assistant says the KB does not cover this and offers to capture; domain
+  work is an instruction to change something ("Update the usage overage billing rule ..."), a
+  knowledge question, or a message naming an entity of the project, also when the KB is empty.
 
 The section is stored on the session and reused on later turns at no cost until the focus changes,
 with one exception: while the held packet is a low-confidence guess, each new message is searched
 once, and a direct hit on other entries replaces the guess (the receipt's reason says so). Small
-talk ("Hello! Let us get going.") decides nothing, so the next message still gets its decision;
-with no direct hit, a packet of partial matches is offered only for a knowledge question that
-touches a distinctive KB word (otherwise the turn is skipped).
+talk ("Hello! Let us get going.") decides nothing, so the next message still gets its decision.
+Without the local embedder, search is lexical only and the reason says so.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.db.models import ChatSession, Entity
 from orrery.knowledge.evidence import is_small_talk
 from orrery.knowledge.load_context import ContextLoad, load_context_for_task
-from orrery.knowledge.message_intent import asks_for_knowledge, is_link_question
+from orrery.knowledge.meaning import ASK_MIN, LEXICAL_ONLY
+from orrery.knowledge.message_intent import asks_for_knowledge, asks_for_work, is_link_question
 from orrery.knowledge.packet import NO_CONTEXT, format_context_packet
 from orrery.knowledge.search import query_codes
 from orrery.sections import ContextSection
@@ -54,9 +60,9 @@ INSTRUCTIONS = {
     "proceed with the task grounded in these entries: {receipt}_",
     "medium": "_Loaded automatically (medium confidence). Say briefly what you found ({receipt}) and ask "
     "whether more context is needed before going deep._",
-    "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: ask the "
-    "user which of these they mean before going deep; if none fits, say the knowledge base does not "
-    "cover this yet and offer to capture what you learn with `update_entry`._",
+    "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: tell the "
+    "user what was loosely found and ask which of these they mean before going deep; if none fits, say "
+    "the knowledge base does not cover this yet and offer to capture what you learn with `update_entry`._",
     "none": "_Tell the user the knowledge base does not cover this area yet, and offer to capture "
     "knowledge while working._",
 }
@@ -67,7 +73,8 @@ class AutoContext:
     """What auto-context decided this turn."""
 
     status: str
-    """`loaded`, `reused`, `skipped` or `off` (no project)."""
+    """`loaded`, `asked` (a low-confidence packet that asks which entry is meant), `reused`,
+    `skipped` or `off` (no project)."""
     section: ContextSection | None
     confidence: str | None = None
     receipt: str | None = None
@@ -176,20 +183,29 @@ async def _decide(
     if not terms and not query_codes(message):
         return AutoContext("skipped", None, reason="no searchable words")
     load = await load_context_for_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
-    generic = is_generic(message)
-    if generic and load.direct_hits == 0:
-        return AutoContext("skipped", None, confidence=load.confidence, reason="not domain work")
-    if load.confidence == "low" and not (load.distinctive and asks_for_knowledge(message)):
-        reason = "only partial matches: no entry named, no distinctive word matched as a whole"
-        return AutoContext("skipped", None, confidence="low", reason=reason)
-    empty_kb_question = load.kb_entries == 0 and asks_for_knowledge(message)
-    if (
-        load.confidence == "none"
-        and not empty_kb_question
-        and not await _names_an_entity(session, chat, terms)
-    ):
-        return AutoContext("skipped", None, confidence="none", reason="no KB terms or entities mentioned")
+    if is_generic(message) and load.direct_hits == 0:
+        return _skip("not domain work", load)
+    if load.confidence == "low":
+        if load.distinctive and asks_for_knowledge(message):
+            return _loaded(load, counter)
+        if not load.named_loosely:
+            return _skip("only partial matches: no word of the message names a KB entry", load)
+        if load.closest is not None and load.closest < ASK_MIN:
+            return _skip("only partial matches, far in meaning from every entry", load)
+        return replace(_loaded(load, counter), status="asked")
+    domain = asks_for_knowledge(message) or asks_for_work(message)
+    if load.confidence == "none" and not domain and not await _names_an_entity(session, chat, terms):
+        return _skip("no KB terms or entities mentioned", load)
     return _loaded(load, counter)
+
+
+def _skip(why: str, load: ContextLoad) -> AutoContext:
+    return AutoContext("skipped", None, confidence=load.confidence, reason=_signals(why, load))
+
+
+def _signals(reason: str, load: ContextLoad) -> str:
+    """The reason, saying when search was lexical only (no local embedder)."""
+    return reason if load.meaning else f"{reason} ({LEXICAL_ONLY})"
 
 
 def _loaded(load: ContextLoad, counter: TokenCounter) -> AutoContext:
@@ -203,7 +219,7 @@ def _loaded(load: ContextLoad, counter: TokenCounter) -> AutoContext:
         _section(text),
         confidence=load.confidence,
         receipt=receipt,
-        reason=reason,
+        reason=_signals(reason, load),
         codes=tuple(e.code for e in load.entries),
         cut=tuple((f"kb:{x.code} {x.name}", x.reason) for x in load.excluded),
     )

@@ -5,7 +5,9 @@ never for deciding. A hit is direct only on evidence one can check against the e
 
 - **code**: the message names the entry's code (`BR-015`);
 - **name**: the message holds the entry's name, or at least two thirds (and two) of its name's
-  content words ("the seat minimum rule" names "Workspace seat minimum");
+  content words ("the seat minimum rule" names "Workspace seat minimum"), or the name's first
+  three words or more as one phrase (`name prefix`: "the Zephyr invoice reconciliation rule" names
+  each of eleven entries called "Zephyr invoice reconciliation rule for ...");
 - **coverage**: whole-word (stemmed) matches carry at least half of the message's content weight
   (each word weighed by its rarity in the project's KB: a word no entry holds weighs most), and
   the match is either two or more words or one *distinctive* word (held by at most a sixth of
@@ -20,7 +22,8 @@ thanks, pronouns, contraction stubs) are not content: a message made only of the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orrery.knowledge.search import SearchHit
@@ -33,6 +36,9 @@ NAME_SHARE = 2 / 3
 COMMON_SHARE = 1 / 6
 """A word held by more than this share of the KB's entries (and by 3+) is common, not distinctive."""
 FUZZY_MIN_LENGTH = 5
+NAME_PREFIX_WORDS = 3
+"""A phrase of the message that is the first 3+ words of an entry's name (2+ of them content) names it."""
+_WORD = re.compile(r"[^\W_]+")
 CONVERSATIONAL = frozenset(
     """us let lets don doesn didn isn aren wasn weren won wouldn shouldn couldn can haven hasn hadn ll
     ve re what that there here it he she they who where how when why hello hiya howdy greetings
@@ -114,7 +120,24 @@ class Evidence:
     reason: str | None
 
 
-def judge(hit: SearchHit, terms: list[str], codes: list[str], weights: Weights) -> Evidence:
+def words_of(text: str) -> list[str]:
+    """Lowercase words in order (for phrase matching)."""
+    return _WORD.findall(text.lower())
+
+
+def names_by_prefix(name: str, message_words: Sequence[str]) -> bool:
+    """Whether the message holds the name's first NAME_PREFIX_WORDS+ words as one phrase, two of
+    them content words."""
+    head = words_of(name)[:NAME_PREFIX_WORDS]
+    if len(head) < NAME_PREFIX_WORDS or len(content_terms(" ".join(head))) < 2:
+        return False
+    said, n = list(message_words), len(head)
+    return any(said[i : i + n] == head for i in range(len(said) - n + 1))
+
+
+def judge(
+    hit: SearchHit, terms: list[str], codes: list[str], weights: Weights, message_words: Sequence[str] = ()
+) -> Evidence:
     """The evidence for one hit (see the module docstring)."""
     words = entry_words(hit)
     matched = tuple(t for t in terms if stem(t) in words)
@@ -127,6 +150,8 @@ def judge(hit: SearchHit, terms: list[str], codes: list[str], weights: Weights) 
     named = len(name & said)
     if name and (named == len(name) or (named >= 2 and named >= NAME_SHARE * len(name))):
         return Evidence(matched, share, "name")
+    if names_by_prefix(hit.name, message_words):
+        return Evidence(matched, share, "name prefix")
     strong = len(matched) >= 2 or any(t in weights.distinctive for t in matched)
     if share >= DIRECT_COVERAGE and strong:
         return Evidence(matched, share, "coverage")

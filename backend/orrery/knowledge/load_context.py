@@ -5,10 +5,14 @@
    covering the task's content) and is *direct* or not. 2. Breadth-first over `kb_relations`
    (both directions) up to `max_hops` from the top 3 hits, direct or not (seed 000); each hop label
    is the distance from a starting hit, so none exceeds `max_hops`. 3. Deduplicate by entry
-   (lowest hop wins). 4. Rank by hop, direct before partial, then collection priority
+   (lowest hop wins). 4. Rank as the seed says, by hop, then collection priority
    (business-rules > glossary > decisions > features > standards > principles > tensions >
-   strategy > tracking-events), then search rank; cap at `max_results`: what is cut is listed in
-   `excluded` with its reason.
+   strategy > tracking-events), then direct before partial, then search rank; cap at
+   `max_results`: what is cut is listed in `excluded` with its reason.
+
+A hit is also direct when it is the candidate closest in meaning to the task, close enough
+(`meaning`: the local embedder as a second signal); without the embedder, search stays lexical and
+`meaning` is False.
 
 Confidence: `high` with 3+ direct hits, `medium` with 1-2, `low` with none but partial matches or
 related entries, `none` when nothing was found.
@@ -17,7 +21,7 @@ related entries, `none` when nothing was found.
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import or_, select
@@ -25,9 +29,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import KbCollection, KbEntry, KbRelation
 from orrery.errors import ValidationError
-from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge
+from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge, words_of
+from orrery.knowledge.meaning import closest_in_meaning, meaning_scores
 from orrery.knowledge.search import SearchHit, query_codes, search_entries, term_document_counts
-from orrery.text import preview
+from orrery.text import preview, search_terms, stem
 
 Confidence = Literal["high", "medium", "low", "none"]
 SEEDS = 3
@@ -53,7 +58,9 @@ class ContextEntry:
     not direct; None for a direct hit)."""
     parent_code: str | None
     evidence: str | None = None
-    """Why a direct hit is direct: `code`, `name`, `coverage` or `long task`."""
+    """Why a direct hit is direct: `code`, `name`, `coverage`, `long task` or `meaning`."""
+    collection_priority: int = 0
+    """The collection's rank (1 = business-rules): the packet prints its groups in this order."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,13 @@ class ContextLoad:
     packet is worth offering only then)."""
     excluded: list[ExcludedEntry] = field(default_factory=list)
     """Entries found but cut by `max_results`, with the reason."""
+    meaning: bool = True
+    """Whether meaning (the local embedder) was a second signal; False: lexical only."""
+    closest: float | None = None
+    """The best cosine similarity of a candidate to the task (None: lexical only, or no candidate)."""
+    named_loosely: bool = False
+    """Whether a content word of the task is a whole word of some hit's name ("pricing" of "Pricing
+    page shows tax-exclusive prices"): about the KB's subject, if not precise enough to pick."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (what `orrery kb load-context --json` prints)."""
@@ -135,7 +149,7 @@ async def load_context_for_task(
         else (0, {})
     )
     weights = Weights.of(size, counts)
-    judged = {h.entry_id: judge(h, terms, codes, weights) for h in found.hits}
+    judged, scores = await _judged(task_description, found.hits, terms, codes, weights)
     direct = [h for h in found.hits if judged[h.entry_id].reason]
     seeds = found.hits[:SEEDS]
     placed: Placed = {h.entry_id: (0, None, None) for h in direct}
@@ -145,12 +159,9 @@ async def load_context_for_task(
     order = {h.entry_id: i for i, h in enumerate(found.hits)}
     rank = {eid: order.get(eid, len(order) + 1) for eid in placed}
     entries.sort(
-        key=lambda e: (placed[e.id][0], placed[e.id][1] is not None, e.priority, rank.get(e.id, 0), e.code)
+        key=lambda e: (placed[e.id][0], e.priority, placed[e.id][1] is not None, rank.get(e.id, 0), e.code)
     )
-    ids = {row.id: row.code for row in entries}
-    top = [row.id for row in entries[:max_results]]
-    details = await _details(session, top, {h.entry_id: h for h in found.hits})
-    result = [_context_entry(details[eid], placed[eid], ids, judged.get(eid)) for eid in top]
+    result = await _entries(session, entries[:max_results], entries, placed, found.hits, judged)
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
@@ -160,7 +171,49 @@ async def load_context_for_task(
         kb_entries=size if terms else None,
         distinctive=_distinctive(found.hits, judged, weights),
         excluded=_excluded(entries[max_results:], placed, max_results),
+        meaning=scores is not None,
+        closest=max(scores.values()) if scores else None,
+        named_loosely=_named_loosely(found.hits, terms),
     )
+
+
+def _named_loosely(hits: list[SearchHit], terms: list[str]) -> bool:
+    said = {stem(t) for t in terms}
+    return any(said & {stem(w) for w in search_terms(h.name)} for h in hits)
+
+
+async def _judged(
+    task: str, hits: list[SearchHit], terms: list[str], codes: list[str], weights: Weights
+) -> tuple[dict[uuid.UUID, Evidence], dict[uuid.UUID, float] | None]:
+    """Each hit's lexical evidence, then meaning: the candidate closest to the task, when close
+    enough, is direct too. Also the meaning scores (None: lexical only)."""
+    said = words_of(task)
+    judged = {h.entry_id: judge(h, terms, codes, weights, said) for h in hits}
+    scores = await meaning_scores(task, hits)
+    closest = closest_in_meaning(scores)
+    if closest is not None and not judged[closest].reason:
+        judged[closest] = replace(judged[closest], reason="meaning")
+    return judged, scores
+
+
+async def _entries(
+    session: AsyncSession,
+    kept: list[Any],
+    ranked: list[Any],
+    placed: Placed,
+    hits: list[SearchHit],
+    judged: dict[uuid.UUID, Evidence],
+) -> list[ContextEntry]:
+    """The kept entries in full, in rank order."""
+    codes = {row.id: row.code for row in ranked}
+    details = await _details(session, [row.id for row in kept], {h.entry_id: h for h in hits})
+    return [
+        replace(
+            _context_entry(details[row.id], placed[row.id], codes, judged.get(row.id)),
+            collection_priority=row.priority,
+        )
+        for row in kept
+    ]
 
 
 def _distinctive(hits: list[SearchHit], judged: dict[uuid.UUID, Evidence], weights: Weights) -> bool:

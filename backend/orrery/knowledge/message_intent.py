@@ -3,8 +3,9 @@
 - A question about the focused entity's own links ("What plan does this task belong to?") or its
   state ("What's blocking this?", "How far along is it?", "What's next?") is answered by the Linked
   Entities section and `get_linked_entities`: a knowledge packet would only add noise.
-- A knowledge question ("How does overage billing work?") deserves an offer to capture knowledge
-  even when the project's knowledge base is still empty; small talk ("Any tips for better sleep?")
+- A knowledge question ("How does overage billing work?") or an instruction to change something
+  ("Update the usage overage billing rule") deserves an offer to capture knowledge even when the
+  project's knowledge base is still empty; small talk ("Any tips for better sleep?")
   and personal questions ("How do I ...") do not.
 """
 
@@ -41,6 +42,12 @@ _KNOWLEDGE_QUESTION = re.compile(
     r"|when (do|does|is|are|should)|which (rule|policy|decision)|explain|define|describe)\b",
     re.IGNORECASE,
 )
+_WORK_REQUEST = re.compile(
+    r"^\s*(?:(?:please|let's|lets|let us|we need to|we should|i need to|i want to|can you|could you)\s+)?"
+    r"(?:update|fix|change|add|remove|rework|redo|rewrite|implement|build|create|design|draft|define|"
+    r"document|review|adjust|extend|replace|migrate|ship|finalize|finalise|set up|clean up)\b",
+    re.IGNORECASE,
+)
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|myself)\b", re.IGNORECASE)
 
 
@@ -59,6 +66,12 @@ def asks_about_focus(message: str) -> bool:
     terms = search_terms(message)
     known = LINK_WORDS | STATE_WORDS | _FILLER
     return any(t in STATE_WORDS for t in terms) and all(t in known for t in terms)
+
+
+def asks_for_work(message: str) -> bool:
+    """An instruction to change something of the product ("Update the usage overage billing rule on
+    the pricing page", "Let's rework checkout for teams"): domain work, even in an empty KB."""
+    return bool(_WORK_REQUEST.search(message))
 
 
 def asks_for_knowledge(message: str) -> bool:

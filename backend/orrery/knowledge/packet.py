@@ -13,11 +13,12 @@ GET_ENTRY_HINT = "_Use `get_entry` for full details on any entry._"
 
 
 def format_context_packet(load: ContextLoad) -> str:
-    """`## Context Loaded`, confidence, match counts, a section per collection, and the hint."""
+    """`## Context Loaded`, confidence, match counts, a section per collection (in collection
+    priority order, as the seed's example), and the hint."""
     if load.confidence == "none" or not load.entries:
         return NO_CONTEXT
     collections: dict[str, list[str]] = {}
-    for e in load.entries:
+    for e in sorted(load.entries, key=lambda e: e.collection_priority):  # stable: rank within a group
         collections.setdefault(e.collection_name, []).append(
             f"- **{e.code}:** {inline_data(e.name)}{_code_paths(e.code_paths)}"
         )

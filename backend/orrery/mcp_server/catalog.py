@@ -147,6 +147,12 @@ def catalog_server(resolve: Resolver, **options: Any) -> Any:
         async def list_resources(self) -> Any:
             return [*await super().list_resources(), *await listed_entries(resolve)]
 
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            from orrery.tools.registry import resolve_alias
+
+            name, arguments = resolve_alias(name, arguments)  # seed 004's chunk_docs, not listed
+            return await super().call_tool(name, arguments, context)
+
     server = CatalogServer("orrery", version=__version__, **options)
     add_catalog(server, resolve)
     return server

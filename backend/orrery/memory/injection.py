@@ -67,8 +67,10 @@ def injection_items(memory: LongTermMemory) -> list[InjectionItem]:
     if e.status == "new":
         items.append(InjectionItem("engagement", "status", "**Status:** new user (first conversation)", True))
     else:
-        line = f"**Status:** {e.status} · **Days since last check-in:** {e.days_since_last_check_in}"
-        items.append(InjectionItem("engagement", "status", line, required=True))
+        # two lines, as the seed renders them
+        items.append(InjectionItem("engagement", "status", f"**Status:** {e.status}", required=True))
+        days = f"**Days since last check-in:** {e.days_since_last_check_in}"
+        items.append(InjectionItem("engagement", "days", days, required=True))
     return items
 
 

@@ -11,7 +11,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from orrery.deps import TurnDeps
 from orrery.docs import index
-from orrery.docs.story import render_story_context
+from orrery.docs.story import render_specs, render_story_context
 from orrery.text import inline_data
 from orrery.tools._errors import readable_errors
 from orrery.validation import Text
@@ -65,7 +65,8 @@ async def get_context_for_story(
 async def get_relevant_specs(
     ctx: RunContext[TurnDeps], spec_type: Literal["api", "database", "schema"], identifiers: list[Text]
 ) -> str:
-    """Look up specific API endpoints, DB models or validation schemas. Read-only.
+    """Look up specific API endpoints, DB models or validation schemas: each one's source verbatim
+    in a fenced block, and the identifiers not found. Read-only.
 
     Args:
         spec_type: api (endpoints), database (models) or schema (request/validation schemas).
@@ -73,7 +74,7 @@ async def get_relevant_specs(
     """
     with readable_errors():
         async with ctx.deps.db.sessions() as session:
-            return _json(
+            return render_specs(
                 await index.get_relevant_specs(
                     session, ctx.deps.user_id, _project(ctx), spec_type, identifiers
                 )
@@ -134,4 +135,4 @@ async def index_docs(ctx: RunContext[TurnDeps], force: bool = False) -> str:
             result = await index.index_docs(
                 session, ctx.deps.user_id, _project(ctx), force=force, default_root=ctx.deps.settings.docs_dir
             )
-    return _json({"success": True, **result.__dict__})
+    return _json(result.as_dict())

@@ -57,6 +57,21 @@ REGISTRY: dict[str, ToolSpec] = {
 }
 
 
+SEED_ALIASES: dict[str, tuple[str, dict[str, str]]] = {
+    "chunk_docs": ("index_docs", {"force_rebuild": "force"}),
+}
+"""Seed 004's tool name, served at the HTTP tools door and over MCP as the tool it names (with its
+argument names renamed); never listed, so agents see one tool."""
+
+
+def resolve_alias(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The registry name and arguments a call by a seed's name stands for (others unchanged)."""
+    if name not in SEED_ALIASES or name in REGISTRY:
+        return name, arguments
+    target, renamed = SEED_ALIASES[name]
+    return target, {renamed.get(k, k): v for k, v in arguments.items()}
+
+
 def tool_names(*, read_only: bool | None = None) -> list[str]:
     """Registered tool names, optionally only the read-only (or only the writing) ones."""
     return sorted(n for n, s in REGISTRY.items() if read_only is None or s.read_only == read_only)

@@ -147,9 +147,10 @@ async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUs
     from orrery.repo import identity
     from orrery.repo.scope import require_project
     from orrery.services.tool_calls import mcp_tool
-    from orrery.tools.registry import REGISTRY
+    from orrery.tools.registry import REGISTRY, resolve_alias
 
     _plugins(request)
+    name, arguments = resolve_alias(name, body.arguments)  # seed 004's chunk_docs is index_docs
     if name not in REGISTRY:
         raise NotFoundError("tool", name)
     async with request.app.state.db.readers() as session:  # closed before the tool runs
@@ -166,7 +167,7 @@ async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUs
         return deps
 
     try:
-        result = await mcp_tool(REGISTRY[name], caller).run(body.arguments, context=None)
+        result = await mcp_tool(REGISTRY[name], caller).run(arguments, context=None)
     except UnexpectedToolError as exc:  # a crash, not the caller's mistake: the usual 500
         raise exc.__cause__ or exc from None
     except ToolError as exc:

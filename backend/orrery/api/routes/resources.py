@@ -20,6 +20,7 @@ from orrery.api.resource_schemas import (
     CollectionOut,
     DocsSummaryOut,
     EntryCreatedOut,
+    IndexOut,
     KbSearchOut,
     LinkedOut,
     LoadOut,
@@ -27,7 +28,6 @@ from orrery.api.resource_schemas import (
     UserSummaryOut,
 )
 from orrery.api.schemas import EdgeOut, EntityOut
-from orrery.docs.index import IndexResult
 from orrery.graph.templates import ExcludeSpec, IncludeSpec
 from orrery.knowledge.entries import FullEntry
 from orrery.repo import graph, knowledge, memory
@@ -344,7 +344,7 @@ class ReindexIn(StorableBody):
 
 @router.post(
     "/projects/{project_id}/docs/index",
-    response_model=IndexResult,
+    response_model=IndexOut,
     summary="Re-index the project's docs folder",
 )
 async def docs_reindex(
@@ -355,9 +355,8 @@ async def docs_reindex(
     unless `force`."""
     from orrery.docs.index import index_docs
 
-    return asdict(
-        await index_docs(session, user.id, project_id, force=body.force, default_root=settings.docs_dir)
-    )
+    result = await index_docs(session, user.id, project_id, force=body.force, default_root=settings.docs_dir)
+    return result.as_dict()
 
 
 class CheckInIn(StorableBody):
