@@ -18,13 +18,14 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, TypeGuard
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
+from orrery.db.base import utcnow
 from orrery.db.engine import Database
 from orrery.db.memos import Memo, write_memos
 from orrery.db.models import ChatSession, CheckIn, Entity, Message
@@ -356,7 +357,7 @@ CHECKED_IN_MAX_USERS = 50_000
 
 def _today() -> datetime:
     """The start of today (UTC)."""
-    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: datetime) -> None:
