@@ -379,3 +379,23 @@ async def test_inspector_previews_and_compares_strategies_without_storing(
         theirs = await chat.create_session(s, eve.id, title="Eve's")
     foreign = await client.get(f"/s/{theirs.id}/preview", params={"scoping": "last_n"}, headers=htmx)
     assert foreign.status_code == 404
+
+
+async def test_the_api_docs_pages_carry_the_web_apps_security_headers(app: Any) -> None:
+    """Like the web app's pages; each inline script of the page is allowed by its hash alone."""
+    import base64
+    import hashlib
+
+    async with _client(app) as client:
+        for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+            page = await client.get(path)
+            assert page.status_code == 200 and page.headers["x-frame-options"] == "DENY"
+            assert page.headers["x-content-type-options"] == "nosniff"
+            policy = page.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+            script_src = next(d for d in policy.split("; ") if d.startswith("script-src"))
+            inline = re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL)
+            hashes = [base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() for s in inline]
+            assert script_src == " ".join(["script-src 'self'", *(f"'sha256-{h}'" for h in hashes)])
+            assert "unsafe" not in script_src
+        assert "http" not in (await client.get("/docs")).headers["content-security-policy"]
