@@ -160,7 +160,8 @@ async def patch_session(
         },
         502: {
             "model": ErrorOut,
-            "description": "The model failed (JSON turns; streams send an `error` event)",
+            "description": "The model failed (JSON turns, code `model_error` or `model_timeout` as the "
+            "stream's `error` event; streams send that event)",
         },
         409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
         **RATE_LIMITED,
