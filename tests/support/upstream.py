@@ -4,8 +4,8 @@
 text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
 until the mode changes), or `drop` (a stream that opens, sends the assistant's empty first chunk,
 then loses its connection). Requests for `model_modes[model]` get that mode instead (a fallback
-model answering while the first fails). Every request body is kept in `requests`, so tests count upstream calls and
-read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
+model answering while the first fails). Every request body is kept in `requests`, so tests count
+upstream calls and read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
 `provider_env`)."""
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-
 from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
