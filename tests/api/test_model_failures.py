@@ -111,5 +111,10 @@ async def test_a_fallback_answers_when_the_first_stream_drops_before_any_text(
         sid = await _session(client, demo)
         answered = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "hi"})
         asked = [r["model"] for r in provider.requests]
+        provider.model_modes = {}
+        first = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "again"}, headers=JSON)
     assert asked == ["fake-model", "fallback-model"]
     assert '"delta": "echo: hi"' in answered.text and "event: error" not in answered.text
+    [done] = [b for b in answered.text.split("\n\n") if b.startswith("event: done")]
+    assert json.loads(done.split("\n")[1].removeprefix("data: "))["model"] == "openai/fallback-model"
+    assert first.json()["model"] == "openai/fake-model"  # the response names the model that answered

@@ -238,7 +238,8 @@ class Orchestrator:
         saved = await self._finish(
             user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
         )
-        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
+        answered_by = run.result.response.model_name if run.result is not None else None
+        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to, model=answered_by))
 
     async def _run_model(
         self,
