@@ -18,6 +18,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ from pydantic_ai import models
 from sqlalchemy import delete
 
 from orrery.config import Settings
+from orrery.db import base as db_base
 from orrery.db.engine import Database
 from orrery.db.migrations import upgrade
 from orrery.db.models import ApiKey
@@ -117,6 +119,29 @@ def pg_template(pg_server: ThrowawayPostgres) -> str:
     return "orrery_template"
 
 
+CLOCK_OFFSET_ENV = "ORRERY_TEST_CLOCK_OFFSET_MINUTES"
+"""Set (e.g. to 60) to run tests with the app's clock (`utcnow`) that many minutes ahead of the one the
+session templates were built with: as if the run had lasted that long before each test. A test that
+compares the wall clock with fixture times then fails; none may."""
+
+
+@pytest.fixture(autouse=True)
+def _advanced_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    minutes = os.environ.get(CLOCK_OFFSET_ENV)
+    if minutes:
+        monkeypatch.setattr(db_base, "CLOCK_OFFSET", timedelta(minutes=float(minutes)))
+
+
+@contextlib.contextmanager
+def _run_start_clock() -> Iterator[None]:
+    """The clock as it was when the run began (the templates are built once, at its start)."""
+    saved, db_base.CLOCK_OFFSET = db_base.CLOCK_OFFSET, timedelta(0)
+    try:
+        yield
+    finally:
+        db_base.CLOCK_OFFSET = saved
+
+
 async def _load_demo_template(url: str) -> None:
     """Load the demo into a template database, then drop its API key (each test's `demo` issues
     its own), so a copy holds what a fresh `load_demo` would write, minus the key."""
@@ -133,14 +158,16 @@ async def _load_demo_template(url: str) -> None:
 def sqlite_demo_template(sqlite_template: Path) -> Path:
     path = sqlite_template.with_name("demo-template.db")
     shutil.copy(sqlite_template, path)
-    in_thread(asyncio.run, _load_demo_template(f"sqlite+aiosqlite:///{path}"))
+    with _run_start_clock():
+        in_thread(asyncio.run, _load_demo_template(f"sqlite+aiosqlite:///{path}"))
     return path
 
 
 @pytest.fixture(scope="session")
 def pg_demo_template(pg_server: ThrowawayPostgres, pg_template: str) -> str:
     pg_server.copy_database("orrery_demo_template", pg_template)
-    in_thread(asyncio.run, _load_demo_template(pg_server.url("orrery_demo_template")))
+    with _run_start_clock():
+        in_thread(asyncio.run, _load_demo_template(pg_server.url("orrery_demo_template")))
     return "orrery_demo_template"
 
 

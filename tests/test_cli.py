@@ -38,8 +38,10 @@ def migrated_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 
 def invoke(*args: str) -> tuple[int, str]:
+    """The exit code and what a terminal shows; with `--json`, stdout alone (what a script parses:
+    log lines go to stderr)."""
     result = runner.invoke(app, list(args))
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout if "--json" in args else result.output
 
 
 def test_fresh_database_flow(cli_env: None) -> None:

@@ -280,7 +280,72 @@ STEPS: list[Step] = [
     (["memory", "show", "--user", "sam@example.org", "--json"], 0, '"recall_across_chats": true', None),
     (["memory", "set", "--user", "maya@demo.orrery.dev"], 2, "nothing to change", None),
     (
-        ["sessions", "delete", "--session", "{session_id}", "--user", "maya@demo.orrery.dev"],
+        [
+            "facts",
+            "add",
+            "--user",
+            "maya@demo.orrery.dev",
+            "My sister lives in Porto",
+            "--subject",
+            "sister",
+            "--valid-from",
+            "2025-06-01",
+        ],
+        0,
+        "",
+        "fact",
+    ),
+    (
+        [
+            "facts",
+            "add",
+            "--user",
+            "maya@demo.orrery.dev",
+            "My sister moved to Lisbon",
+            "--supersedes",
+            "{fact_id}",
+        ],
+        0,
+        "",
+        "fact",
+    ),
+    (["facts", "list", "--user", "maya@demo.orrery.dev", "--history", "--json"], 0, "Porto", None),
+    (
+        ["facts", "list", "--user", "maya@demo.orrery.dev", "--session", "{session_id}"],
+        0,
+        "no remembered facts",
+        None,
+    ),
+    (
+        [
+            "facts",
+            "edit",
+            "--user",
+            "maya@demo.orrery.dev",
+            "{fact_id}",
+            "--text",
+            "My sister lives in Lisbon",
+            "--subject",
+            "sister",
+            "--valid-from",
+            "2026-03-01",
+        ],
+        0,
+        "fact updated",
+        None,
+    ),  # fmt: skip
+    (["facts", "forget", "--user", "sam@example.org", "{fact_id}"], 1, "not found", None),
+    (["facts", "forget", "--user", "maya@demo.orrery.dev", "{fact_id}"], 0, "fact forgotten", None),
+    (
+        [
+            "sessions",
+            "delete",
+            "--session",
+            "{session_id}",
+            "--user",
+            "maya@demo.orrery.dev",
+            "--forget-facts",
+        ],
         0,
         "session deleted",
         None,
@@ -359,7 +424,9 @@ def _step(launcher: Commands, step: Step, values: dict[str, str]) -> None:
     got, output = _orrery(argv, launcher.env, launcher.cwd) if cold else launcher.run(argv)
     assert got == code, f"orrery {' '.join(argv)} exited {got}:\n{output}"
     assert expected.format(**values) in output, f"orrery {' '.join(argv)}:\n{output}"
-    if capture is not None:
+    if capture == "fact":  # `facts add` prints the new fact's id alone
+        _capture(capture, output.strip().splitlines()[-1], values)
+    elif capture is not None:
         _capture(capture, json.loads(output.strip().splitlines()[-1]), values)
 
 
@@ -370,6 +437,8 @@ def _capture(name: str, data: Any, values: dict[str, str]) -> None:
         values["session_id"] = data["id"]
     elif name == "kb":
         values["code"] = data["hits"][0]["code"]
+    elif name == "fact":
+        values["fact_id"] = data
 
 
 def test_every_readme_step_runs(workspace: tuple[Commands, Path, dict[str, str]]) -> None:
@@ -403,7 +472,9 @@ def test_servers_through_the_entry_point(workspace: tuple[Commands, Path, dict[s
     args = ["mcp", "--http", "--host", "127.0.0.1", "--port", str(port), "--project", values["project_id"]]
     with _started(args, env, cwd, launcher) as base:  # forked: `serve` above is the cold server
         refused = httpx.post(f"{base}/mcp", json={}, headers={"Authorization": "Bearer orr_wrong"}, timeout=5)
-        assert refused.status_code == 401
+        assert (
+            refused.status_code == 403
+        )  # a wrong key: 403 `invalid_key`, not an OAuth flow (docs/doors/mcp.md)
 
 
 class _started:
@@ -482,6 +553,7 @@ _GROUPS = {
     "plugins",
     "usage",
     "memory",
+    "facts",
 }
 
 
@@ -494,6 +566,7 @@ ELSEWHERE = {
     "`orrery serve --workers`": "tests/api/test_load.py",
     "command `orrery docs measure`": "tests/docs/test_story_context.py",
     "command `orrery embeddings`": "tests/test_cli_embeddings.py",
+    "command `orrery eval facts`": "tests/test_cli_facts.py",
     "command `orrery eval knowledge`": "tests/evaluation/test_knowledge_eval.py",
     "command `orrery eval make-dataset`": "tests/evaluation/test_harness.py",
     "command `orrery eval scoping`": "tests/evaluation/test_harness.py",

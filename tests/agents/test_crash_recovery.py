@@ -58,6 +58,8 @@ async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
             await fake.called(0)  # the turn is inside the model call
             live = (await client.get(f"/v1/sessions/{sid}/context")).json()["messages"]
             assert not any(m["content"] == UNANSWERED for m in live)  # its turn runs: no note yet
+            running = (await client.get(f"/v1/sessions/{sid}")).json()["messages"]
+            assert [m["status"] for m in running] == ["complete"]  # a live turn's message is not failed
             first.kill()
             with contextlib.suppress(httpx.HTTPError):
                 await sent  # the server died under it
@@ -68,6 +70,9 @@ async def test_a_turn_killed_mid_way_is_a_failed_turn_after_restart(
     fake.mode = "echo"
     with killable_server(db_url, settings.secret_key, env) as second:
         async with httpx.AsyncClient(base_url=second.base, headers=headers, timeout=120) as client:
+            read = (await client.get(f"/v1/sessions/{sid}")).json()["messages"]
+            assert [(m["content"], m["status"]) for m in read] == [("Plan my week please", "failed")]
+            assert await stored_messages(settings, sid) == [("user", "Plan my week please", "failed")]
             shown = (await client.get(f"/v1/sessions/{sid}/context")).json()["messages"]
             assert _noted(shown, "Plan my week please")  # read: no live process owns that turn
             calls = len(fake.requests)

@@ -16,6 +16,7 @@ from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.repo import chat
+from tests.support.web import sign_in
 
 
 async def _ask(api: httpx.AsyncClient, demo: Any, kind: str, text: str) -> tuple[str, str]:
@@ -94,7 +95,7 @@ async def web(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://orrery") as client:
-            await client.post("/login", data={"api_key": demo.api_key})
+            await sign_in(client, demo.api_key)
             yield client
 
 

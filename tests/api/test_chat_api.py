@@ -238,6 +238,7 @@ async def test_sse_event_stream_snapshot(api: httpx.AsyncClient, demo: Any) -> N
         "handoff": "NoneType",
         "latency_ms": "int",
         "message_id": "str",
+        "model": "str",
         "replayed": "bool",
         "reply": "str",
         "seq": "int",

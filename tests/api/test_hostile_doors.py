@@ -23,6 +23,7 @@ from orrery.db.models import ChatSession, CheckIn, Edge, Entity, KbCollection, K
 from orrery.deps import TurnDeps
 from orrery.mcp_server import build_server
 from tests.support.entrypoint import server_launcher
+from tests.support.web import sign_in
 
 BAD = {"surrogate": "x\ud800y", "nul": "a\x00b"}
 DEEP = "[" * 5000 + "]" * 5000
@@ -39,7 +40,7 @@ async def doors(db: Database, settings: Settings, demo: Any) -> AsyncIterator[di
             httpx.AsyncClient(transport=transport, base_url="http://orrery", headers=auth) as api,
             httpx.AsyncClient(transport=transport, base_url="http://orrery") as web,
         ):
-            assert (await web.post("/login", data={"api_key": demo.api_key})).status_code == 303
+            assert (await sign_in(web, demo.api_key)).status_code == 303
             yield {"api": api, "web": web, "app": app, "demo": demo, "db": db}
 
 

@@ -107,3 +107,62 @@ async def test_concurrent_requests_with_one_key_run_the_model_once(
     assert len(fake.requests) - per_turn == per_turn  # one turn ran the model; nine shared its outcome
     sid_ten = _session_of(outcomes[0])  # type: ignore[arg-type]
     assert await stored_messages(settings, sid_ten) == [("user", "Ten at once", "failed")]
+
+
+@pytest.mark.demo_db
+async def test_identical_concurrent_resends_without_a_key_store_one_turn(
+    db_url: str, provider: tuple[FakeProvider, str]
+) -> None:
+    """Ten identical requests (no Idempotency-Key) arrive at once while the session's turn lock is
+    taken (by an earlier turn whose model hangs), so none finds the message stored on arrival: the
+    first to get the lock runs the turn, the nine others find it stored after they arrived and
+    replay its reply. On PostgreSQL the requests go to two server processes."""
+    fake, base_url = provider
+    settings = settings_for(db_url)
+    demo = await load_demo_into(settings)
+    env = provider_env(base_url)
+    with contextlib.ExitStack() as stack:
+        count = 2 if settings.dialect == "postgresql" else 1
+        bases = [
+            stack.enter_context(killable_server(db_url, settings.secret_key, env)).base for _ in range(count)
+        ]
+        headers = {"Authorization": f"Bearer {demo.api_key}", "Accept": "application/json"}
+        async with httpx.AsyncClient(base_url=bases[0], headers=headers, timeout=120) as http:
+            sid = (await http.post("/v1/sessions", json={})).json()["id"]
+            fake.mode = "hang"
+            holding = asyncio.create_task(http.post(f"/v1/sessions/{sid}/messages", json={"content": "Hold"}))
+            await fake.called(0)  # the earlier turn is inside the model call, holding the lock
+            clients = [
+                openai.AsyncOpenAI(
+                    base_url=f"{base}/v1",
+                    api_key=demo.api_key,
+                    max_retries=0,
+                    default_headers={"X-Orrery-Session": sid},
+                )
+                for base in bases
+            ]
+            messages: Any = [
+                {"role": "user", "content": "Hold"},
+                {"role": "assistant", "content": "echo: Hold"},
+                {"role": "user", "content": "Ten at once"},
+            ]
+            requests = [
+                asyncio.create_task(
+                    clients[i % count].chat.completions.create(model="orrery/coach", messages=messages)
+                )
+                for i in range(10)
+            ]
+            await asyncio.sleep(1)  # let the ten reach the servers and wait for the lock
+            fake.mode = "echo"
+            assert (await holding).status_code == 200
+            outcomes = await asyncio.gather(*requests, return_exceptions=True)
+            for client in clients:
+                await client.close()
+    assert {o.choices[0].message.content for o in outcomes} == {"echo: Ten at once"}, outcomes  # type: ignore[union-attr]
+    assert len(fake.requests) == 2  # the holding turn and one turn for the ten
+    assert [(r, c) for r, c, _ in await stored_messages(settings, sid)] == [
+        ("user", "Hold"),
+        ("assistant", "echo: Hold"),
+        ("user", "Ten at once"),
+        ("assistant", "echo: Ten at once"),
+    ]

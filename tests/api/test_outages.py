@@ -144,3 +144,82 @@ async def test_a_database_gone_mid_turn_ends_the_stream_with_an_error_and_json_w
             assert str(pg_server.port) not in answered.text
         finally:
             await pg_server.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+
+
+@pytest.fixture
+def own_pg_url() -> Iterator[tuple[ThrowawayPostgres, str]]:
+    """A migrated database on a PostgreSQL server of the test's own (the test restarts it)."""
+    from orrery.db.migrations import upgrade
+    from tests.conftest import in_thread
+
+    server = ThrowawayPostgres(commit_waits=True).start()
+    try:
+        server.run("CREATE DATABASE orrery")
+        in_thread(upgrade, server.url("orrery"))
+        yield server, server.url("orrery")
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif("postgresql" not in DIALECTS, reason="PostgreSQL only")
+async def test_after_a_postgres_restart_a_turn_answers_503_never_500_then_is_served(
+    own_pg_url: tuple[ThrowawayPostgres, str],
+) -> None:
+    """A turn holds its session's lock (its model hangs) while PostgreSQL restarts: the lock's
+    connection is closed under it, so a turn on another session finds it closed. That is an outage
+    (503 + `Retry-After`), and the retry is served on a new lock connection."""
+    server, url = own_pg_url
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def hang(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        started.set()
+        await release.wait()
+        yield "late"
+
+    async with _client(settings_for(url)) as (app, http, demo):
+        project = {"project_id": str(demo.project_id)}
+        first = (await http.post("/v1/sessions", json=project)).json()["id"]
+        other = (await http.post("/v1/sessions", json=project)).json()["id"]
+        app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=hang)
+        held = asyncio.create_task(http.post(f"/v1/sessions/{first}/messages", json={"content": "hold"}))
+        try:
+            await started.wait()
+            await asyncio.to_thread(server.restart)
+            app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=_answer)
+            turn = {"content": "hi"}
+            json_only = {"Accept": "application/json"}
+            _assert_503(
+                await http.post(f"/v1/sessions/{other}/messages", json=turn, headers=json_only), UNAVAILABLE
+            )
+            served = await http.post(f"/v1/sessions/{other}/messages", json=turn, headers=json_only)
+            assert served.status_code == 200 and served.json()["reply"] == "fine"
+        finally:
+            release.set()
+            await held
+
+
+async def _answer(messages: list[ModelMessage], info: AgentInfo) -> Any:
+    yield "fine"
+
+
+def test_driver_errors_are_outages_by_what_they_are_not_by_their_class_name() -> None:
+    """A raw driver error is an outage when the server's SQLSTATE says the connection is gone or
+    cannot be had, or when code that asked the connection says it is closed (`ConnectionLost`);
+    a driver's misuse error (a bug) stays a 500 whatever its name."""
+    import asyncpg
+
+    from orrery.db.failures import ConnectionLost, as_unavailable
+
+    gone = [
+        asyncpg.exceptions.ConnectionDoesNotExistError(),  # 08003
+        asyncpg.exceptions.AdminShutdownError(),  # 57P01
+        asyncpg.exceptions.CannotConnectNowError(),  # 57P03
+        asyncpg.exceptions.TooManyConnectionsError(),  # 53300
+        ConnectionLost("the turn lock's connection is closed"),
+    ]
+    assert [str(as_unavailable(e)) for e in gone] == [UNAVAILABLE] * len(gone)
+    not_outages = [
+        asyncpg.exceptions.InterfaceError("cannot perform operation: another operation is in progress"),
+        asyncpg.exceptions.UniqueViolationError(),  # 23505
+    ]
+    assert [as_unavailable(e) for e in not_outages] == [None] * len(not_outages)

@@ -14,6 +14,7 @@ from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession
 from tests.conftest import DIALECTS, settings_for
+from tests.support.web import sign_in
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ async def test_every_read_answers_while_another_connection_holds_the_write_lock(
         f"/v1/sessions/{sid}/messages", json={"content": "What next?"}, headers={"Accept": "application/json"}
     )
     assert turn.status_code == 200, turn.text  # (also stamps the key's use: auth needs no write later)
-    signed_in = await api.post("/login", data={"api_key": demo.api_key})  # the web app, too
+    signed_in = await sign_in(api, demo.api_key)  # the web app, too
     assert signed_in.status_code == 303
     pages = ["/", f"/s/{sid}", f"/s/{sid}/messages?before=3", f"/s/{sid}/inspector", "/search?q=next"]
     holder = sqlite3.connect(settings.database_url.split("///", 1)[1], isolation_level=None)

@@ -19,6 +19,7 @@ from orrery.db.models import Message, UsageCounter
 from orrery.ops import limits
 from tests.ops.conftest import focused_session
 from tests.support.serving import serving
+from tests.support.web import sign_in
 
 JSON = {"Accept": "application/json"}
 
@@ -160,7 +161,7 @@ async def test_the_web_app_answers_429_with_retry_after(
     limited = settings.model_copy(update={"limit_turns_per_minute": 1})
     app = create_app(limited)
     async with serving(app, demo.api_key) as api:
-        assert (await api.post("/login", data={"api_key": demo.api_key})).status_code == 303
+        assert (await sign_in(api, demo.api_key)).status_code == 303
         page = await api.get("/", follow_redirects=True)
         csrf = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text)
         assert csrf is not None

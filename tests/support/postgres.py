@@ -53,6 +53,9 @@ class ThrowawayPostgres:
     port: int = field(default_factory=_free_port)
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="orrery-pg-")))
     user: str = "postgres"
+    commit_waits: bool = False
+    """Whether a commit waits for its WAL write (`synchronous_commit`): off for speed, on for a
+    server that `restart()` stops with `-m immediate`, which loses commits not yet written."""
     _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
     _conn: Any = field(default=None, init=False, repr=False)
     _strategy: str = field(default="", init=False, repr=False)
@@ -86,14 +89,19 @@ class ThrowawayPostgres:
             "--no-sync",
             "--locale=C",
         )
+        self._pg_ctl_start()
+        return self
+
+    def _pg_ctl_start(self) -> None:
         opts = (
-            f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+            f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off "
+            f"-c synchronous_commit={'on' if self.commit_waits else 'off'} "
             "-c full_page_writes=off -c max_connections=200"
         )
         self._run(
-            str(bin_dir / "pg_ctl"),
+            str(find_bin_dir() / "pg_ctl"),
             "-D",
-            str(data),
+            str(self.root / "data"),
             "-o",
             opts,
             "-l",
@@ -103,7 +111,13 @@ class ThrowawayPostgres:
             "60",
             "start",
         )
-        return self
+
+    def restart(self) -> None:
+        """Stop the server as a crash or an operator's fast restart would (`-m immediate`: every
+        backend ends at once, no checkpoint), then start it again on the same port and data. The
+        maintenance connection (`run`) does not survive it: use a server of the test's own."""
+        self._run(str(find_bin_dir() / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop")
+        self._pg_ctl_start()
 
     def run(self, sql: str) -> None:
         """Run one statement (CREATE/DROP DATABASE) from synchronous code, on one connection kept

@@ -1,9 +1,11 @@
 """A fake OpenAI-compatible model provider on loopback, for server processes started by tests.
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
-text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), or `hang` (waits
-until the mode changes). Every request body is kept in `requests`, so tests count upstream calls and
-read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
+text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
+until the mode changes), or `drop` (a stream that opens, sends the assistant's empty first chunk,
+then loses its connection). Requests for `model_modes[model]` get that mode instead (a fallback
+model answering while the first fails). Every request body is kept in `requests`, so tests count
+upstream calls and read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
 `provider_env`)."""
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class FakeProvider:
 
     def __init__(self) -> None:
         self.mode = "echo"
+        self.model_modes: dict[str, str] = {}
         self.gate = threading.Event()
         self.gate.set()
         self.requests: list[dict[str, Any]] = []
@@ -47,7 +50,10 @@ class FakeProvider:
         self.requests.append(body)
         while self.mode == "hang":  # noqa: ASYNC110 - set from the test's thread
             await asyncio.sleep(0.05)
-        if self.mode == "fail":
+        mode = self.model_modes.get(body["model"], self.mode)
+        if mode == "drop":
+            return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
+        if mode == "fail":
             while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
                 await asyncio.sleep(0.05)
             # `retry-after-ms`: the OpenAI SDK's clients retry at once instead of backing off ~1.5 s
@@ -92,6 +98,12 @@ def _stream(model: str, text: str) -> Iterator[str]:
     final = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": []}
     yield f"data: {json.dumps(final | {'usage': USAGE})}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def _dropped(model: str) -> Iterator[str]:
+    """The first chunk (role, no text), then the connection ends mid-body (the server aborts it)."""
+    yield next(_stream(model, ""))
+    raise ConnectionResetError("the fake provider dropped the stream")
 
 
 @contextmanager

@@ -378,3 +378,26 @@ def test_inspector_graph_edit_search_and_phone(page: Page, server: Server) -> No
     expect(page.locator("#composer")).to_be_visible()
     _no_csp_violations(page)
     page.set_viewport_size({"width": 1360, "height": 900})
+
+
+def test_the_api_docs_render_under_their_security_policy(page: Page, server: Server) -> None:
+    """`/docs` and `/redoc` carry a CSP and `X-Frame-Options` (like the web app's pages), and still
+    render from the local assets. The one thing refused is ReDoc's logo from its CDN (it always asks
+    for it): nothing is loaded from outside."""
+    tab = page.context.new_page()  # its own console: the refused logo is logged as an error there
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.add_init_script(CSP_PROBE)
+    try:
+        for path, title in (("/docs", ".swagger-ui .info .title"), ("/redoc", "h1")):
+            response = tab.goto(path)
+            assert response is not None and response.headers["x-frame-options"] == "DENY"
+            assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+            expect(tab.locator(title).first).to_contain_text("Orrery")
+            expect(tab.get_by_text("/v1/sessions").first).to_be_attached()
+            logo = "img-src https://cdn.redoc.ly/redoc/logo-mini.svg"
+            assert [v for v in tab.evaluate("window.__csp") if v != logo] == [], path
+        assert [e for e in errors if "cdn.redoc.ly" not in e] == []
+    finally:
+        tab.close()

@@ -17,6 +17,7 @@ from orrery.knowledge.entries import get_entry
 from orrery.memory.messages import append_message
 from orrery.repo import chat, identity, web_tokens
 from tests.support.factories import make_user
+from tests.support.web import login_token, sign_in
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def _client(app: Any, base: str = "http://orrery") -> httpx.AsyncClient:
 async def client(app: Any, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
     """A browser-like client signed in with the demo user's API key."""
     async with _client(app) as client:
-        response = await client.post("/login", data={"api_key": demo.api_key})
+        response = await sign_in(client, demo.api_key)
         assert response.status_code == 303 and response.headers["location"] == "/"
         yield client
 
@@ -55,13 +56,16 @@ async def _session(client: httpx.AsyncClient, demo: Any, token: str) -> str:
 async def test_sign_in_sets_a_strict_http_only_cookie(app: Any, demo: Any) -> None:
     async with _client(app) as client:
         assert (await client.get("/")).headers["location"] == "/login"
+        token = await login_token(client)
         forged = await client.post(
-            "/login", data={"api_key": demo.api_key}, headers={"Origin": "https://evil.example"}
+            "/login",
+            data={"api_key": demo.api_key, "login_token": token},
+            headers={"Origin": "https://evil.example"},
         )
-        assert forged.status_code == 403 and "set-cookie" not in forged.headers
-        refused = await client.post("/login", data={"api_key": "orr_nothing"})
+        assert forged.status_code == 403 and "orrery_session" not in forged.headers.get("set-cookie", "")
+        refused = await client.post("/login", data={"api_key": "orr_nothing", "login_token": token})
         assert refused.status_code == 401 and "malformed API key" in refused.text
-        ok = await client.post("/login", data={"api_key": demo.api_key})
+        ok = await client.post("/login", data={"api_key": demo.api_key, "login_token": token})
         cookie = ok.headers["set-cookie"].lower()
         assert "httponly" in cookie and "samesite=strict" in cookie and "secure" not in cookie
         home = await client.get("/", follow_redirects=True)
@@ -70,8 +74,31 @@ async def test_sign_in_sets_a_strict_http_only_cookie(app: Any, demo: Any) -> No
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy
         assert not re.search(r"<script(?![^>]*\bsrc=)", home.text), "no inline script"
     async with _client(app, "https://orrery") as secure:
-        cookie = (await secure.post("/login", data={"api_key": demo.api_key})).headers["set-cookie"].lower()
+        cookie = (await sign_in(secure, demo.api_key)).headers["set-cookie"].lower()
         assert "; secure" in cookie
+
+
+async def test_sign_in_needs_the_forms_login_token_even_without_an_origin(app: Any, demo: Any) -> None:
+    """Login CSRF: another site's form posting the attacker's key, from a client that sends no
+    `Origin`, must not sign the browser in. It can send neither our form's token nor its cookie."""
+    async with _client(app) as victim:
+        bare = await victim.post("/login", data={"api_key": demo.api_key})
+        assert bare.status_code == 403 and "expired or did not come from this site" in bare.text
+        assert "orrery_session" not in victim.cookies
+        async with _client(app) as attacker:
+            stolen = await login_token(attacker)  # a token of the attacker's own browser
+        forged = await victim.post("/login", data={"api_key": demo.api_key, "login_token": stolen})
+        assert forged.status_code == 403 and "orrery_session" not in victim.cookies
+        again = await victim.post(  # the refusal showed a fresh form: its token works
+            "/login", data={"api_key": demo.api_key, "login_token": _form_token(forged.text)}
+        )
+        assert again.status_code == 303 and "orrery_session" in victim.cookies
+
+
+def _form_token(page: str) -> str:
+    found = re.search(r'name="login_token" value="([0-9a-f]+)"', page)
+    assert found, page[:500]
+    return found.group(1)
 
 
 async def test_login_link_works_once_and_sign_out_ends_the_session(
@@ -105,6 +132,7 @@ async def test_revoking_the_api_key_also_ends_sessions_from_a_login_link(
 ) -> None:
     async with db.transaction() as s:
         token = await web_tokens.issue_login_link_token(s, demo.user_id, settings.secret_key)
+        unused = await web_tokens.issue_login_link_token(s, demo.user_id, settings.secret_key)
     async with _client(app) as browser:
         assert (await browser.get(f"/login/link?token={token}")).status_code == 303
         assert (await browser.get("/")).status_code in (200, 303)
@@ -112,6 +140,9 @@ async def test_revoking_the_api_key_also_ends_sessions_from_a_login_link(
         async with db.transaction() as s:
             await identity.revoke_api_keys(s, demo.user_id, "demo")
         assert (await browser.get("/")).headers["location"] == "/login"
+    async with _client(app) as later:  # a link issued before the revocation ends with it
+        refused = await later.get(f"/login/link?token={unused}")
+        assert refused.status_code == 401 and "orrery_session" not in later.cookies
 
 
 async def test_a_huge_message_number_is_refused_not_a_server_error(
@@ -348,3 +379,23 @@ async def test_inspector_previews_and_compares_strategies_without_storing(
         theirs = await chat.create_session(s, eve.id, title="Eve's")
     foreign = await client.get(f"/s/{theirs.id}/preview", params={"scoping": "last_n"}, headers=htmx)
     assert foreign.status_code == 404
+
+
+async def test_the_api_docs_pages_carry_the_web_apps_security_headers(app: Any) -> None:
+    """Like the web app's pages; each inline script of the page is allowed by its hash alone."""
+    import base64
+    import hashlib
+
+    async with _client(app) as client:
+        for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+            page = await client.get(path)
+            assert page.status_code == 200 and page.headers["x-frame-options"] == "DENY"
+            assert page.headers["x-content-type-options"] == "nosniff"
+            policy = page.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+            script_src = next(d for d in policy.split("; ") if d.startswith("script-src"))
+            inline = re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL)
+            hashes = [base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() for s in inline]
+            assert script_src == " ".join(["script-src 'self'", *(f"'sha256-{h}'" for h in hashes)])
+            assert "unsafe" not in script_src
+        assert "http" not in (await client.get("/docs")).headers["content-security-policy"]

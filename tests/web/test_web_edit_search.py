@@ -18,6 +18,7 @@ from orrery.db.engine import Database
 from orrery.db.models import Message
 from orrery.repo import chat, identity
 from tests.support.factories import make_user
+from tests.support.web import sign_in
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ async def client(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClie
     async with application.router.lifespan_context(application):
         transport = httpx.ASGITransport(app=application)
         async with httpx.AsyncClient(transport=transport, base_url="http://orrery") as client:
-            assert (await client.post("/login", data={"api_key": demo.api_key})).status_code == 303
+            assert (await sign_in(client, demo.api_key)).status_code == 303
             yield client
 
 
@@ -116,10 +117,10 @@ async def test_sign_in_returns_to_the_page_asked_for(settings: Settings, demo: A
             assert asked.headers["location"] == "/login?next=%2Fs%2Fabc%3Fx%3D1"
             form = (await client.get(asked.headers["location"])).text
             assert 'name="next" value="/s/abc?x=1"' in form and "orrery web link" in form
-            back = await client.post("/login", data={"api_key": demo.api_key, "next": "/s/abc?x=1"})
+            back = await sign_in(client, demo.api_key, next="/s/abc?x=1")
             assert back.headers["location"] == "/s/abc?x=1"
             for evil in ("//evil.example/x", "https://evil.example", "/\\evil"):
-                out = await client.post("/login", data={"api_key": demo.api_key, "next": evil})
+                out = await sign_in(client, demo.api_key, next=evil)
                 assert out.headers["location"] == "/"
 
 

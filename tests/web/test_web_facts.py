@@ -17,6 +17,7 @@ from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.repo import facts
 from tests.support.factories import make_user
+from tests.support.web import sign_in
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ async def client(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClie
     async with application.router.lifespan_context(application):
         transport = httpx.ASGITransport(app=application)
         async with httpx.AsyncClient(transport=transport, base_url="http://orrery") as client:
-            assert (await client.post("/login", data={"api_key": demo.api_key})).status_code == 303
+            assert (await sign_in(client, demo.api_key)).status_code == 303
             yield client
 
 

@@ -18,6 +18,7 @@ from orrery.db.engine import Database
 from orrery.db.models import ChatSession
 from orrery.repo import chat, identity
 from tests.support.factories import make_user
+from tests.support.web import sign_in
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ async def client(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClie
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=transport, base_url="http://orrery") as c,
     ):
-        assert (await c.post("/login", data={"api_key": demo.api_key})).status_code == 303
+        assert (await sign_in(c, demo.api_key)).status_code == 303
         yield c
 
 

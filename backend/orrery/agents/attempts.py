@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
@@ -98,6 +99,8 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
     outage = as_unavailable(exc)
     if outage is not None:
         return "unavailable", str(outage)
+    if _lost_connection(exc):
+        return "model_error", "the connection to the model provider was lost; retry shortly"
     if isinstance(exc, ModelHTTPError):
         return "model_error", f"the model provider answered HTTP {exc.status_code}; retry shortly"
     if isinstance(exc, UsageLimitExceeded):
@@ -108,6 +111,22 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
     if isinstance(status, int):
         return "model_error", f"the model provider failed (HTTP {status}); retry shortly"
     return "model_error", "the model failed; retry shortly"
+
+
+def _lost_connection(exc: BaseException) -> bool:
+    """Whether the provider's connection broke (refused, reset, or a stream cut off mid-body): an
+    HTTP transport error anywhere in the exception's chain, whatever status the client library
+    that wrapped it invented (litellm reports a dropped stream as HTTP 500)."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # a chain is short; a bound in case it loops
+        if seen is None:
+            return False
+        if isinstance(seen, (httpx.TransportError, ConnectionError)) and not isinstance(
+            seen, httpx.TimeoutException
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def failure_data(exc: BaseException, session_id: object, *, logged: bool = False) -> dict[str, Any]:

@@ -41,6 +41,7 @@ def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
     return litellm
 
 

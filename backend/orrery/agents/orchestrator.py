@@ -33,6 +33,7 @@ from typing import Any
 from pydantic_ai.models import Model
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from orrery.agents.arrivals import Arrival, arrival_of
 from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from orrery.agents.detach import run_detached
 from orrery.agents.model_run import ModelRun, history_for, stream_model
@@ -52,11 +53,9 @@ from orrery.agents.turn_events import (
 from orrery.agents.turn_lock import TurnLocks
 from orrery.agents.turn_store import (
     MAX_MESSAGE_CHARS,
-    Arrival,
     BeforeStore,
     PendingTurn,
     StoredReply,
-    arrival_of,
     mark_failed,
     persist_reply,
     request_fingerprint,
@@ -259,7 +258,8 @@ class Orchestrator:
         saved = await self._finish(
             user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
         )
-        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
+        answered_by = run.result.response.model_name if run.result is not None else None
+        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to, model=answered_by))
 
     async def _run_model(
         self,

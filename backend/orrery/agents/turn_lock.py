@@ -20,11 +20,13 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from orrery.config import Settings
 from orrery.db.engine import postgres_engine
+from orrery.db.failures import ConnectionLost
 from orrery.errors import ServiceUnavailableError
 
 BUSY_SESSION = "another turn on this session is still running; retry shortly"
@@ -100,12 +102,15 @@ class TurnLocks:
             if self._conn is None or self._conn.closed:
                 self._conn = await self._engine.connect()
                 self._conn = await self._conn.execution_options(isolation_level="AUTOCOMMIT")
+            driver: Any = None
             try:
-                raw = await self._conn.get_raw_connection()
-                ok = bool(await raw.driver_connection.fetchval(sql, key))  # type: ignore[union-attr]
-            except Exception:
+                driver = (await self._conn.get_raw_connection()).driver_connection
+                ok = bool(await driver.fetchval(sql, key))
+            except Exception as error:
                 self._held = 0
                 await self._drop(broken=True)
+                if driver is not None and driver.is_closed():
+                    raise ConnectionLost("the turn lock's connection is closed") from error
                 raise
             self._held = held_after if ok else self._held
             if self._held == 0:

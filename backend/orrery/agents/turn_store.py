@@ -19,13 +19,15 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, TypeGuard
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from orrery.agents.arrivals import Arrival, moved_on, twin_of
 from orrery.config import Settings
+from orrery.db.base import utcnow
 from orrery.db.engine import Database
 from orrery.db.memos import Memo, write_memos
 from orrery.db.models import ChatSession, CheckIn, Entity, Message
@@ -69,34 +71,6 @@ class PendingTurn:
     """The id the reply will be stored under, when the door announced one before the run."""
 
 
-@dataclass(frozen=True)
-class Arrival:
-    """What a request repeating a stored turn found before it waited for the session's turn lock:
-    that user message (if stored yet), and whether it had already failed then (a retry) or not (a
-    duplicate of a turn in flight, which shares that turn's outcome instead of running the model)."""
-
-    message_id: uuid.UUID | None = None
-    failed: bool = False
-
-
-async def arrival_of(db: Database, sid: uuid.UUID, client_key: str | None, resend: str | None) -> Arrival:
-    """Before the lock: the message of `client_key`, or (`resend`, a door that resends the whole
-    conversation) the session's latest message when it is that same text, still unanswered."""
-    if client_key is None and resend is None:
-        return Arrival()
-    async with db.sessions() as s:
-        if client_key is not None:
-            query = select(Message).where(Message.session_id == sid, Message.client_key == client_key)
-        else:
-            query = select(Message).where(Message.session_id == sid).order_by(Message.seq.desc()).limit(1)
-        found = (await s.execute(query)).scalar_one_or_none()
-    if found is None or (
-        client_key is None and (found.role != "user" or found.content != (resend or "").strip())
-    ):
-        return Arrival()
-    return Arrival(found.id, found.status == "failed")
-
-
 BeforeStore = Callable[[AsyncSession], Awaitable[object]]
 """A write that must commit with the user message or not at all (an edit's supersede)."""
 
@@ -121,7 +95,7 @@ async def store_user_message(
     one statement (the turn then reads its context there: one connection checkout fewer).
     `before_store` writes first in the same transaction: a refusal rolls both back."""
     if before_store is None and _alone(settings, message, client_key, arrival, embedding):
-        stored = await _store_alone(reads, user_id, sid, message, embedding)
+        stored = await _store_alone(reads, user_id, sid, message, embedding, arrival)
         if stored is not None:
             return stored
     async with db.transaction() as s:
@@ -134,7 +108,7 @@ async def store_user_message(
         if _is_leftover(latest):
             latest.status = "failed"  # we hold the lock, so its turn has no live owner
             leftover = latest.id
-        found = await _earlier(s, sid, latest, client_key, fingerprint, arrival, leftover)
+        found = await _earlier(s, sid, latest, message, client_key, fingerprint, arrival, leftover)
         if found is None:
             found = await _new_or_latest(s, user_id, sid, latest, message, client_key, fingerprint, embedding)
     if found.replay is not None or found.shared_failure:
@@ -157,13 +131,19 @@ def _alone(
 
 
 async def _store_alone(
-    s: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID, message: str | None, embedding: EmbeddingModel
+    s: AsyncSession,
+    user_id: uuid.UUID,
+    sid: uuid.UUID,
+    message: str | None,
+    embedding: EmbeddingModel,
+    arrival: Arrival,
 ) -> PendingTurn | None:
     """The message stored by its one statement in `s` (outside any transaction), after reading the
     session (under the turn lock nothing else changes its messages); None when the latest message
-    is a crash leftover, whose mark must commit with the message (the transaction's path)."""
+    is a crash leftover, whose mark must commit with the message, or when a resend's session moved
+    on while it waited (the transaction's path looks for its twin)."""
     state = await chat.session_and_latest(s, user_id, sid)  # a deleted focus is refused here
-    if _is_leftover(state.latest):
+    if _is_leftover(state.latest) or moved_on(arrival, state.latest):
         await s.close()  # forget what it read: the transaction reads it again
         return None
     found = await _new_or_latest(s, user_id, sid, state.latest, message, None, None, embedding)
@@ -180,13 +160,15 @@ async def _earlier(
     s: AsyncSession,
     sid: uuid.UUID,
     latest: Message | None,
+    message: str | None,
     client_key: str | None,
     fingerprint: str | None,
     arrival: Arrival,
     leftover: uuid.UUID | None,
 ) -> PendingTurn | None:
-    """The stored turn this request repeats (by Idempotency-Key, or the resend found on arrival):
-    its reply to replay, its failure to share, or its message to retry; None to store anew."""
+    """The stored turn this request repeats (by Idempotency-Key, the resend found on arrival, or its
+    twin stored while it waited): its reply to replay, its failure to share, or its message to
+    retry; None to store anew."""
     earlier = None
     if client_key is not None:
         earlier = (
@@ -196,6 +178,8 @@ async def _earlier(
         ).scalar_one_or_none()
     elif arrival.message_id is not None:
         earlier = await s.get(Message, arrival.message_id)
+    elif moved_on(arrival, latest) and message is not None:
+        earlier = await twin_of(s, sid, arrival, message)
     if earlier is None or earlier.session_id != sid:
         return None
     duplicate = earlier.status == "failed" and not arrival.failed and earlier.id != leftover
@@ -376,7 +360,7 @@ CHECKED_IN_MAX_USERS = 50_000
 
 def _today() -> datetime:
     """The start of today (UTC)."""
-    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 async def _check_in_today(s: Any, user_id: uuid.UUID, sid: uuid.UUID, start: datetime) -> None:

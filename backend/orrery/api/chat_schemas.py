@@ -72,6 +72,9 @@ class TurnOut(BaseModel):
     replayed: bool
     truncated: bool = False
     """The model's stream ended without a finish reason (or hit the token limit)."""
+    model: str | None = None
+    """The model that answered (a configured fallback's name when the first model failed); null
+    for a replayed turn."""
 
 
 class ScopedMessageOut(BaseModel):

@@ -8,7 +8,7 @@ needs to alter or drop them. `UTCDateTime` guarantees aware UTC datetimes on bot
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, MetaData, Uuid
@@ -30,9 +30,14 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 """JSON on SQLite, JSONB on PostgreSQL."""
 
 
+CLOCK_OFFSET = timedelta(0)
+"""Added to `utcnow()`: always zero in use. The test suite's clock hook (`ORRERY_TEST_CLOCK_OFFSET_MINUTES`,
+tests/conftest.py) advances it to show that no test depends on how long the run has lasted."""
+
+
 def utcnow() -> datetime:
-    """The current time as an aware UTC datetime."""
-    return datetime.now(UTC)
+    """The current time as an aware UTC datetime (the app's one clock: every stamp and age uses it)."""
+    return datetime.now(UTC) + CLOCK_OFFSET
 
 
 def conflict_insert(dialect: str, entity: Any) -> Any:

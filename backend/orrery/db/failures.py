@@ -12,6 +12,9 @@ from orrery.errors import ServiceUnavailableError
 BUSY = "the server is busy; retry shortly"
 _CALLER_OR_CODE_ERRORS = (sa.IntegrityError, sa.DataError, sa.ProgrammingError, sa.NotSupportedError)
 """Driver errors that are not outages: constraint violations, bad data, bad SQL (a bug)."""
+DISCONNECT_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+"""The server's codes for a connection that is gone or cannot be had: connection exceptions (class
+08), a shutdown or a server still starting (57P01-57P03), too many connections (53300)."""
 UNAVAILABLE = "the database is unavailable; retry shortly"
 
 
@@ -30,8 +33,15 @@ def as_unavailable(error: BaseException, retry_after: int = 2) -> ServiceUnavail
     return None
 
 
+class ConnectionLost(ConnectionError):
+    """A raw driver call failed on a connection the driver reports closed (a server restart, an
+    ended backend): raised from the driver's error by code that calls the driver itself and can ask
+    its connection (the turn lock), since the error alone (asyncpg's `InterfaceError: connection
+    is closed`) does not say so by its type."""
+
+
 def _is_driver_disconnect(error: BaseException) -> bool:
-    """asyncpg's connection-level errors, when they reach us unwrapped."""
-    module = type(error).__module__
-    name = type(error).__name__
-    return module.startswith("asyncpg") and ("Connection" in name or "CannotConnect" in name)
+    """A driver error that reached us unwrapped, by what it is: the server's SQLSTATE for a
+    connection that is gone or cannot be had (any driver's error carrying `sqlstate`)."""
+    state = getattr(error, "sqlstate", None)
+    return isinstance(state, str) and state.startswith(DISCONNECT_SQLSTATES)

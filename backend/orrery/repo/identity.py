@@ -105,8 +105,8 @@ async def revoke_api_keys(session: AsyncSession, user_id: uuid.UUID, name: str) 
     """Revoke every active key of the user with this name; returns how many.
 
     Browser sessions end with them: those signed in with a revoked key stop resolving through the
-    key, and those opened from a one-time login link (tied to no key) are revoked here, so taking a
-    user's key away never leaves a browser signed in."""
+    key; one-time login links not yet used, and the sessions links opened (both tied to no key), are
+    revoked here. Taking a user's key away never leaves a browser signed in, nor a way to sign one in."""
     now = utcnow()
     result = await session.execute(
         update(ApiKey)
@@ -119,8 +119,7 @@ async def revoke_api_keys(session: AsyncSession, user_id: uuid.UUID, name: str) 
             update(WebToken)
             .where(
                 WebToken.user_id == user_id,
-                WebToken.kind == "session",
-                WebToken.api_key_id.is_(None),
+                WebToken.api_key_id.is_(None),  # login links and the sessions they opened
                 WebToken.revoked_at.is_(None),
             )
             .values(revoked_at=now)

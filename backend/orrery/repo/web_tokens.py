@@ -1,7 +1,8 @@
 """Sign-in for the web app: one-time login links and browser session tokens.
 
 Tokens are random (`secrets`), shown once, and stored only as an HMAC keyed by the server secret,
-like API keys. A session made from an API key ends when that key is revoked.
+like API keys. A session made from an API key ends when that key is revoked; so do the user's
+login links (used or not) and the sessions they opened.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ async def redeem_login_link_token(session: AsyncSession, token: str, server_secr
                 WebToken.token_hash == hash_key(token[:200], server_secret),
                 WebToken.kind == "login",
                 WebToken.used_at.is_(None),
+                WebToken.revoked_at.is_(None),
                 WebToken.expires_at > now,
             )
             .values(used_at=now)

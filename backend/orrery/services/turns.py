@@ -159,7 +159,8 @@ async def edit_and_rerun(
 
 
 def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
-    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
+    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed) with
+    the code the stream's `error` event carries (`model_timeout` or `model_error`)."""
     if data.get("code") == "unavailable":
         return JSONResponse(
             error_body("unavailable", data["message"], {"retry_after": retry_after}),
@@ -167,7 +168,8 @@ def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
             headers={"Retry-After": str(retry_after)},
         )
     details = {"retry": True, "code": data.get("code")}
-    return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
+    code = data.get("code") or "model_error"
+    return JSONResponse(error_body(code, data["message"], details), status_code=502)
 
 
 def _is_uuid(value: str) -> bool:

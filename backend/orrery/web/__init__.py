@@ -12,9 +12,12 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 
 def install_web(app: FastAPI) -> None:
-    """Mount the pages, the form actions and the static files on the API app."""
+    """Mount the pages, the form actions and the static files on the API app (and give the API's
+    documentation pages the same security headers)."""
     from orrery.web import actions, auth, facts, memory_choices, pages
+    from orrery.web.docs_headers import DocsPageHeaders
 
+    app.add_middleware(DocsPageHeaders)  # /docs and /redoc: the pages' security headers
     app.include_router(auth.router)
     app.include_router(pages.router)
     app.include_router(actions.router)

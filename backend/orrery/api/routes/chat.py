@@ -104,12 +104,21 @@ async def get_session(
     session_id: str,
     user: CurrentUser,
     session: ReadSessionDep,
+    request: Request,
     after_seq: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
-    """The session with a page of its messages (`after_seq` to page on)."""
+    """The session with a page of its messages (`after_seq` to page on). A latest user message whose
+    turn was cut off by a crash (no live process runs it) is marked and shown `failed`."""
+    from orrery.agents.leftovers import may_be_leftover, settle_leftover
+
     record = await chat.get_session(session, user.id, session_id)
     messages = await chat.list_messages(session, user.id, record.id, after_seq=after_seq, limit=limit)
+    failed = None
+    if messages and may_be_leftover(messages[-1], record.message_count):
+        orchestrator = request.app.state.orchestrator
+        if await settle_leftover(orchestrator.db, orchestrator.locks, record.id, messages[-1]):
+            failed = messages[-1].seq
     return {
         **_session_dict(record),
         "messages": [
@@ -119,7 +128,7 @@ async def get_session(
                 "content": m.content,
                 "agent": m.agent_id,
                 "tool_calls": m.tool_calls,
-                "status": m.status,
+                "status": "failed" if m.seq == failed else m.status,
                 "created_at": m.created_at.isoformat(),
             }
             for m in messages
@@ -173,7 +182,8 @@ async def patch_session(
         },
         502: {
             "model": ErrorOut,
-            "description": "The model failed (JSON turns; streams send an `error` event)",
+            "description": "The model failed (JSON turns, code `model_error` or `model_timeout` as the "
+            "stream's `error` event; streams send that event)",
         },
         409: {"model": ErrorOut, "description": "Idempotency-Key reused with a different request"},
         **RATE_LIMITED,

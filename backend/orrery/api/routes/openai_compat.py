@@ -121,7 +121,7 @@ def _last_user_text(body: CompletionRequest) -> str:
     responses={
         200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "JSON, or chunks when `stream`"},
         404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`) or session"},
-        502: {"model": OpenAIError, "description": "The model failed (`model_error`)"},
+        502: {"model": OpenAIError, "description": "The model failed (`model_error`, or `model_timeout`)"},
         **OPENAI_RATE_LIMITED,
     },
 )
@@ -219,9 +219,8 @@ async def _stream(
         if event.type == "text":
             yield completion.delta({"content": event.data["delta"]})
         elif event.type == "error":
-            yield sse(
-                {"error": {"message": event.data["message"], "type": "api_error", "code": "model_error"}}
-            )
+            code = event.data.get("code") or "model_error"  # as the JSON answer's
+            yield sse({"error": {"message": event.data["message"], "type": "api_error", "code": code}})
             yield sse("[DONE]")
             return
         elif event.type == "done":

@@ -1,0 +1,120 @@
+"""A failing model, through the doors a client uses: the same failure has the same code in a stream
+and in JSON, a dropped provider connection says so, a fallback answers while nothing was sent, and
+litellm prints nothing outside the log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from orrery.agents.attempts import with_fallbacks
+from orrery.agents.litellm_model import LiteLLMModel
+from orrery.app.http import create_app
+from orrery.config import Settings
+from tests.support.serving import serving
+from tests.support.upstream import fake_provider
+
+JSON = {"Accept": "application/json"}
+
+
+@pytest.fixture
+async def api(settings: Settings, demo: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+    """The app (its model swapped per test) and a client."""
+    app = create_app(settings)
+    async with serving(app, demo.api_key) as client:
+        yield app, client
+
+
+async def _session(client: httpx.AsyncClient, demo: Any) -> str:
+    made = await client.post("/v1/sessions", json={"project_id": str(demo.project_id)})
+    return str(made.json()["id"])
+
+
+def _sse_error(text: str) -> dict[str, Any]:
+    blocks = [b for b in text.strip().split("\n\n") if b.startswith("event: error")]
+    return dict(json.loads(blocks[-1].split("\n")[1].removeprefix("data: ")))
+
+
+async def _hang(messages: list[ModelMessage], info: AgentInfo) -> Any:
+    await asyncio.sleep(30)
+    yield "never"
+
+
+async def test_a_timeout_has_the_same_code_in_a_stream_and_in_json(
+    api: tuple[Any, httpx.AsyncClient], demo: Any
+) -> None:
+    app, client = api
+    slow = with_fallbacks([FunctionModel(stream_function=_hang, model_name="slow")], 0.3)  # timed, 0.3 s
+    app.state.orchestrator.model_factory = lambda _n, _s: slow
+    sid = await _session(client, demo)
+    streamed = _sse_error((await client.post(f"/v1/sessions/{sid}/messages", json={"content": "a"})).text)
+    answered = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "b"}, headers=JSON)
+    assert streamed["code"] == "model_timeout" and answered.status_code == 502
+    assert answered.json()["error"]["code"] == "model_timeout"
+    assert (
+        answered.json()["error"]["message"]
+        == streamed["message"]
+        == "the model slow did not answer within 0.3 s"
+    )
+    body = {"model": "orrery", "messages": [{"role": "user", "content": "c"}], "user": "timeouts"}
+    openai_json = await client.post("/v1/chat/completions", json=body)
+    assert openai_json.status_code == 502 and openai_json.json()["error"]["code"] == "model_timeout"
+    openai_stream = await client.post("/v1/chat/completions", json={**body, "stream": True})
+    [error] = [json.loads(line[6:]) for line in openai_stream.text.splitlines() if '"error"' in line]
+    assert error["error"]["code"] == "model_timeout"
+
+
+async def test_a_dropped_provider_stream_says_the_connection_was_lost_and_prints_no_banner(
+    api: tuple[Any, httpx.AsyncClient], demo: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import litellm
+
+    app, client = api
+    litellm.suppress_debug_info = False  # as litellm starts: its first failure would print banners
+    with fake_provider() as (provider, base):
+        provider.mode = "drop"
+        model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0)
+        app.state.orchestrator.model_factory = lambda _n, _s: model
+        sid = await _session(client, demo)
+        failed = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "hi"}, headers=JSON)
+    assert failed.status_code == 502
+    assert failed.json()["error"] == {
+        "code": "model_error",
+        "message": "the connection to the model provider was lost; retry shortly",
+        "details": {"retry": True, "code": "model_error"},
+    }
+    printed = capfd.readouterr()
+    assert "Give Feedback" not in printed.out + printed.err and "\033[" not in printed.out + printed.err
+
+
+async def test_a_fallback_answers_when_the_first_stream_drops_before_any_text(
+    api: tuple[Any, httpx.AsyncClient], demo: Any
+) -> None:
+    app, client = api
+    with fake_provider() as (provider, base):
+        provider.model_modes = {"fake-model": "drop"}
+        chain = with_fallbacks(
+            [
+                LiteLLMModel(f"openai/{name}", api_base=base, api_key="sk-test", num_retries=0)
+                for name in ("fake-model", "fallback-model")
+            ],
+            60,
+        )
+        app.state.orchestrator.model_factory = lambda _n, _s: chain
+        sid = await _session(client, demo)
+        answered = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "hi"})
+        asked = [r["model"] for r in provider.requests]
+        provider.model_modes = {}
+        first = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "again"}, headers=JSON)
+    assert asked == ["fake-model", "fallback-model"]
+    assert '"delta": "echo: hi"' in answered.text and "event: error" not in answered.text
+    [done] = [b for b in answered.text.split("\n\n") if b.startswith("event: done")]
+    assert json.loads(done.split("\n")[1].removeprefix("data: "))["model"] == "openai/fallback-model"
+    assert first.json()["model"] == "openai/fake-model"  # the response names the model that answered
