@@ -11,7 +11,6 @@ litellm is imported on the first request, never at startup.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ from pydantic_ai.usage import RequestUsage
 
 
 def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     return litellm
