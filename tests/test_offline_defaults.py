@@ -12,7 +12,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NO_NETWORK = {"PATH": "/usr/bin:/bin", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+NO_NETWORK = {
+    "PATH": "/usr/bin:/bin",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+}
 # the testing kit's entry point: what pytest imports first in a user's project
 FIRST_USE = """
 import orrery.testing.plugin
@@ -36,6 +40,7 @@ def test_first_use_of_litellm_and_tiktoken_reads_local_copies() -> None:
 
 
 def test_an_operators_own_values_win() -> None:
-    code = "import orrery, os; print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], os.environ['TIKTOKEN_CACHE_DIR'])"
+    names = "'LITELLM_LOCAL_MODEL_COST_MAP', 'TIKTOKEN_CACHE_DIR'"
+    code = f"import orrery, os; print(*(os.environ[v] for v in ({names})))"
     done = _python(code, LITELLM_LOCAL_MODEL_COST_MAP="False", TIKTOKEN_CACHE_DIR="/srv/encodings")
     assert done.stdout.split() == ["False", "/srv/encodings"], done.stderr

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
-import zipfile
 import shutil
 import subprocess
 import sys
 import sysconfig
+import textwrap
 import venv
+import zipfile
 from pathlib import Path
 
 from tests.support.entrypoint import Launcher

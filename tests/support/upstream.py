@@ -22,6 +22,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+UNAUTHORIZED = {
+    "error": {
+        "message": "Incorrect API key provided: sk-wrong.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_api_key",
+    }
+}
 
 
 class FakeProvider:
@@ -47,6 +55,8 @@ class FakeProvider:
         self.requests.append(body)
         while self.mode == "hang":  # noqa: ASYNC110 - set from the test's thread
             await asyncio.sleep(0.05)
+        if self.mode == "unauthorized":
+            return JSONResponse(UNAUTHORIZED, status_code=401)
         if self.mode == "fail":
             while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
                 await asyncio.sleep(0.05)

@@ -42,6 +42,7 @@ def _load(module: str, model: str) -> None:
     import litellm
     import openai
 
+    litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banners would reach stdout
     try:
         _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
         litellm.get_llm_provider(model)

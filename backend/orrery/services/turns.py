@@ -135,16 +135,24 @@ async def edit_and_rerun(
     )
 
 
+NO_CLIENT_RETRY = {"x-should-retry": "false"}
+"""On a 502: the provider call was already retried here, or cannot succeed until a setting changes,
+so a client's own retries (the OpenAI SDKs retry 5xx twice) would only multiply upstream calls."""
+
+
 def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
-    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed)."""
+    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed) with
+    `x-should-retry: false`; `details.retry` says whether sending it again later can help."""
     if data.get("code") == "unavailable":
         return JSONResponse(
             error_body("unavailable", data["message"], {"retry_after": retry_after}),
             status_code=503,
             headers={"Retry-After": str(retry_after)},
         )
-    details = {"retry": True, "code": data.get("code")}
-    return JSONResponse(error_body("model_error", data["message"], details), status_code=502)
+    details = {"retry": data.get("retry", True), "code": data.get("code")}
+    return JSONResponse(
+        error_body("model_error", data["message"], details), status_code=502, headers=NO_CLIENT_RETRY
+    )
 
 
 def _is_uuid(value: str) -> bool:
