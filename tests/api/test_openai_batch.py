@@ -63,7 +63,7 @@ async def _waiting_for_the_lock(live: LiveServer, count: int) -> None:
     request of theirs already, so what they share is settled)."""
     locks = live.app.state.orchestrator.locks._local
     async with asyncio.timeout(60):
-        while not any(len(lock._waiters or ()) >= count for lock in list(locks.values())):
+        while not any(len(lock._waiters or ()) >= count for lock in list(locks.values())):  # noqa: ASYNC110
             await asyncio.sleep(0.01)
 
 
