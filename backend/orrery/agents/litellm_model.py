@@ -248,6 +248,7 @@ class LiteLLMModel(Model):
             usage=_usage(getattr(raw, "usage", None)),
             model_name=self._model_name,
             provider_name="litellm",
+            provider_response_id=getattr(raw, "id", None),
             finish_reason=_FINISH_REASONS.get(getattr(raw.choices[0], "finish_reason", None) or ""),
         )
 
@@ -280,6 +281,7 @@ class LiteLLMStreamedResponse(StreamedResponse):
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         async for chunk in self._stream:
+            self.provider_response_id = self.provider_response_id or getattr(chunk, "id", None)
             if getattr(chunk, "usage", None):
                 self._usage = _usage(chunk.usage)
             if not chunk.choices:
