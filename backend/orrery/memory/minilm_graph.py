@@ -125,7 +125,8 @@ def _embeddings(g: _Graph, int8: bool) -> str:
     `int8`, only the batch's words are turned back into float32 (their rows and scales gathered)."""
     if int8:
         rows = g.op("Cast", [g.op("Gather", [WORDS + "_q", "ids"], "words_q")], "words_f", to=1)
-        scales = g.op("Unsqueeze", [g.op("Gather", [WORDS + "_scale", "ids"], "words_s"), "axis_2"], "words_s3")
+        scale = g.op("Gather", [WORDS + "_scale", "ids"], "words_s")
+        scales = g.op("Unsqueeze", [scale, "axis_2"], "words_s3")
         words = g.op("Mul", [rows, scales], "words")
     else:
         words = g.op("Gather", [WORDS, "ids"], "words")
