@@ -3,7 +3,8 @@
 Builds the Orrery wheel and the example plugin's wheel from a copy of the source (no build
 isolation, no network: the build backend is this venv's setuptools), installs them into a fresh
 venv whose only other packages are this venv's dependencies (a `.pth` line, `pip --no-index`), and
-runs `orrery db upgrade`, `orrery demo load` and `orrery plugins` from it, outside the checkout (each
+runs `orrery db upgrade`, `orrery demo load`, `orrery embeddings status` (every demo message has its
+vector from the embedder the wheel ships) and `orrery plugins` from it, outside the checkout (each
 its own process, forked from a launcher in that venv). Then, in a user's project that has packages of
 its own named `backend` and `tools` (the names Orrery's source folders carry in the checkout): the
 wheel installed nothing by those names, `python -m pytest` runs the project's tests with Orrery's
@@ -26,7 +27,10 @@ from pathlib import Path
 from tests.support.entrypoint import Launcher
 
 ROOT = Path(__file__).resolve().parents[1]
-WHERE = "import orrery, orrery.resources as r; print(orrery.__file__); print(r.shipped_dir('alembic'))"
+WHERE = (
+    "import orrery, orrery.resources as r, orrery.memory.minilm as m; print(orrery.__file__); "
+    "print(r.shipped_dir('alembic')); print(m.weights_dir())"
+)
 SKIP = shutil.ignore_patterns(
     ".venv",
     ".git",
@@ -85,7 +89,9 @@ def test_wheel_installs_migrates_and_loads_the_demo(tmp_path: Path) -> None:
         cwd=work,
         env=env,
     ).stdout.split()
-    assert all(line.startswith(site) for line in where), where  # the installed package, not the checkout
+    assert len(where) == 3 and all(line.startswith(site) for line in where), (
+        where
+    )  # installed, with its model
     # the installed console script, each command in its own process forked from a launcher running in
     # the fresh venv (it imports the installed `orrery.cli` first): four cold starts cost ~14 CPU-s
     with Launcher(orrery, env, work, python=python) as launcher:
@@ -99,6 +105,8 @@ def test_wheel_installs_migrates_and_loads_the_demo(tmp_path: Path) -> None:
         demo = json.loads(run("demo", "load", "--json").strip().splitlines()[-1])
         assert demo["api_key"].startswith("orr_")
         assert "Atlas 2.0" in run("demo", "summary")
+        embedded = json.loads(run("embeddings", "status", "--json"))  # the default embedder, from the wheel
+        assert embedded["model"] == "all-MiniLM-L6-v2" and embedded["missing"] == 0 < embedded["current"]
         plugins = json.loads(run("plugins", "--json"))
     assert {p["name"] for p in plugins} >= {"decisions_first", "project_pulse", "retro"}
     assert not {"backend", "tools"} & {p.name for p in Path(site).iterdir()}
