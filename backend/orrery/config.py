@@ -193,6 +193,10 @@ class Settings(BaseSettings):
     otel_service_name: str = Field(default="orrery", validation_alias=AliasChoices("OTEL_SERVICE_NAME"))
     """The `service.name` traces are reported under."""
 
+    trace_sql: bool = False
+    """A span per SQL statement in traces (`db.query.text`, the statement without its values). Off by
+    default: a turn runs a dozen statements, which would be most of its spans."""
+
     trace_content: bool = False
     """Export prompts, completions and tool arguments in traces. Off by default: the system prompt
     holds the user's profile and the conversation, which a trace collector should not receive."""

@@ -103,3 +103,24 @@ async def test_a_failed_start_stops_the_server_and_says_so() -> None:
     assert await _request(app, "/health") == (503, b'{"status": "failed"}')
     assert stopped == [True]
     await lifespan.stop()
+
+
+async def test_a_configuration_error_at_start_is_one_line_naming_the_fix(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from orrery.plugins import PluginError
+
+    def build() -> Any:
+        raise PluginError("plugin 'old' cannot be imported: rename imports of backend.* to orrery.*")
+
+    app = BootingApp(build, stop=lambda: None)
+    lifespan = _Lifespan(app)
+    with caplog.at_level("ERROR", logger="orrery.boot"):
+        await lifespan.start()
+        assert (await _request(app, "/v1/me"))[0] == 503  # waits for the failed boot
+    [record] = [r for r in caplog.records if r.name == "orrery.boot"]
+    assert record.getMessage() == (
+        "the server failed to start: plugin 'old' cannot be imported: rename imports of backend.* to orrery.*"
+    )
+    assert record.exc_info is None  # no traceback: the message says what to fix
+    await lifespan.stop()

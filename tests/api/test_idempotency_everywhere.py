@@ -43,7 +43,7 @@ async def test_sdk_retries_store_one_message_and_a_resend_answers_it(
             await client.chat.completions.create(model="orrery/coach", messages=conversation)
         assert failed.value.status_code == 502
         sid = _session_of(failed.value)
-        # three requests (the SDK retried twice), one stored message: each retry retried its turn
+        # one request (`x-should-retry: false`: the provider was retried here), one stored message
         assert await stored_messages(settings, sid) == [("user", "Retry me, SDK", "failed")]
 
         fake.mode = "echo"

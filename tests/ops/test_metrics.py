@@ -67,3 +67,22 @@ async def test_metrics_count_real_turns_per_agent(
     assert tool_calls >= 1
     assert delta(before, after, "orrery_errors_total", agent="coach", kind="RuntimeError") == 1
     assert delta(before, after, "orrery_turns_total", agent="coach", outcome="error") == 1
+
+
+async def test_metrics_speak_openmetrics_when_asked_and_keep_no_created_series(
+    api: httpx.AsyncClient,
+) -> None:
+    """A scraper asking for OpenMetrics (Prometheus does, first) gets it; neither format carries a
+    `_created` series beside each counter and histogram (they doubled the series count)."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics
+
+    asked = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    response = await api.get("/metrics", headers={"Authorization": "", "Accept": asked})
+    assert response.headers["content-type"].startswith("application/openmetrics-text")
+    assert response.text.endswith("# EOF\n")
+    families = list(openmetrics(response.text))  # parses as OpenMetrics
+    assert any(f.name == "orrery_turns" for f in families)
+    plain = await api.get("/metrics", headers={"Authorization": ""})
+    assert plain.headers["content-type"].startswith("text/plain")
+    for body in (response.text, plain.text):
+        assert "_created" not in body

@@ -168,3 +168,17 @@ def test_orrery_plugins_command(tmp_path: Path) -> None:
     code, _, stderr = server_launcher().run_split(["plugins"], environ=broken, cwd=Path.cwd())
     assert code == 1
     assert "plugin 'no_such_plugin_module' (ORRERY_PLUGINS) cannot be imported" in stderr
+
+
+def test_a_plugin_importing_orrerys_old_name_is_told_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _module(
+        tmp_path, monkeypatch, "old_names_plugin", "from backend.deps import TurnDeps\ntools = []\n"
+    )
+    with pytest.raises(PluginError) as refused:
+        plan_plugins([module], use_entry_points=False)
+    assert "cannot be imported: No module named 'backend" in str(refused.value)
+    assert "Orrery's package is named orrery now: rename imports of backend.* to orrery.*" in str(
+        refused.value
+    )

@@ -24,6 +24,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+UNAUTHORIZED = {
+    "error": {
+        "message": "Incorrect API key provided: sk-wrong.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_api_key",
+    }
+}
 
 
 class FakeProvider:
@@ -51,6 +59,8 @@ class FakeProvider:
         while self.mode == "hang":  # noqa: ASYNC110 - set from the test's thread
             await asyncio.sleep(0.05)
         mode = self.model_modes.get(body["model"], self.mode)
+        if mode == "unauthorized":
+            return JSONResponse(UNAUTHORIZED, status_code=401)
         if mode == "drop":
             return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
         if mode == "fail":

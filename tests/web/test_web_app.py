@@ -399,3 +399,31 @@ async def test_the_api_docs_pages_carry_the_web_apps_security_headers(app: Any) 
             assert script_src == " ".join(["script-src 'self'", *(f"'sha256-{h}'" for h in hashes)])
             assert "unsafe" not in script_src
         assert "http" not in (await client.get("/docs")).headers["content-security-policy"]
+
+
+async def test_a_refused_provider_key_says_what_to_set_and_offers_no_retry(
+    client: httpx.AsyncClient, app: Any, demo: Any
+) -> None:
+    """Through litellm to a fake provider answering 401: the web turn's error names the variable to
+    set and says a retry cannot help (`retry: false`: the page then shows no Retry button)."""
+    import json
+
+    from orrery.agents.litellm_model import LiteLLMModel
+    from tests.support.upstream import fake_provider
+
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    with fake_provider() as (provider, base):
+        provider.mode = "unauthorized"
+        model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-wrong")
+        app.state.orchestrator.model_factory = lambda _n, _s: model
+        failed = await client.post(
+            f"/s/{sid}/turn", json={"content": "Plan my week"}, headers={"X-CSRF-Token": csrf}
+        )
+    [error] = [json.loads(b.split("data: ", 1)[1]) for b in failed.text.split("\n\n") if "event: error" in b]
+    assert error == {
+        "message": "the provider refused the credentials: set OPENAI_API_KEY",
+        "code": "model_auth",
+        "retry": False,
+    }
+    assert len(provider.requests) == 1  # not retried

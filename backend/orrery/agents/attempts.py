@@ -22,6 +22,7 @@ from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from orrery.agents.credentials import PROXY_KEY, REFUSED, ProviderCredentialsError
 from orrery.db.failures import as_unavailable
 
 log = logging.getLogger("orrery.turns")
@@ -96,6 +97,10 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
         return describe_failure(inner[-1]) if inner else ("model_error", "the model failed; retry shortly")
     if isinstance(exc, ModelAttemptTimeout):
         return "model_timeout", str(exc)
+    if isinstance(exc, ProviderCredentialsError):
+        return "model_auth", str(exc)
+    if isinstance(exc, ModelHTTPError) and exc.status_code in REFUSED:  # pydantic-ai's client: the proxy's
+        return "model_auth", f"the provider refused the credentials: set {PROXY_KEY}"
     outage = as_unavailable(exc)
     if outage is not None:
         return "unavailable", str(outage)
@@ -131,11 +136,13 @@ def _lost_connection(exc: BaseException) -> bool:
 
 def failure_data(exc: BaseException, session_id: object, *, logged: bool = False) -> dict[str, Any]:
     """The `error` event's data for a failed turn; the whole exception goes to the log only (here,
-    unless the caller `logged` it already)."""
-    if not logged:
-        log.error("turn on session %s failed", session_id, exc_info=exc)
+    unless the caller `logged` it already). A credentials failure is one line (it says what to fix)
+    and not worth retrying (`retry: false`) until the setting changes."""
     code, message = describe_failure(exc)
-    return {"message": message, "code": code, "retry": True}
+    if not logged:
+        one_line = code == "model_auth"
+        log.error("turn on session %s failed: %s", session_id, message, exc_info=None if one_line else exc)
+    return {"message": message, "code": code, "retry": code != "model_auth"}
 
 
 def shared_failure_data() -> dict[str, Any]:

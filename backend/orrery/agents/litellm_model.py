@@ -3,15 +3,14 @@
 Maps pydantic-ai messages and tools to the OpenAI chat format litellm speaks, and back: text,
 tool calls, usage, streaming (text and tool-call deltas), finish reasons (a stream that ends without
 one is reported truncated). The request timeout is litellm's own; its retries (`num_retries`) run
-here instead, with litellm's rules (the same errors, no wait between attempts), so that each retry is a
-`gen_ai.retry` event on the current model-request span. Fallback models are tried by the caller
-(`attempts.with_fallbacks`).
+here instead (OpenAI's rules for what to retry, no wait between attempts), so that each retry is a
+`gen_ai.retry` event on the current model-request span, and a refused key is not retried at all.
+Fallback models are tried by the caller (`attempts.with_fallbacks`).
 litellm is imported on the first request, never at startup.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -36,13 +35,26 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from orrery.agents.credentials import refused
+
 
 def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
     return litellm
+
+
+def _retryable(exc: Exception) -> bool:
+    """What OpenAI's clients retry: a timeout or lost connection, and 408, 409, 429 and 5xx."""
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    if not isinstance(exc, openai.APIError) or not isinstance(status, int):
+        return False
+    return status in (408, 409, 429) or status >= 500
 
 
 def openai_messages(messages: list[ModelMessage]) -> list[dict[str, Any]]:
@@ -192,15 +204,19 @@ class LiteLLMModel(Model):
         return kwargs
 
     async def _complete(self, kwargs: dict[str, Any]) -> Any:
-        """`acompletion`, retried `num_retries` times on the errors litellm itself retries (any
-        OpenAI-style API, timeout or connection error), each retry recorded on the current span."""
-        import openai
-
+        """`acompletion`, retried `num_retries` times on what a retry can fix (a timeout, a lost
+        connection, 408/409/429 and 5xx: OpenAI's rules), each retry recorded on the current span. A
+        refused or missing key is raised as `ProviderCredentialsError` at once, never retried."""
         litellm = _litellm()
-        for attempt in range(1, self.num_retries + 1):
+        for attempt in range(1, self.num_retries + 2):
             try:
                 return await litellm.acompletion(**kwargs)
-            except (openai.APIError, openai.APITimeoutError, openai.APIConnectionError) as exc:
+            except Exception as exc:
+                credentials = refused(exc, self._model_name, explicit_key=bool(self.api_key))
+                if credentials is not None:
+                    raise credentials from exc
+                if attempt > self.num_retries or not _retryable(exc):
+                    raise
                 trace.get_current_span().add_event(
                     "gen_ai.retry",
                     {
@@ -209,7 +225,7 @@ class LiteLLMModel(Model):
                         "error.message": str(exc)[:300],
                     },
                 )
-        return await litellm.acompletion(**kwargs)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def request(
         self,
@@ -232,6 +248,7 @@ class LiteLLMModel(Model):
             usage=_usage(getattr(raw, "usage", None)),
             model_name=self._model_name,
             provider_name="litellm",
+            provider_response_id=getattr(raw, "id", None),
             finish_reason=_FINISH_REASONS.get(getattr(raw.choices[0], "finish_reason", None) or ""),
         )
 
@@ -264,6 +281,7 @@ class LiteLLMStreamedResponse(StreamedResponse):
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         async for chunk in self._stream:
+            self.provider_response_id = self.provider_response_id or getattr(chunk, "id", None)
             if getattr(chunk, "usage", None):
                 self._usage = _usage(chunk.usage)
             if not chunk.choices:

@@ -36,13 +36,25 @@ def _span(settings: InstrumentationSettings | None, name: str, attributes: dict[
         except BaseException as exc:
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            span.set_attribute("error.type", f"{type(exc).__module__}.{type(exc).__qualname__}")
             raise
 
 
-def agent_span(agent: str) -> Any:
-    """The run's span, `invoke_agent AGENT`."""
-    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
-    return _span(_settings(), f"invoke_agent {agent}", attributes)
+def agent_span(agent: str, model: str) -> Any:
+    """The run's span, `invoke_agent AGENT`, naming the model and its provider (`model` is a litellm
+    id, `openai/gpt-4o-mini`, or `offline`: Orrery's own)."""
+    settings = _settings()
+    if settings is None:
+        return _span(None, "", {})
+    from orrery.ops.span_conventions import provider_of  # the OpenTelemetry SDK: only when tracing
+
+    attributes = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent,
+        "gen_ai.request.model": model,
+        "gen_ai.provider.name": provider_of(model),
+    }
+    return _span(settings, f"invoke_agent {agent}", attributes)
 
 
 def tool_span(tool: str, call_id: str, args: Any) -> Any:

@@ -69,7 +69,7 @@ async def run_loop(
     spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str
 ) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[str]]:
     """Run the model on `prompt` after `history`; yield its events, the last one the run's result."""
-    with agent_span(spec.name):
+    with agent_span(spec.name, spec.model.model_name):
         async for event in _steps(spec, history, prompt):
             yield event
 

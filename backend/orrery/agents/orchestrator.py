@@ -67,7 +67,7 @@ from orrery.db.engine import Database
 from orrery.db.memos import Memo, pending_memos
 from orrery.db.models import ChatSession, Message
 from orrery.deps import HandoffRequest, TurnDeps
-from orrery.memory.embedding_models import embedding_model
+from orrery.memory.embedding_models import EmbeddingError, embedding_model
 from orrery.memory.embedding_store import EMBED_JOB, run_embed_job
 from orrery.memory.summaries import Summarizer
 from orrery.memory.turn_view import unanswered_texts, with_unanswered_notes
@@ -108,7 +108,10 @@ class Orchestrator:
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
         self.embedding = embedding_model(settings)
         self.jobs = JobWorker(
-            db, settings, {REFRESH_SUMMARY_JOB: self._refresh_summary_job, EMBED_JOB: self._embed_job}
+            db,
+            settings,
+            {REFRESH_SUMMARY_JOB: self._refresh_summary_job, EMBED_JOB: self._embed_job},
+            brief=(EmbeddingError,),  # the provider is down: its message says so, in one line
         )
         """Durable background work (pattern-analyst refreshes, a remote model's embeddings); the app
         starts its polling loop."""

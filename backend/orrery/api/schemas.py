@@ -6,15 +6,19 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Health(BaseModel):
-    """Liveness plus the schema revision the server runs on."""
+    """Liveness plus the schema revision the server runs on, and whether relevance has its vectors."""
 
     status: str
     database: str
     revision: str | None
+    embeddings: str = Field(
+        description="`available`; `unavailable` when the local model's shipped files are missing "
+        "(relevance runs lexical-only); `remote` when ORRERY_EMBEDDING_MODEL names a provider's model"
+    )
 
 
 class UserOut(BaseModel):

@@ -20,6 +20,8 @@ import signal
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from orrery.errors import ConfigurationError
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -103,7 +105,10 @@ class BootingApp:
             self._app = app
         except BaseException as exc:
             self._failed = exc
-            log.exception("the server failed to start")
+            if isinstance(exc, ConfigurationError):  # says what to fix: one line, no traceback
+                log.error("the server failed to start: %s", exc)
+            else:
+                log.exception("the server failed to start")
             self._stop()
         finally:
             self._ready.set()

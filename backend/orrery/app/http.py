@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from orrery import __version__
+from orrery.agents.credentials import log_credentials
 from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.preload import preload_provider
 from orrery.api import errors, front_door
@@ -83,6 +84,7 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
             # a real model's provider loads before the first request is accepted, in a worker thread:
             # an import racing with requests would still stall them (it holds the GIL)
             await preload_provider(settings.model, settings)
+            log_credentials(settings)  # one line: the configured model's key is set, or which is not
             encodings = {*STORED_ENCODINGS, encoding_name_for(settings.model)}  # what a turn counts with
             await asyncio.to_thread(load_encodings, encodings)
             if not embedding_model(settings).remote:  # loaded before the first message is stored

@@ -31,7 +31,9 @@ def install_operations(app: FastAPI, settings: Settings) -> None:
 @asynccontextmanager
 async def operations_running(app: FastAPI, orchestrator: Orchestrator) -> AsyncIterator[None]:
     """While the app serves: SQL spans on its engine and the job worker polling."""
-    instrument_engine(orchestrator.db.engine, getattr(app.state, "tracer_provider", None))
+    instrument_engine(
+        orchestrator.db.engine, getattr(app.state, "tracer_provider", None), orchestrator.settings
+    )
     count_statements(orchestrator.db.engine)
     orchestrator.jobs.start()
     try:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from orrery.cli.common import (
+    err,
     out,
     run,
     with_db,
@@ -35,7 +36,12 @@ def chat_command(
     as_json: Annotated[bool, typer.Option("--json", help="With --once: print the turn as JSON.")] = False,
 ) -> None:
     """Chat with the assistant in the terminal; `--once` runs a single turn for scripts."""
+    from orrery.agents.credentials import credentials_report
     from orrery.cli.terminal import interactive, resolve_target, run_once
+
+    report = credentials_report(get_settings())
+    if report is not None and not report[0]:  # one line before the first turn fails on it
+        err.print(f"[yellow]warning:[/] {report[1]}", highlight=False)
 
     async def body(db: Any) -> Any:
         target = await resolve_target(

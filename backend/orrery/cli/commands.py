@@ -58,7 +58,12 @@ def _register_plugins(ctx: typer.Context) -> None:
     """Orrery: a backend for chat assistants that work in context."""
     if ctx.invoked_subcommand in SERVERS:
         return
+    from orrery.cli.common import err
     from orrery.config import get_settings
-    from orrery.plugins import ensure_plugins
+    from orrery.plugins import PluginError, ensure_plugins
 
-    ensure_plugins(get_settings())  # once per process, before any command reads the registries
+    try:
+        ensure_plugins(get_settings())  # once per process, before any command reads the registries
+    except PluginError as exc:  # one line that names the plugin and the fix, not a traceback
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(1) from None

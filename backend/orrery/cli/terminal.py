@@ -146,7 +146,8 @@ async def run_once(
     await orchestrator.drain()  # background jobs this turn queued (summary refresh) run before exit
     last = events[-1]
     if last.type == "error":
-        raise ValidationError(f"the model failed: {last.data['message']} (run the same command to retry)")
+        again = " (run the same command to retry)" if last.data.get("retry", True) else ""
+        raise ValidationError(f"the model failed: {last.data['message']}{again}")
     return {
         "session_id": str(target.session_id),
         "agent": last.data["agent"],

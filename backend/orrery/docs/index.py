@@ -54,6 +54,14 @@ class IndexMissingError(NotFoundError):
         self.kind, self.ident = "document index", None
 
 
+class UnknownEpicError(NotFoundError):
+    """No story names this epic; the message lists the epics that exist (`epic 'X' not found; epics: ...`)."""
+
+    def __init__(self, epic: str, known: list[str]) -> None:
+        super().__init__("epic", epic)
+        self.args = (f"{self.args[0]}; epics: {', '.join(known) or 'none (no story names an epic)'}",)
+
+
 @dataclass(frozen=True)
 class IndexResult:
     """What indexing did."""
@@ -335,7 +343,7 @@ async def list_stories_by_epic(
         .all()
     )
     if not rows:
-        raise NotFoundError("epic", f"{epic}; epics: {', '.join(index.counts.get('epics', []))}")
+        raise UnknownEpicError(epic, index.counts.get("epics", []))
     return {
         "epic": rows[0].epic,
         "stories": [

@@ -12,7 +12,6 @@ Every stored vector carries its model's name and size, so two models' vectors ar
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -105,8 +104,7 @@ class RemoteEmbedder:
 
 
 def _litellm() -> Any:
-    """litellm, imported on first use with its bundled price map (no network at import)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    """litellm, imported on first use (`import orrery` chose its bundled price map: no network)."""
     import litellm
 
     litellm.suppress_debug_info = True

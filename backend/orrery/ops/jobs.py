@@ -3,8 +3,11 @@
 Any worker process can run any job. A claim is one `UPDATE ... WHERE id = (SELECT ... FOR UPDATE
 SKIP LOCKED)` on PostgreSQL (SQLite serialises writers, so the same statement is atomic there) and
 leases the job until `locked_until`: a job still `running` after its lease (its worker was killed)
-is claimed again. Failures are logged with their traceback and retried with exponential backoff
-until `max_attempts`, then marked `failed` — never swallowed.
+is claimed again. Failures are logged and retried with exponential backoff until `max_attempts`,
+then marked `failed` — never swallowed: a failure of a kind the worker was told is self-explaining
+(`brief`: a provider that is down) is one log line, any other carries its traceback; the job's
+`last_error` keeps the traceback either way. `requeue_failed` gives failed work of a kind another
+run (called when the service it needs answers again).
 """
 
 from __future__ import annotations
@@ -88,14 +91,37 @@ def _backoff(attempts: int) -> float:
     return float(min(MAX_BACKOFF_SECONDS, 2**attempts))
 
 
+async def requeue_failed(db: Database, kind: str) -> int:
+    """Queue every job of `kind` that failed for good again, with its attempts reset; how many.
+    One statement: a no-op (nothing matches) costs one round trip."""
+    now = utcnow()
+    async with db.transaction() as s:
+        requeued = await s.execute(
+            update(Job)
+            .where(Job.kind == kind, Job.status == "failed")
+            .values(status="queued", attempts=0, run_after=now, locked_until=None, updated_at=now)
+            .returning(Job.id)
+            .execution_options(synchronize_session=False)
+        )
+        return len(requeued.all())
+
+
 class JobWorker:
     """Runs due jobs with the handlers it knows; `start()` polls in the background, `wake()` skips the
-    wait after a local enqueue, `run_due()` drains what is due now (tests, CLI exit)."""
+    wait after a local enqueue, `run_due()` drains what is due now (tests, CLI exit). `brief`:
+    exception types whose message says what failed (a provider down), logged as one line."""
 
-    def __init__(self, db: Database, settings: Settings, handlers: dict[str, JobHandler]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        handlers: dict[str, JobHandler],
+        brief: tuple[type[Exception], ...] = (),
+    ) -> None:
         self.db = db
         self.settings = settings
         self.handlers = handlers
+        self.brief = brief
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -209,23 +235,31 @@ class JobWorker:
 
     async def _failed(self, job: ClaimedJob, exc: Exception) -> None:
         detail = "".join(traceback.format_exception(exc))
+        brief = isinstance(exc, self.brief)
+        why, trace = (f": {exc}", None) if brief else ("", exc)
         if job.attempts < job.max_attempts:
             delay = _backoff(job.attempts)
             log.warning(
-                "job %s (%s) failed on attempt %d of %d; retrying in %.0f s",
+                "job %s (%s) failed on attempt %d of %d%s; retrying in %.0f s",
                 job.id,
                 job.kind,
                 job.attempts,
                 job.max_attempts,
+                why,
                 delay,
-                exc_info=exc,
+                exc_info=trace,
             )
             await self._finish(
                 job, status="queued", last_error=detail, run_after=utcnow() + timedelta(seconds=delay)
             )
         else:
             log.error(
-                "job %s (%s) failed on its last attempt (%d)", job.id, job.kind, job.attempts, exc_info=exc
+                "job %s (%s) failed on its last attempt (%d)%s",
+                job.id,
+                job.kind,
+                job.attempts,
+                why,
+                exc_info=trace,
             )
             await self._finish(job, status="failed", last_error=detail)
 

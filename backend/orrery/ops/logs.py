@@ -16,6 +16,7 @@ from pythonjsonlogger.json import JsonFormatter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orrery.config import Settings
+from orrery.errors import ConfigurationError
 
 request_id: ContextVar[str | None] = ContextVar("orrery_request_id", default=None)
 conversation_id: ContextVar[str | None] = ContextVar("orrery_conversation_id", default=None)
@@ -136,11 +137,18 @@ class RequestIdMiddleware:
 
 def log_turn_failure(exc: BaseException, **context: Any) -> None:
     """A failed turn, in full (exception chain and traceback) for operators; clients get a short
-    message from the API layer instead."""
+    message from the API layer instead. A configuration error (a refused key) is one line: its
+    message says what to fix, a traceback would only bury it."""
     turn_log.error(
         "turn failed: %s: %s",
         type(exc).__name__,
         exc,
-        exc_info=exc,
+        exc_info=None if _is_configuration(exc) else exc,
         extra={key: str(value) for key, value in context.items()},
     )
+
+
+def _is_configuration(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):  # fallback models: every attempt refused
+        return all(_is_configuration(e) for e in exc.exceptions)
+    return isinstance(exc, ConfigurationError)

@@ -12,17 +12,21 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
     Counter,
     Histogram,
-    generate_latest,
+    disable_created_metrics,
     multiprocess,
 )
+from prometheus_client.exposition import choose_encoder
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+# no `<counter>_created` / `<histogram>_created` series beside each one (they doubled the series
+# count; Prometheus reads a counter's reset from the counter itself)
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 
@@ -115,10 +119,12 @@ def _on_begin(conn: Any) -> None:
         DB_TRANSACTIONS.inc()
 
 
-def exposition() -> tuple[bytes, str]:
-    """The text `/metrics` serves: this process's samples, or every worker's in multiprocess mode."""
+def exposition(accept: str = "") -> tuple[bytes, str]:
+    """What `/metrics` serves: this process's samples, or every worker's in multiprocess mode, in
+    the format the `Accept` header asks for (OpenMetrics, else the Prometheus text format)."""
+    encode, content_type = choose_encoder(accept)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return generate_latest(registry), CONTENT_TYPE_LATEST
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+        return encode(registry), content_type
+    return encode(REGISTRY), content_type

@@ -1,8 +1,14 @@
 """OpenTelemetry tracing, off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 
 One trace per turn: the FastAPI server span is the root; pydantic-ai's own instrumentation adds the
-agent run, each model request (with token usage) and each tool call beneath it, and SQLAlchemy adds
-a span per statement. Spans go to the OTLP/HTTP collector in batches.
+agent run, each model request (with token usage) and each tool call beneath it, and with
+`ORRERY_TRACE_SQL` SQLAlchemy adds a span per statement (off by default: a turn runs a dozen
+statements, which would be most of its spans). Spans go to the OTLP/HTTP collector in batches.
+
+Attribute names follow the semantic conventions: HTTP and database spans use the stable names
+(`http.request.method`, `http.response.status_code`, `url.path`, `db.query.text`, ...: the
+instrumentations' `OTEL_SEMCONV_STABILITY_OPT_IN=http,database`, set unless the operator chose a
+mode), and `ConventionalExporter` (`orrery.ops.span_conventions`) fixes up the GenAI spans.
 
 What leaves the process is bounded: prompt and completion text only with `ORRERY_TRACE_CONTENT`;
 no span per SSE chunk (the ASGI send/receive spans are off); no root span for SQL outside a request
@@ -12,10 +18,12 @@ no span per SSE chunk (the ASGI send/receive spans are off); no root span for SQ
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from orrery.config import Settings
 from orrery.ops.logs import conversation_id, request_id
+from orrery.ops.span_conventions import ConventionalExporter
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -32,6 +40,8 @@ def setup_tracing(
     if exporter is None and not settings.otel_exporter_otlp_endpoint:
         app.state.tracer_provider = None
         return None
+    # read once per process, when an instrumentation first starts: before any of them does
+    os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "http,database")
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -44,20 +54,24 @@ def setup_tracing(
     )
     provider.add_span_processor(_stamp_processor())
     if exporter is not None:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        provider.add_span_processor(SimpleSpanProcessor(ConventionalExporter(exporter)))
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         assert settings.otel_exporter_otlp_endpoint is not None
         endpoint = settings.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        otlp = ConventionalExporter(OTLPSpanExporter(endpoint=endpoint))
+        provider.add_span_processor(BatchSpanProcessor(otlp))
     FastAPIInstrumentor.instrument_app(
         app, tracer_provider=provider, excluded_urls="health,metrics", exclude_spans=["receive", "send"]
     )
     content = settings.trace_content
     Agent.instrument_all(
         InstrumentationSettings(
-            tracer_provider=provider, include_content=content, include_binary_content=content
+            tracer_provider=provider,
+            include_content=content,
+            include_binary_content=content,
+            include_model_request_parameters=False,  # every tool's schema, on every model request
         )
     )
     app.state.tracer_provider = provider
@@ -105,9 +119,9 @@ def _stamp_processor() -> Any:
     return Stamp()
 
 
-def instrument_engine(engine: AsyncEngine, provider: TracerProvider | None) -> None:
-    """A span per SQL statement on this engine, when tracing is on."""
-    if provider is None:
+def instrument_engine(engine: AsyncEngine, provider: TracerProvider | None, settings: Settings) -> None:
+    """A span per SQL statement on this engine, when tracing and `ORRERY_TRACE_SQL` are on."""
+    if provider is None or not settings.trace_sql:
         return
     from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 
@@ -128,7 +142,8 @@ def shutdown_tracing(app: FastAPI) -> None:
     from pydantic_ai import Agent
 
     provider.shutdown()
-    SQLAlchemyInstrumentor().uninstrument()
+    if SQLAlchemyInstrumentor().is_instrumented_by_opentelemetry:  # only with ORRERY_TRACE_SQL
+        SQLAlchemyInstrumentor().uninstrument()
     FastAPIInstrumentor.uninstrument_app(app)
     Agent.instrument_all(False)
     app.state.tracer_provider = None

@@ -7,12 +7,9 @@ import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from orrery.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    pass
 
 Kind = Literal["strategy", "tool", "agent", "expertise"]
 ENTRY_POINT_GROUPS: dict[str, Kind] = {
@@ -29,8 +26,24 @@ MODULE_ATTRIBUTES: dict[str, Kind] = {
 }
 
 
+RENAMED = {"backend": "orrery", "tools": "orrery.tools"}
+"""Orrery's import names before 0.1 -> now: a plugin written against them fails to import."""
+
+
 class PluginError(ConfigurationError):
     """A plugin cannot be loaded; the message names the plugin and what to fix."""
+
+
+def _import_failure(exc: Exception) -> str:
+    """Why a plugin module failed to import, with the fix when it still uses Orrery's old names."""
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    old = (missing or "").partition(".")[0]
+    if old not in RENAMED:
+        return str(exc)
+    return (
+        f"{exc} (Orrery's package is named orrery now: rename imports of {old}.* to {RENAMED[old]}.*, "
+        f"e.g. `from {RENAMED[old]}{missing[len(old) :] if missing else ''} import ...`)"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,7 +77,9 @@ def _from_entry_points() -> list[Candidate]:
             try:
                 obj = ep.load()
             except Exception as exc:
-                raise PluginError(f"plugin {plugin!r}: {source} cannot be imported: {exc}") from exc
+                raise PluginError(
+                    f"plugin {plugin!r}: {source} cannot be imported: {_import_failure(exc)}"
+                ) from exc
             found.append(Candidate(plugin, kind, source, obj))
     return found
 
@@ -73,7 +88,9 @@ def _from_module(name: str) -> list[Candidate]:
     try:
         module = importlib.import_module(name)
     except Exception as exc:
-        raise PluginError(f"plugin {name!r} (ORRERY_PLUGINS) cannot be imported: {exc}") from exc
+        raise PluginError(
+            f"plugin {name!r} (ORRERY_PLUGINS) cannot be imported: {_import_failure(exc)}"
+        ) from exc
     found: list[Candidate] = []
     for attribute, kind in MODULE_ATTRIBUTES.items():
         for obj in getattr(module, attribute, None) or ():

@@ -158,18 +158,24 @@ async def edit_and_rerun(
     )
 
 
+NO_CLIENT_RETRY = {"x-should-retry": "false"}
+"""On a 502: the provider call was already retried here, or cannot succeed until a setting changes,
+so a client's own retries (the OpenAI SDKs retry 5xx twice) would only multiply upstream calls."""
+
+
 def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
     """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed) with
-    the code the stream's `error` event carries (`model_timeout` or `model_error`)."""
+    the code the stream's `error` event carries (`model_timeout`, `model_auth` or `model_error`), and
+    `x-should-retry: false`; `details.retry` says whether sending it again later can help."""
     if data.get("code") == "unavailable":
         return JSONResponse(
             error_body("unavailable", data["message"], {"retry_after": retry_after}),
             status_code=503,
             headers={"Retry-After": str(retry_after)},
         )
-    details = {"retry": True, "code": data.get("code")}
+    details = {"retry": data.get("retry", True), "code": data.get("code")}
     code = data.get("code") or "model_error"
-    return JSONResponse(error_body(code, data["message"], details), status_code=502)
+    return JSONResponse(error_body(code, data["message"], details), status_code=502, headers=NO_CLIENT_RETRY)
 
 
 def _is_uuid(value: str) -> bool:

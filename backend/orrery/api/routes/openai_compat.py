@@ -181,6 +181,8 @@ def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int
     failed.headers.update(headers)
     if outage:
         failed.headers["Retry-After"] = str(retry_after)
+    else:  # retried here already, or a key to fix: the SDK's own retries would multiply upstream calls
+        failed.headers["x-should-retry"] = "false"
     return failed
 
 

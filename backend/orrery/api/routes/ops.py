@@ -6,7 +6,7 @@ from dataclasses import asdict
 from datetime import date
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
@@ -47,10 +47,11 @@ class UsageOut(BaseModel):
 
 
 @router.get("/metrics", tags=["operations"], include_in_schema=False)
-async def metrics() -> Response:
-    """Turns, latencies, tokens, tool calls, errors and jobs in the Prometheus text format, for every
-    worker process (no authentication: keep it on an internal network or behind the proxy)."""
-    body, content_type = exposition()
+async def metrics(accept: Annotated[str, Header()] = "") -> Response:
+    """Turns, latencies, tokens, tool calls, errors and jobs, for every worker process, in the
+    Prometheus text format or OpenMetrics (`Accept: application/openmetrics-text`) (no
+    authentication: keep it on an internal network or behind the proxy)."""
+    body, content_type = exposition(accept)
     return Response(body, media_type=content_type)
 
 

@@ -20,6 +20,7 @@ from orrery.api.schemas import (
 )
 from orrery.db.engine import Database
 from orrery.db.migrations import current_revision
+from orrery.memory.embeddings import local_status
 from orrery.repo import graph, identity
 from orrery.repo.summary import project_summary
 from orrery.services.deps import CurrentUser, ReadSessionDep
@@ -31,9 +32,12 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 @router.get("/health", response_model=Health)
 async def health(request: Request) -> Health:
-    """Liveness and the database's schema revision (no authentication)."""
+    """Liveness, the database's schema revision and the embedder's state (no authentication)."""
     db: Database = request.app.state.db
-    return Health(status="ok", database=db.dialect, revision=await current_revision(db.engine))
+    remote = request.app.state.orchestrator.embedding.remote
+    embeddings = "remote" if remote else local_status()
+    revision = await current_revision(db.engine)
+    return Health(status="ok", database=db.dialect, revision=revision, embeddings=embeddings)
 
 
 @router.get("/v1/me", response_model=UserOut)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from orrery.memory.embedding_models import LOCAL, EmbeddingError, EmbeddingModel, embedder_for
-from orrery.memory.embeddings import LocalEmbedder
+from orrery.memory.embeddings import LocalEmbedder, embedder_missing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,6 +33,16 @@ def turn_of(window: HistoryWindow) -> DenseTurn:
     """The turn holding `window`; a window made without a source's turn uses the local model."""
     turn = window.dense
     return turn if isinstance(turn, DenseTurn) else DenseTurn()
+
+
+def model_unavailable(window: HistoryWindow) -> bool:
+    """True, and noted once on the turn, when the configured model is the local one and it could not
+    be loaded (its shipped files are missing): relevance then runs lexical-only."""
+    turn = turn_of(window)
+    if turn.model.remote or not embedder_missing():
+        return False
+    turn.notes.append(f"embeddings: {turn.model.name} is not available; relevance runs lexical-only")
+    return True
 
 
 def note_missing(window: HistoryWindow, query: str, start: int, end: int) -> None:
@@ -58,6 +68,7 @@ async def embed_query(window: HistoryWindow, query: str) -> npt.NDArray[np.float
     turn = turn_of(window)
     embedder = await embedder_for(turn.model, query=True)
     if embedder is None:
+        turn.notes.append(f"embeddings: {turn.model.name} is not available; relevance runs lexical-only")
         return None
     if isinstance(embedder, LocalEmbedder):  # inline: a thread hop would cost more
         vector: npt.NDArray[np.float32] = embedder.embed_once([query])[0]  # a question asked again

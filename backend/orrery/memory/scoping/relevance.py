@@ -105,8 +105,10 @@ async def _dense(query: str, window: HistoryWindow, start: int, end: int) -> npt
     """Standardised cosine similarity of rows `[start, end)` to the query; 0 for rows without a
     vector of the configured model (the receipt's notes count them); None when no row has one or the
     query has no vector of that model in time (lexical only, noted: see `scoping/dense.py`)."""
-    from orrery.memory.scoping.dense import note_missing
+    from orrery.memory.scoping.dense import model_unavailable, note_missing
 
+    if model_unavailable(window):
+        return None
     note_missing(window, query, start, end)
     vectors = window.vectors()
     query_vector = await _query_vector(query, window) if vectors is not None and end > start else None

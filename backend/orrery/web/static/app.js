@@ -118,7 +118,7 @@ class Turn {
     }
     else if (type === "tool_call") this.toolCall(data);
     else if (type === "tool_result") this.toolResult(data);
-    else if (type === "error") this.fail(`The model failed: ${data.message}`);
+    else if (type === "error") this.fail(`The model failed: ${data.message}`, data.retry !== false);
     else if (type === "done") await this.done(data);
   }
 
@@ -157,7 +157,7 @@ class Turn {
     refreshInspector();
   }
 
-  fail(message) {
+  fail(message, retryable = true) {
     if (this.finished) return;
     this.finished = true;
     this.draft.classList.remove("streaming");
@@ -172,7 +172,7 @@ class Turn {
       again.mine = this.mine;
       again.run(this.content, this.key, this.url); // same Idempotency-Key: never answered twice
     });
-    box.append(retry);
+    if (retryable) box.append(retry); // a refused key fails the same way until the setting changes
     this.draft.append(box);
     this.status.textContent = "";
   }
