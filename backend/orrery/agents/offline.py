@@ -36,6 +36,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ModelResponseStreamEvent,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -60,7 +61,16 @@ from orrery.agents.offline_answers import (
     packet_codes,
     parse_links,
 )
+from orrery.agents.offline_entities import (
+    answer_entity,
+    answer_ready,
+    aspects,
+    named_terms,
+    needs_links,
+    parse_items,
+)
 from orrery.agents.offline_facts import fact_step
+from orrery.agents.offline_knowledge import after_entry, after_packet, from_packet, greeting, tool_error
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from orrery.knowledge.search import query_codes
@@ -100,17 +110,23 @@ _LOAD_REQUEST = re.compile(r"\b(?:load|get|pull)\s+(?:the\s+|some\s+)?(?:kb\s+)?
 triggers): `load_context_for_task` runs, even when the session already holds a packet."""
 
 
-def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
-    """The latest user text, the tool returns since it (in order), and the instructions."""
+Returned = ToolReturnPart | RetryPromptPart
+"""A tool's answer, or its refusal (a `ModelRetry`: the tool's error message)."""
+
+
+def _latest(messages: list[ModelMessage]) -> tuple[str, list[Returned], str]:
+    """The latest user text, the tool returns and refusals since it (in order), and the instructions."""
     instructions, user = "", ""
-    returned: list[ToolReturnPart] = []
+    returned: list[Returned] = []
     for message in messages:
         if isinstance(message, ModelRequest):
             instructions = message.instructions or instructions
             for part in message.parts:
                 if part.part_kind == "user-prompt" and isinstance(part.content, str):
                     user, returned = part.content, []
-                elif isinstance(part, ToolReturnPart):
+                elif isinstance(part, ToolReturnPart) or (
+                    isinstance(part, RetryPromptPart) and part.tool_name
+                ):
                     returned.append(part)
     return user, returned, instructions
 
@@ -134,11 +150,12 @@ def _from_context(user: str, instructions: str) -> str | None:
     if not items:
         return None  # the section may be cut: ask the tool instead of claiming there are none
     listed = "\n".join(f"- **{n}** ({state}, {relation})" for n, state, relation in items)
-    return f"{NOTICE}\n\nThe {kind} **{name}** is linked to these {group}:\n\n{listed}"
+    return f"The {kind} **{name}** is linked to these {group}:\n\n{listed}"
 
 
 def _text(text: str) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(f"{NOTICE}\n\n{text}")])
+    """A reply. It carries no disclaimer: the doors say once per chat that the model is offline."""
+    return ModelResponse(parts=[TextPart(text)])
 
 
 def _call(tool: str, args: dict[str, object]) -> ModelResponse:
@@ -157,20 +174,55 @@ def _focus_state(instructions: str) -> str | None:
     return state.group(1) if state else None
 
 
-def _after_tools(
-    user: str, returned: list[ToolReturnPart], instructions: str, tools: set[str]
-) -> ModelResponse:
+def _find_return(returned: list[Returned]) -> str | None:
+    return next(
+        (
+            r.model_response_str()
+            for r in returned
+            if isinstance(r, ToolReturnPart) and r.tool_name == "find_entities"
+        ),
+        None,
+    )
+
+
+def _after_find(user: str, content: str, instructions: str, tools: set[str]) -> ModelResponse:
+    """Answer about the entity `find_entities` found (fetching its links when asked), the project's
+    ready tasks for an unnamed "what's next?", or say that nothing by that name exists."""
+    items = parse_items(content)
+    if "open tasks, ready first" in content.split("\n", 1)[0]:
+        return _text(answer_ready(items))
+    if not items:
+        focus = _FOCUS.search(instructions)
+        if focus and "get_linked_entities" in tools and needs_links(user):
+            return _call("get_linked_entities", {"entity_id": focus.group(3), "entity_kind": focus.group(1)})
+        return _text(
+            f'I found no task, plan, goal or other entity named like "{named_terms(user)}" in this project.'
+        )
+    best = items[0]
+    if needs_links(user) and "get_linked_entities" in tools:
+        return _call("get_linked_entities", {"entity_id": best.id, "entity_kind": best.kind})
+    return _text(answer_entity(user, best, None))
+
+
+def _after_tools(user: str, returned: list[Returned], instructions: str, tools: set[str]) -> ModelResponse:
     last = returned[-1]
+    if isinstance(last, RetryPromptPart) or last.model_response_str().lstrip().startswith("{"):
+        return _text(tool_error(last))
     content = last.model_response_str()
     packet = next(
         (r.model_response_str() for r in returned if r.tool_name == "load_context_for_task"),
         instructions if "## Context Loaded" in instructions else None,
     )
+    if last.tool_name == "find_entities":
+        return _after_find(user, content, instructions, tools)
     if last.tool_name == "get_linked_entities":
         links = parse_links(content)
+        found = parse_items(_find_return(returned) or "")
+        if found:
+            return _text(answer_entity(user, found[0], links))
         return _text(answer_links(user, _subject(instructions), links, _focus_state(instructions)))
     if last.tool_name == "get_entry":
-        return _text(answer_entry(content, packet))
+        return _text(after_entry(answer_entry(content, packet), packet))
     if last.tool_name == "search_knowledge":
         options = [f"- **{code}:** {name.split(' (')[0]}" for code, name in packet_codes(content)][:4]
         if options:
@@ -179,10 +231,9 @@ def _after_tools(
         code = best_code(user, content)
         if code and "get_entry" in tools:
             return _call("get_entry", {"code": code})
-        return _text(
-            "I found nothing relevant in the project's knowledge base for this. If you explain how it "
-            "works here, I can record it as knowledge."
-        )
+        return _text(after_packet(user, content))
+    if last.tool_name == "get_context_for_story":
+        return _text(content)
     return _text(f"Here is what `{last.tool_name}` found:\n\n{content[:2500]}")
 
 
@@ -190,6 +241,26 @@ def _is_vague_question(user: str) -> bool:
     """A short question naming no entry ("What about the seat thing?"): worth a search and a
     "which one?" rather than a guess; statements and long requests are not."""
     return user.strip().endswith("?") and 0 < len(search_terms(user)) <= 4
+
+
+_STORY = re.compile(r"\b(US-\d+)\b", re.I)
+
+
+def _about_entity(user: str, instructions: str, tools: set[str]) -> ModelResponse | None:
+    """A question about a named entity (or the focus's own fields, or the project's next work):
+    `find_entities` first; None when the question is not one."""
+    asked = aspects(user)
+    if not asked or "find_entities" not in tools:
+        return None
+    terms = named_terms(user)
+    focus = _FOCUS.search(instructions)
+    if terms:
+        return _call("find_entities", {"query": terms})
+    if focus and set(asked) & {"when", "who", "state"}:
+        return _call("find_entities", {"query": focus.group(2), "kind": focus.group(1)})
+    if not focus and "next" in asked:
+        return _call("find_entities", {"query": "", "kind": "task", "limit": 10})
+    return None
 
 
 def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -202,9 +273,22 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return _call(step.tool, step.args) if step.tool else _text(step.text)
     if returned:
         return _after_tools(user, returned, instructions, tools)
+    hello = greeting(user, instructions, _subject(instructions) if _FOCUS.search(instructions) else None)
+    if hello:
+        return _text(hello)
+    story = _STORY.search(user)
+    if story and "get_context_for_story" in tools:
+        return _call("get_context_for_story", {"story_id": story.group(1).upper()})
+    entity = _about_entity(user, instructions, tools)
+    if entity:
+        return entity
     answer = _from_context(user, instructions)
     if answer:
-        return ModelResponse(parts=[TextPart(answer)])
+        return _text(answer)
+    return _focus_or_knowledge(user, instructions, tools)
+
+
+def _focus_or_knowledge(user: str, instructions: str, tools: set[str]) -> ModelResponse:
     focus = _FOCUS.search(instructions)
     words = set(re.findall(r"[a-z]+", user.lower()))
     about_links = (
@@ -223,12 +307,15 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         known = codes[0] if codes else best_code(user, instructions)
         if known and "get_entry" in tools:
             return _call("get_entry", {"code": known})
+        if "**Confidence:** Low" in instructions:
+            return _text(after_packet(user, instructions))
         if "load_context_for_task" in tools:
             return _call("load_context_for_task", {"task_description": user})
+    packet = from_packet(user, instructions)
+    if packet and "get_entry" in tools:  # a loaded packet answers a statement too ("Update the ... rule")
+        return _call("get_entry", {"code": packet})
     if domain_agent and "**Confidence:** Low" in instructions:
-        options = candidates(user, instructions)
-        if options:  # ambiguous: ask which one is meant
-            return _text("I am not sure which one you mean. Is it one of these?\n\n" + "\n".join(options))
+        return _text(after_packet(user, instructions))
     if domain_agent and _is_vague_question(user) and "search_knowledge" in tools:
         return _call("search_knowledge", {"query": user})  # then: "is it one of these?"
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
