@@ -76,9 +76,9 @@ from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge
 from orrery.knowledge.search import query_codes
 from orrery.text import search_terms
 
-NOTICE = (
-    "(Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM.)"
-)
+NOTICE = "Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM."
+"""Said once per chat by the doors (the web chat's notice, the terminal chat's first line, the
+OpenAI door's model descriptions), never stored in a reply, so excerpts and search stay clean."""
 RELATION_WORDS = (
     "linked",
     "link",

@@ -107,7 +107,8 @@ def _link_answer(aspect: str, item: Item, links: list[Link], question: str) -> s
         waiting = [x for x in deps if x.direction == "incoming"]
         if not waiting:
             return f"It blocks nothing: no other entity depends on {subject}."
-        return f"It blocks {len(waiting)} (they wait for it):\n\n{_names(waiting)}"
+        n = len(waiting)
+        return f"It blocks {n} {'item, which waits' if n == 1 else 'items, which wait'} for it:\n\n{_names(waiting)}"
     if aspect in ("blockers", "depends"):
         needs = [x for x in deps if x.direction == "outgoing"]
         open_ = [x for x in needs if not is_done(x.state)]
@@ -119,7 +120,8 @@ def _link_answer(aspect: str, item: Item, links: list[Link], question: str) -> s
             )
         if not open_:
             return f"Nothing blocks it: everything {subject} depends on is done."
-        return f"It is blocked by {len(open_)} unfinished:\n\n{_names(open_)}"
+        n = len(open_)
+        return f"It is blocked by {n} unfinished {'item' if n == 1 else 'items'}:\n\n{_names(open_)}"
     if aspect == "next":
         return answer_next(subject, links)
     if aspect == "progress":
