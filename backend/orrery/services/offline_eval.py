@@ -32,7 +32,14 @@ from orrery.repo import chat, identity
 QUESTIONS = Path(__file__).resolve().parents[1] / "evaluation" / "data" / "demo_questions.json"
 PARTS = ("tuning", "held_out")
 RAW_JSON = re.compile(r'\{\s*"[A-Za-z_]+"\s*:')
-"""Tool JSON shown as prose (`{"error": ...}`): the reply scores 0."""
+"""Tool JSON shown as prose (`{"error": ...}`): the reply scores 0 (quoted source in fenced blocks,
+as `get_context_for_story` returns it, is not prose)."""
+FENCED = re.compile(r"```.*?```", re.S)
+
+
+def shows_raw_json(reply: str) -> bool:
+    """Whether the reply shows tool JSON outside fenced code blocks."""
+    return bool(RAW_JSON.search(FENCED.sub("", reply)))
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def score(part: str, question: dict[str, Any], reply: str) -> Scored:
     facts = [str(f) for f in question.get("facts", [])]
     absent = [str(a) for a in question.get("absent", [])]
     found = sum(f.lower() in text for f in facts) + sum(a.lower() not in text for a in absent)
-    raw = bool(RAW_JSON.search(reply))
+    raw = shows_raw_json(reply)
     checks = len(facts) + len(absent)
     return Scored(part, question["id"], question["question"], reply, 0 if raw else found, checks, raw)
 
