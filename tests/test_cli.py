@@ -238,4 +238,7 @@ def test_interactive_chat_wraps_long_replies_at_the_terminal_width(
     words = " ".join(" ".join(reply).split())
     assert "blocked" in words and words.endswith("Decide usage-based price points.")  # nothing cut
     # the offline notice: once, at the start of the chat, never inside the reply
-    assert session.output.count("Offline model") == 1 and next(i for i, line in enumerate(lines) if "Offline model" in line) < start
+    assert (
+        session.output.count("Offline model") == 1
+        and next(i for i, line in enumerate(lines) if "Offline model" in line) < start
+    )

@@ -56,7 +56,6 @@ from orrery.agents.offline_answers import (
     answer_entry,
     answer_links,
     best_code,
-    candidates,
     focus_question,
     packet_codes,
     parse_links,
@@ -210,7 +209,11 @@ def _after_tools(user: str, returned: list[Returned], instructions: str, tools: 
         return _text(tool_error(last))
     content = last.model_response_str()
     packet = next(
-        (r.model_response_str() for r in returned if r.tool_name == "load_context_for_task"),
+        (
+            r.model_response_str()
+            for r in returned
+            if isinstance(r, ToolReturnPart) and r.tool_name == "load_context_for_task"
+        ),
         instructions if "## Context Loaded" in instructions else None,
     )
     if last.tool_name == "find_entities":

@@ -93,7 +93,8 @@ def _head(item: Item) -> str:
     where = f" in {plans}" if plans else ""
     due = item.fields.get("Due", "no due date")
     due_text = "it has no due date" if due == "no due date" else f"it is due {due}"
-    return f"The {item.kind} **{item.name}**{where} is {item.fields.get('State', 'of unknown state')}; {due_text}."
+    state = item.fields.get("State", "of unknown state")
+    return f"The {item.kind} **{item.name}**{where} is {state}; {due_text}."
 
 
 def _names(links: list[Link]) -> str:
@@ -108,7 +109,8 @@ def _link_answer(aspect: str, item: Item, links: list[Link], question: str) -> s
         if not waiting:
             return f"It blocks nothing: no other entity depends on {subject}."
         n = len(waiting)
-        return f"It blocks {n} {'item, which waits' if n == 1 else 'items, which wait'} for it:\n\n{_names(waiting)}"
+        which = "item, which waits" if n == 1 else "items, which wait"
+        return f"It blocks {n} {which} for it:\n\n{_names(waiting)}"
     if aspect in ("blockers", "depends"):
         needs = [x for x in deps if x.direction == "outgoing"]
         open_ = [x for x in needs if not is_done(x.state)]
@@ -140,7 +142,8 @@ def answer_entity(question: str, item: Item, links: list[Link] | None) -> str:
     parts = [_head(item)]
     if "who" in asked:
         parts.append(
-            f"No owner is recorded for it: Orrery's {item.kind}s carry no assignee, only state, dates and links."
+            f"No owner is recorded for it: Orrery's {item.kind}s carry no assignee, only state, dates "
+            "and links."
         )
     for aspect in asked:
         said = _link_answer(aspect, item, links, question) if links is not None else None

@@ -23,7 +23,8 @@ from orrery.text import search_terms
 
 _NAME = re.compile(r'^- \*\*Name:\*\* "(.+?)"$', re.M)
 _RECEIPT = re.compile(
-    r"Open your reply with this one-line receipt, then proceed with the task grounded in these entries: (.+?)_$",
+    r"Open your reply with this one-line receipt, then proceed with the task grounded in these "
+    r"entries: (.+?)_$",
     re.M,
 )
 _CONFIDENCE = re.compile(r"\*\*Confidence:\*\* (High|Medium|Low|None)")
@@ -105,7 +106,8 @@ def after_packet(user: str, packet: str) -> str:
     )
     if confidence and confidence.group(1) == "Low" and options:
         return (
-            "I only found loosely related entries in the knowledge base, so I am not sure which one you mean. "
+            "I only found loosely related entries in the knowledge base, so I am not sure which one you "
+            "mean. "
             "Is it one of these?\n\n"
             + "\n".join(options)
             + f"\n\nIf none fits, the knowledge base does not cover this yet. {CAPTURE}"

@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from orrery.db.models import Edge, Entity
 from orrery.graph.relation_roles import DONE_STATES
@@ -41,7 +42,7 @@ class Found:
     plans: tuple[str, ...] = ()
 
 
-def _counted(rel_from: str) -> object:
+def _counted(rel_from: str) -> ScalarSelect[int]:
     """Correlated count of open entities on the other end of `depends_on` edges."""
     edge, other = aliased(Edge), aliased(Entity)
     mine, theirs = (edge.src_id, edge.dst_id) if rel_from == "src" else (edge.dst_id, edge.src_id)

@@ -83,7 +83,11 @@ def model_card(model_id: str, chat_model: str) -> ModelCard:
     """The model object: which agent answers, on which chat model; the offline model's notice is
     said here (and in the docs), never inside a reply."""
     agent = model_id.partition("/")[2]
-    who = f"{AGENTS[agent].title}: {AGENTS[agent].description}" if agent in AGENTS else "Routed to the best agent."
+    who = (
+        f"{AGENTS[agent].title}: {AGENTS[agent].description}"
+        if agent in AGENTS
+        else "Routed to the best agent."
+    )
     runs = f" {OFFLINE_NOTICE}" if chat_model == "offline" else f" Runs on {chat_model}."
     return ModelCard(id=model_id, description=who + runs)
 
