@@ -249,7 +249,22 @@ def _is_vague_question(user: str) -> bool:
 _STORY = re.compile(r"\b(US-\d+)\b", re.I)
 
 
-def _about_entity(user: str, instructions: str, tools: set[str]) -> ModelResponse | None:
+_BOLD = re.compile(r"^- \*\*(.+?)\*\*", re.M)
+
+
+def _previous_reply(messages: list[ModelMessage]) -> str:
+    """The assistant's text before the latest user message ('' when there is none)."""
+    texts = [
+        part.content
+        for message in messages[:-1]
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, TextPart)
+    ]
+    return texts[-1] if texts else ""
+
+
+def _about_entity(user: str, instructions: str, tools: set[str], previous: str) -> ModelResponse | None:
     """A question about a named entity (or the focus's own fields, or the project's next work):
     `find_entities` first; None when the question is not one."""
     asked = aspects(user)
@@ -257,6 +272,9 @@ def _about_entity(user: str, instructions: str, tools: set[str]) -> ModelRespons
         return None
     terms = named_terms(user)
     focus = _FOCUS.search(instructions)
+    named = _BOLD.search(previous)
+    if "after" in asked and not terms and named:  # "And after that?": the first item just named
+        return _call("find_entities", {"query": named.group(1)})
     if terms:
         return _call("find_entities", {"query": terms})
     if focus and set(asked) & {"when", "who", "state"}:
@@ -282,7 +300,7 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     story = _STORY.search(user)
     if story and "get_context_for_story" in tools:
         return _call("get_context_for_story", {"story_id": story.group(1).upper()})
-    entity = _about_entity(user, instructions, tools)
+    entity = _about_entity(user, instructions, tools, _previous_reply(messages))
     if entity:
         return entity
     answer = _from_context(user, instructions)

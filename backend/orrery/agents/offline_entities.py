@@ -7,7 +7,8 @@ and what does it block?"), or about the focus when the question asks when / who 
   look up with `find_entities`; `pick` chooses the best item of its answer.
 - `answer_entity` says each asked aspect from the item's fields (state, due date, plans) and,
   when a link is asked, from `get_linked_entities`' answer for it.
-- `answer_ready` is the project's "what should I work on next?" (no focus, no name).
+- `answer_ready` is the project's "what should I work on next?" (no focus, no name); "and after
+  that?" then asks about the first item named in the previous reply: what finishing it frees.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ ASPECTS: dict[str, re.Pattern[str]] = {
         r"\bblocks\b|\bblocking\b|\bblocked\b|\bblockers?\b|\bholding\b.*\bup\b|\bwaiting\s+(?:on|for)\b",
         re.I,
     ),
-    "next": re.compile(r"\bnext\b|\bwork\s+on\b|\bafter\s+that\b", re.I),
+    "next": re.compile(r"\bnext\b|\bwork\s+on\b", re.I),
+    "after": re.compile(r"\bafter\s+(?:that|this|it)\b", re.I),
     "progress": re.compile(r"\bhow\s+far\b|\bprogress\b", re.I),
     "group": re.compile(r"\b(?:what|which)\s+(plans?|goals?|milestones?)\b", re.I),
 }
@@ -126,6 +128,12 @@ def _link_answer(aspect: str, item: Item, links: list[Link], question: str) -> s
         return f"It is blocked by {n} unfinished {'item' if n == 1 else 'items'}:\n\n{_names(open_)}"
     if aspect == "next":
         return answer_next(subject, links)
+    if aspect == "after":
+        waiting = [x for x in deps if x.direction == "incoming" and x.kind == "task" and not is_done(x.state)]
+        freed = [x for x in waiting if x.open_dependencies <= 1]
+        if not freed:
+            return f"Nothing waits only on {subject}, so finishing it frees no other task by itself."
+        return f"Once it is done, these can start (they wait on nothing else unfinished):\n\n{_names(freed)}"
     if aspect == "progress":
         return answer_progress(subject, links, item.fields.get("State"))
     if aspect == "group":
