@@ -1,6 +1,14 @@
-"""The `offline` model: deterministic, needs no API key, honest about being offline, and still uses
-tools the way a real model would for the README's suggested questions.
+"""The `offline` model: deterministic, needs no API key, and still uses tools the way a real model
+would for the README's and the demo's questions (the frozen set of `orrery eval offline`). Its
+replies carry no disclaimer: the doors say once per chat that it is offline (`NOTICE`).
 
+- A greeting gets a greeting back, by name (`offline_knowledge`).
+- A story id ("Show me the story context for US-004") -> `get_context_for_story`; a tool's refusal
+  or error JSON is said as a sentence, never shown raw.
+- An entity named in the question ("When is the legal review due, and what does it block?"), or
+  the focus's own when / who / state -> `find_entities`, then `get_linked_entities` when a link is
+  asked; the answer gives each asked aspect from its fields and links (`offline_entities`). With no
+  focus and no name, "What should I work on next?" -> the project's ready tasks.
 - "What plan/goal does this belong to?" -> answered from the Linked Entities section in the prompt.
 - Relationship and focus questions (linked, depends, blocks; "what's blocking this?", "how far along
   is it?", "what's next?") on a focused chat -> `get_linked_entities`, then a direction- and
@@ -11,8 +19,10 @@ tools the way a real model would for the README's suggested questions.
   answer quotes its description.
 - "Load context for the seat minimum rule" (also "get context on ...") at any point of a chat ->
   `load_context_for_task` with the message, then `get_entry` for its best entry.
-- A vague question with a low-confidence packet ("What about the seat thing?") -> it asks which of
-  the loosely related entries is meant.
+- A packet's confidence is followed as the prompt says: high opens with its receipt, medium asks
+  whether more context is needed, low ("What about the seat thing?") asks which of the loosely
+  related entries is meant or offers capture, none (an empty knowledge base) offers capture. A
+  loaded packet answers a statement too ("Update the usage overage billing rule...").
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - "Remember that ..." / "Forget that ..." -> `remember_fact` / `forget_fact` (`offline_facts`).
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
@@ -20,37 +30,21 @@ tools the way a real model would for the README's suggested questions.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
 
-from pydantic_ai import RunContext
-from pydantic_ai._instrumentation import get_instructions
-from pydantic_ai._utils import estimate_string_tokens
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    ModelResponseStreamEvent,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import (
     AgentInfo,
-    DeltaToolCall,
-    DeltaToolCalls,
     FunctionModel,
-    FunctionStreamedResponse,
 )
-from pydantic_ai.settings import ModelSettings
-from pydantic_ai.usage import RequestUsage
 
 from orrery.agents.offline_answers import (
     answer_entry,
@@ -70,6 +64,7 @@ from orrery.agents.offline_entities import (
 )
 from orrery.agents.offline_facts import fact_step
 from orrery.agents.offline_knowledge import after_entry, after_packet, from_packet, greeting, tool_error
+from orrery.agents.offline_stream import OfflineModel
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from orrery.knowledge.search import query_codes
@@ -345,80 +340,6 @@ def _focus_or_knowledge(user: str, instructions: str, tools: set[str]) -> ModelR
         "I cannot reason beyond that. With a real model configured I would; offline, ask me about this "
         "entity's links (what blocks it, what it belongs to) or how something works in the project."
     )
-
-
-def _pieces(response: ModelResponse) -> list[str | DeltaToolCalls]:
-    """The response as a stream's items: a text part word by word, a tool call whole."""
-    items: list[str | DeltaToolCalls] = []
-    for part in response.parts:
-        if isinstance(part, TextPart):
-            items += re.findall(r"\S+\s*", part.content)
-        elif isinstance(part, ToolCallPart):
-            items.append(
-                {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=None)}
-            )
-    return items
-
-
-async def _replay(items: list[str | DeltaToolCalls]) -> AsyncIterator[str | DeltaToolCalls]:
-    """The items one per turn of the event loop, as a provider's chunks arrive (and as the
-    peekable stream's checkpoints had them), so a turn's stream keeps its shape under load."""
-    for i, item in enumerate(items):
-        if i:
-            await asyncio.sleep(0)
-        yield item
-
-
-class OfflineModel(FunctionModel):
-    """`FunctionModel` over `_decide`, whose stream is decided before it opens: the same items,
-    events and usage as `FunctionModel`'s stream, without the peekable wrapper that takes a lock
-    and a cancel scope for each of a reply's ~50 words (over half of the offline model's CPU)."""
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        model_settings, model_request_parameters = self.prepare_request(
-            model_settings, model_request_parameters
-        )
-        info = AgentInfo(
-            function_tools=model_request_parameters.declared_function_tools,
-            allow_text_output=model_request_parameters.allow_text_output,
-            output_tools=model_request_parameters.output_tools,
-            model_settings=model_settings,
-            model_request_parameters=model_request_parameters,
-            instructions=get_instructions(messages, model_request_parameters),
-        )
-        items = _pieces(_decide(messages, info))
-        if not items:
-            raise ValueError("Stream function must return at least one item")
-        yield _OfflineStream(
-            model_request_parameters=model_request_parameters,
-            _model_name=self.model_name,
-            _iter=_replay(items),
-        )
-
-
-@dataclass
-class _OfflineStream(FunctionStreamedResponse):
-    """`FunctionStreamedResponse` with a text item's tokens added up as a number and put in the
-    usage once at the end (the same total): adding a `RequestUsage` copies it, once per word."""
-
-    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
-        tokens = 0
-        async for item in self._iter:
-            if isinstance(item, str):
-                tokens += estimate_string_tokens(item) if item else 0
-                for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=item):
-                    yield event
-            else:
-                for event in self._map_item(item):
-                    yield event
-        self._usage += RequestUsage(output_tokens=tokens)
 
 
 def offline_model() -> FunctionModel:
