@@ -57,8 +57,9 @@ async def _replay(items: list[str | DeltaToolCalls]) -> AsyncIterator[str | Delt
 
 class OfflineModel(FunctionModel):
     """`FunctionModel` over the offline model's decision (`offline._decide`), whose stream is decided
-    before it opens: the same items, events and usage as `FunctionModel`'s stream, without the peekable wrapper that takes a lock
-    and a cancel scope for each of a reply's ~50 words (over half of the offline model's CPU)."""
+    before it opens: the same items, events and usage as `FunctionModel`'s stream, without the
+    peekable wrapper that takes a lock and a cancel scope for each of a reply's ~50 words (over half
+    of the offline model's CPU)."""
 
     @asynccontextmanager
     async def request_stream(
