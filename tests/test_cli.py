@@ -238,4 +238,9 @@ def test_interactive_chat_wraps_long_replies_at_the_terminal_width(
     reply = [line for line in lines[start + 1 : end] if line.strip() and not line.startswith("→")]
     assert len(reply) > 2 and all(len(line) <= 40 for line in reply), reply
     words = " ".join(" ".join(reply).split())
-    assert "blocked" in words and "set ORRERY_MODEL for a real LLM" in words  # nothing cut
+    assert "blocked" in words and words.endswith("Decide usage-based price points.")  # nothing cut
+    # the offline notice: once, at the start of the chat, never inside the reply
+    assert (
+        session.output.count("Offline model") == 1
+        and next(i for i, line in enumerate(lines) if "Offline model" in line) < start
+    )

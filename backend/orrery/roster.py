@@ -16,6 +16,7 @@ from orrery.vocabulary import AGENT_IDS
 PROMPTS_DIR = prompts_dir("agents")
 READ_TOOLS = (
     "get_linked_entities",
+    "find_entities",
     "build_context",
     "load_context_for_task",
     "get_entry",

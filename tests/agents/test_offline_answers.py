@@ -109,10 +109,10 @@ async def test_the_offline_stream_matches_what_a_function_model_would_stream() -
     from pydantic_ai.models import ModelRequestParameters
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    from orrery.agents import offline
+    from orrery.agents import offline, offline_stream
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-        for item in offline._pieces(offline._decide(messages, info)):  # noqa: SLF001
+        for item in offline_stream._pieces(offline._decide(messages, info)):  # noqa: SLF001
             yield item
 
     request = [ModelRequest([UserPromptPart("How does overage billing work? Tell me.")], instructions="Hi.")]

@@ -138,13 +138,16 @@ def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
     import openai
 
     client = openai.OpenAI(base_url=live, api_key=demo.api_key)
-    assert "orrery/planner" in {m.id for m in client.models.list().data}
+    cards = {m.id: m for m in client.models.list().data}
+    assert "orrery/planner" in cards  # the offline model is said once, in each model's description
+    assert "Offline model" in str(cards["orrery/planner"].model_extra.get("description"))
     reply = client.chat.completions.create(
         model="orrery/planner",
         user="script-1",
         messages=[{"role": "user", "content": "How does overage billing work?"}],
     )
-    assert reply.choices[0].message.content and "Offline model" in reply.choices[0].message.content
+    content = reply.choices[0].message.content or ""
+    assert "BR-012" in content and "Offline model" not in content  # replies carry no disclaimer
     chunks = list(
         client.chat.completions.create(
             model="orrery",
@@ -154,7 +157,7 @@ def test_openai_client_against_a_live_server(live: str, demo: Any) -> None:
         )
     )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert "Offline model" in text and chunks[-1].choices[0].finish_reason == "stop"
+    assert text and "Offline model" not in text and chunks[-1].choices[0].finish_reason == "stop"
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="orrery/wizard", messages=[{"role": "user", "content": "x"}])
 

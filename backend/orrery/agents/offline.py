@@ -1,6 +1,14 @@
-"""The `offline` model: deterministic, needs no API key, honest about being offline, and still uses
-tools the way a real model would for the README's suggested questions.
+"""The `offline` model: deterministic, needs no API key, and still uses tools the way a real model
+would for the README's and the demo's questions (the frozen set of `orrery eval offline`). Its
+replies carry no disclaimer: the doors say once per chat that it is offline (`NOTICE`).
 
+- A greeting gets a greeting back, by name (`offline_knowledge`).
+- A story id ("Show me the story context for US-004") -> `get_context_for_story`; a tool's refusal
+  or error JSON is said as a sentence, never shown raw.
+- An entity named in the question ("When is the legal review due, and what does it block?"), or
+  the focus's own when / who / state -> `find_entities`, then `get_linked_entities` when a link is
+  asked; the answer gives each asked aspect from its fields and links (`offline_entities`). With no
+  focus and no name, "What should I work on next?" -> the project's ready tasks.
 - "What plan/goal does this belong to?" -> answered from the Linked Entities section in the prompt.
 - Relationship and focus questions (linked, depends, blocks; "what's blocking this?", "how far along
   is it?", "what's next?") on a focused chat -> `get_linked_entities`, then a direction- and
@@ -11,8 +19,10 @@ tools the way a real model would for the README's suggested questions.
   answer quotes its description.
 - "Load context for the seat minimum rule" (also "get context on ...") at any point of a chat ->
   `load_context_for_task` with the message, then `get_entry` for its best entry.
-- A vague question with a low-confidence packet ("What about the seat thing?") -> it asks which of
-  the loosely related entries is meant.
+- A packet's confidence is followed as the prompt says: high opens with its receipt, medium asks
+  whether more context is needed, low ("What about the seat thing?") asks which of the loosely
+  related entries is meant or offers capture, none (an empty knowledge base) offers capture. A
+  loaded packet answers a statement too ("Update the usage overage billing rule...").
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - "Remember that ..." / "Forget that ..." -> `remember_fact` / `forget_fact` (`offline_facts`).
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
@@ -20,55 +30,49 @@ tools the way a real model would for the README's suggested questions.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
 
-from pydantic_ai import RunContext
-from pydantic_ai._instrumentation import get_instructions
-from pydantic_ai._utils import estimate_string_tokens
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    ModelResponseStreamEvent,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import (
     AgentInfo,
-    DeltaToolCall,
-    DeltaToolCalls,
     FunctionModel,
-    FunctionStreamedResponse,
 )
-from pydantic_ai.settings import ModelSettings
-from pydantic_ai.usage import RequestUsage
 
 from orrery.agents.offline_answers import (
     answer_entry,
     answer_links,
     best_code,
-    candidates,
     focus_question,
     packet_codes,
     parse_links,
 )
+from orrery.agents.offline_entities import (
+    answer_entity,
+    answer_ready,
+    aspects,
+    named_terms,
+    needs_links,
+    parse_items,
+)
 from orrery.agents.offline_facts import fact_step
+from orrery.agents.offline_knowledge import after_entry, after_packet, from_packet, greeting, tool_error
+from orrery.agents.offline_stream import OfflineModel
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from orrery.knowledge.search import query_codes
 from orrery.text import search_terms
 
-NOTICE = (
-    "(Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM.)"
-)
+NOTICE = "Offline model: answers come only from Orrery's context and tools; set ORRERY_MODEL for a real LLM."
+"""Said once per chat by the doors (the web chat's notice, the terminal chat's first line, the
+OpenAI door's model descriptions), never stored in a reply, so excerpts and search stay clean."""
 RELATION_WORDS = (
     "linked",
     "link",
@@ -100,17 +104,23 @@ _LOAD_REQUEST = re.compile(r"\b(?:load|get|pull)\s+(?:the\s+|some\s+)?(?:kb\s+)?
 triggers): `load_context_for_task` runs, even when the session already holds a packet."""
 
 
-def _latest(messages: list[ModelMessage]) -> tuple[str, list[ToolReturnPart], str]:
-    """The latest user text, the tool returns since it (in order), and the instructions."""
+Returned = ToolReturnPart | RetryPromptPart
+"""A tool's answer, or its refusal (a `ModelRetry`: the tool's error message)."""
+
+
+def _latest(messages: list[ModelMessage]) -> tuple[str, list[Returned], str]:
+    """The latest user text, the tool returns and refusals since it (in order), and the instructions."""
     instructions, user = "", ""
-    returned: list[ToolReturnPart] = []
+    returned: list[Returned] = []
     for message in messages:
         if isinstance(message, ModelRequest):
             instructions = message.instructions or instructions
             for part in message.parts:
                 if part.part_kind == "user-prompt" and isinstance(part.content, str):
                     user, returned = part.content, []
-                elif isinstance(part, ToolReturnPart):
+                elif isinstance(part, ToolReturnPart) or (
+                    isinstance(part, RetryPromptPart) and part.tool_name
+                ):
                     returned.append(part)
     return user, returned, instructions
 
@@ -134,11 +144,12 @@ def _from_context(user: str, instructions: str) -> str | None:
     if not items:
         return None  # the section may be cut: ask the tool instead of claiming there are none
     listed = "\n".join(f"- **{n}** ({state}, {relation})" for n, state, relation in items)
-    return f"{NOTICE}\n\nThe {kind} **{name}** is linked to these {group}:\n\n{listed}"
+    return f"The {kind} **{name}** is linked to these {group}:\n\n{listed}"
 
 
 def _text(text: str) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(f"{NOTICE}\n\n{text}")])
+    """A reply. It carries no disclaimer: the doors say once per chat that the model is offline."""
+    return ModelResponse(parts=[TextPart(text)])
 
 
 def _call(tool: str, args: dict[str, object]) -> ModelResponse:
@@ -157,20 +168,59 @@ def _focus_state(instructions: str) -> str | None:
     return state.group(1) if state else None
 
 
-def _after_tools(
-    user: str, returned: list[ToolReturnPart], instructions: str, tools: set[str]
-) -> ModelResponse:
+def _find_return(returned: list[Returned]) -> str | None:
+    return next(
+        (
+            r.model_response_str()
+            for r in returned
+            if isinstance(r, ToolReturnPart) and r.tool_name == "find_entities"
+        ),
+        None,
+    )
+
+
+def _after_find(user: str, content: str, instructions: str, tools: set[str]) -> ModelResponse:
+    """Answer about the entity `find_entities` found (fetching its links when asked), the project's
+    ready tasks for an unnamed "what's next?", or say that nothing by that name exists."""
+    items = parse_items(content)
+    if "open tasks, ready first" in content.split("\n", 1)[0]:
+        return _text(answer_ready(items))
+    if not items:
+        focus = _FOCUS.search(instructions)
+        if focus and "get_linked_entities" in tools and needs_links(user):
+            return _call("get_linked_entities", {"entity_id": focus.group(3), "entity_kind": focus.group(1)})
+        return _text(
+            f'I found no task, plan, goal or other entity named like "{named_terms(user)}" in this project.'
+        )
+    best = items[0]
+    if needs_links(user) and "get_linked_entities" in tools:
+        return _call("get_linked_entities", {"entity_id": best.id, "entity_kind": best.kind})
+    return _text(answer_entity(user, best, None))
+
+
+def _after_tools(user: str, returned: list[Returned], instructions: str, tools: set[str]) -> ModelResponse:
     last = returned[-1]
+    if isinstance(last, RetryPromptPart) or last.model_response_str().lstrip().startswith("{"):
+        return _text(tool_error(last))
     content = last.model_response_str()
     packet = next(
-        (r.model_response_str() for r in returned if r.tool_name == "load_context_for_task"),
+        (
+            r.model_response_str()
+            for r in returned
+            if isinstance(r, ToolReturnPart) and r.tool_name == "load_context_for_task"
+        ),
         instructions if "## Context Loaded" in instructions else None,
     )
+    if last.tool_name == "find_entities":
+        return _after_find(user, content, instructions, tools)
     if last.tool_name == "get_linked_entities":
         links = parse_links(content)
+        found = parse_items(_find_return(returned) or "")
+        if found:
+            return _text(answer_entity(user, found[0], links))
         return _text(answer_links(user, _subject(instructions), links, _focus_state(instructions)))
     if last.tool_name == "get_entry":
-        return _text(answer_entry(content, packet))
+        return _text(after_entry(answer_entry(content, packet), packet))
     if last.tool_name == "search_knowledge":
         options = [f"- **{code}:** {name.split(' (')[0]}" for code, name in packet_codes(content)][:4]
         if options:
@@ -179,10 +229,9 @@ def _after_tools(
         code = best_code(user, content)
         if code and "get_entry" in tools:
             return _call("get_entry", {"code": code})
-        return _text(
-            "I found nothing relevant in the project's knowledge base for this. If you explain how it "
-            "works here, I can record it as knowledge."
-        )
+        return _text(after_packet(user, content))
+    if last.tool_name == "get_context_for_story":
+        return _text(content)
     return _text(f"Here is what `{last.tool_name}` found:\n\n{content[:2500]}")
 
 
@@ -190,6 +239,44 @@ def _is_vague_question(user: str) -> bool:
     """A short question naming no entry ("What about the seat thing?"): worth a search and a
     "which one?" rather than a guess; statements and long requests are not."""
     return user.strip().endswith("?") and 0 < len(search_terms(user)) <= 4
+
+
+_STORY = re.compile(r"\b(US-\d+)\b", re.I)
+
+
+_BOLD = re.compile(r"^- \*\*(.+?)\*\*", re.M)
+
+
+def _previous_reply(messages: list[ModelMessage]) -> str:
+    """The assistant's text before the latest user message ('' when there is none)."""
+    texts = [
+        part.content
+        for message in messages[:-1]
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, TextPart)
+    ]
+    return texts[-1] if texts else ""
+
+
+def _about_entity(user: str, instructions: str, tools: set[str], previous: str) -> ModelResponse | None:
+    """A question about a named entity (or the focus's own fields, or the project's next work):
+    `find_entities` first; None when the question is not one."""
+    asked = aspects(user)
+    if not asked or "find_entities" not in tools:
+        return None
+    terms = named_terms(user)
+    focus = _FOCUS.search(instructions)
+    named = _BOLD.search(previous)
+    if "after" in asked and not terms and named:  # "And after that?": the first item just named
+        return _call("find_entities", {"query": named.group(1)})
+    if terms:
+        return _call("find_entities", {"query": terms})
+    if focus and set(asked) & {"when", "who", "state"}:
+        return _call("find_entities", {"query": focus.group(2), "kind": focus.group(1)})
+    if not focus and "next" in asked:
+        return _call("find_entities", {"query": "", "kind": "task", "limit": 10})
+    return None
 
 
 def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -202,9 +289,22 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return _call(step.tool, step.args) if step.tool else _text(step.text)
     if returned:
         return _after_tools(user, returned, instructions, tools)
+    hello = greeting(user, instructions, _subject(instructions) if _FOCUS.search(instructions) else None)
+    if hello:
+        return _text(hello)
+    story = _STORY.search(user)
+    if story and "get_context_for_story" in tools:
+        return _call("get_context_for_story", {"story_id": story.group(1).upper()})
+    entity = _about_entity(user, instructions, tools, _previous_reply(messages))
+    if entity:
+        return entity
     answer = _from_context(user, instructions)
     if answer:
-        return ModelResponse(parts=[TextPart(answer)])
+        return _text(answer)
+    return _focus_or_knowledge(user, instructions, tools)
+
+
+def _focus_or_knowledge(user: str, instructions: str, tools: set[str]) -> ModelResponse:
     focus = _FOCUS.search(instructions)
     words = set(re.findall(r"[a-z]+", user.lower()))
     about_links = (
@@ -223,12 +323,15 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         known = codes[0] if codes else best_code(user, instructions)
         if known and "get_entry" in tools:
             return _call("get_entry", {"code": known})
+        if "**Confidence:** Low" in instructions:
+            return _text(after_packet(user, instructions))
         if "load_context_for_task" in tools:
             return _call("load_context_for_task", {"task_description": user})
+    packet = from_packet(user, instructions)
+    if packet and "get_entry" in tools:  # a loaded packet answers a statement too ("Update the ... rule")
+        return _call("get_entry", {"code": packet})
     if domain_agent and "**Confidence:** Low" in instructions:
-        options = candidates(user, instructions)
-        if options:  # ambiguous: ask which one is meant
-            return _text("I am not sure which one you mean. Is it one of these?\n\n" + "\n".join(options))
+        return _text(after_packet(user, instructions))
     if domain_agent and _is_vague_question(user) and "search_knowledge" in tools:
         return _call("search_knowledge", {"query": user})  # then: "is it one of these?"
     about = f" about the {focus.group(1)} **{focus.group(2)}**" if focus else ""
@@ -237,80 +340,6 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         "I cannot reason beyond that. With a real model configured I would; offline, ask me about this "
         "entity's links (what blocks it, what it belongs to) or how something works in the project."
     )
-
-
-def _pieces(response: ModelResponse) -> list[str | DeltaToolCalls]:
-    """The response as a stream's items: a text part word by word, a tool call whole."""
-    items: list[str | DeltaToolCalls] = []
-    for part in response.parts:
-        if isinstance(part, TextPart):
-            items += re.findall(r"\S+\s*", part.content)
-        elif isinstance(part, ToolCallPart):
-            items.append(
-                {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=None)}
-            )
-    return items
-
-
-async def _replay(items: list[str | DeltaToolCalls]) -> AsyncIterator[str | DeltaToolCalls]:
-    """The items one per turn of the event loop, as a provider's chunks arrive (and as the
-    peekable stream's checkpoints had them), so a turn's stream keeps its shape under load."""
-    for i, item in enumerate(items):
-        if i:
-            await asyncio.sleep(0)
-        yield item
-
-
-class OfflineModel(FunctionModel):
-    """`FunctionModel` over `_decide`, whose stream is decided before it opens: the same items,
-    events and usage as `FunctionModel`'s stream, without the peekable wrapper that takes a lock
-    and a cancel scope for each of a reply's ~50 words (over half of the offline model's CPU)."""
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        model_settings, model_request_parameters = self.prepare_request(
-            model_settings, model_request_parameters
-        )
-        info = AgentInfo(
-            function_tools=model_request_parameters.declared_function_tools,
-            allow_text_output=model_request_parameters.allow_text_output,
-            output_tools=model_request_parameters.output_tools,
-            model_settings=model_settings,
-            model_request_parameters=model_request_parameters,
-            instructions=get_instructions(messages, model_request_parameters),
-        )
-        items = _pieces(_decide(messages, info))
-        if not items:
-            raise ValueError("Stream function must return at least one item")
-        yield _OfflineStream(
-            model_request_parameters=model_request_parameters,
-            _model_name=self.model_name,
-            _iter=_replay(items),
-        )
-
-
-@dataclass
-class _OfflineStream(FunctionStreamedResponse):
-    """`FunctionStreamedResponse` with a text item's tokens added up as a number and put in the
-    usage once at the end (the same total): adding a `RequestUsage` copies it, once per word."""
-
-    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
-        tokens = 0
-        async for item in self._iter:
-            if isinstance(item, str):
-                tokens += estimate_string_tokens(item) if item else 0
-                for event in self._parts_manager.handle_text_delta(vendor_part_id="content", content=item):
-                    yield event
-            else:
-                for event in self._map_item(item):
-                    yield event
-        self._usage += RequestUsage(output_tokens=tokens)
 
 
 def offline_model() -> FunctionModel:

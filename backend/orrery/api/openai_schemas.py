@@ -92,6 +92,8 @@ class ModelCard(BaseModel):
     object: Literal["model"] = "model"
     created: int = 0
     owned_by: str = "orrery"
+    description: str = ""
+    """What the id runs: the agent, and the chat model behind it (the offline model says so)."""
 
 
 class ModelList(BaseModel):

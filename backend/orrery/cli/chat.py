@@ -58,4 +58,8 @@ def chat_command(
     if as_json:
         print(json.dumps(result, default=str))
     else:
+        if get_settings().model == "offline":  # once, on stderr: stdout is the reply alone
+            from orrery.agents.offline import NOTICE
+
+            err.print(NOTICE, style="dim", markup=False, highlight=False)
         out.print(result["reply"], markup=False, highlight=False)

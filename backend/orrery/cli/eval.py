@@ -148,3 +148,58 @@ def facts_command(
     out.print(table)
     for f in result["failed"]:
         out.print(f"failed: {f['probe']} {f['kind']} {f['text']!r}")
+
+
+@eval_app.command("offline")
+def offline_command(
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on this (migrated) database, demo loaded into it, instead of a throwaway SQLite file."
+        ),
+    ] = None,
+    questions: Annotated[
+        Path | None, typer.Option(help="Another question set of the same shape (default: the frozen one).")
+    ] = None,
+    part: Annotated[
+        str | None, typer.Option(help="Only this part of the set: tuning or held_out (default: both).")
+    ] = None,
+    model: Annotated[str, typer.Option(help="The model the turns run on.")] = "offline",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """The frozen demo question set through the real turn path on the demo workspace: the share of
+    required facts each part's replies contain (a reply showing raw tool JSON scores 0)."""
+    from orrery.config import get_settings
+    from orrery.errors import OrreryError
+    from orrery.services.offline_eval import PARTS, run_offline_eval
+
+    if part is not None and part not in PARTS:
+        err.print(f"[bold red]error:[/] --part must be one of {', '.join(PARTS)}")
+        raise typer.Exit(2)
+    try:
+        result = run_offline_eval(get_settings(), database_url, questions, model, (part,) if part else PARTS)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"Demo questions: frozen set, model {model}")
+    for column in ("part", "questions fully answered", "facts found", "raw JSON", "score"):
+        table.add_column(column, justify="left" if column == "part" else "right")
+    for name, s in [*result["parts"].items(), ("overall", result["overall"])]:
+        score = "-" if s["score"] is None else f"{100 * s['score']:.1f}%"
+        table.add_row(
+            name,
+            f"{s['questions_full']}/{s['questions']}",
+            f"{s['found']}/{s['facts']}",
+            str(s["raw_json"]),
+            score,
+        )
+    out.print(table)
+    for m in result["missed"]:
+        out.print(
+            f"missed ({m['part']}): {m['id']} {m['found']}/{m['checks']} {m['question']!r}", markup=False
+        )

@@ -173,6 +173,10 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
         f"[dim]session {target.session_id} · model {settings.model} · "
         "/context /focus /agent /strategy /quit[/]"
     )
+    if settings.model == "offline":  # said once per chat; replies never carry it
+        from orrery.agents.offline import NOTICE
+
+        console.print(f"[dim]{NOTICE}[/]", markup=True, highlight=False)
     while True:
         try:
             line = (await read_line(lambda: console.input("[bold cyan]you ›[/] "))).strip()

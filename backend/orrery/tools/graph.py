@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
 from pydantic_ai import ModelRetry, RunContext
 
 from orrery.deps import TurnDeps
 from orrery.errors import UserError
+from orrery.graph.find import find_entities as find
+from orrery.graph.find_format import format_found
 from orrery.graph.linked import load_linked_entities_context
 from orrery.graph.linked_format import format_full
 from orrery.graph.templates import ExcludeSpec, IncludeSpec
@@ -51,6 +54,38 @@ async def get_linked_entities(
             f"{exc}. Use an id and kind exactly as shown in the Linked Entities section."
         ) from None
     return format_full(linked)
+
+
+async def find_entities(
+    ctx: RunContext[TurnDeps],
+    query: Annotated[Text, Field(max_length=500)] = "",
+    kind: EntityKind | Literal["all"] = "all",
+    limit: Annotated[int, Field(ge=1, le=25)] = 5,
+) -> str:
+    """Find the project's tasks, plans, goals, milestones, documents or outputs by name. Read-only.
+
+    Use it when the person names an entity ("the legal review", "the calculator widget") that is
+    not the focus, to get its id for `get_linked_entities` and its state, due date, plans and open
+    dependencies. With no query: the project's open tasks, ready ones (waiting on nothing
+    unfinished) first, for "what should I work on next?".
+
+    Args:
+        query: Words of the entity's name; empty for the open tasks.
+        kind: Only entities of this kind, or "all".
+        limit: At most this many entities (1 to 25).
+    """
+    if ctx.deps.project_id is None:
+        raise ModelRetry("This conversation is not inside a project, so there are no entities to find.")
+    async with ctx.deps.db.sessions() as session:
+        found = await find(
+            session,
+            ctx.deps.user_id,
+            ctx.deps.project_id,
+            query,
+            kind=None if kind == "all" else kind,
+            limit=limit,
+        )
+    return format_found(query, found)
 
 
 DEFAULT_TOOL_BUDGET = 2000

@@ -38,6 +38,7 @@ REGISTRY: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
         ToolSpec("get_linked_entities", graph.get_linked_entities, read_only=True, group="graph"),
+        ToolSpec("find_entities", graph.find_entities, read_only=True, group="graph"),
         ToolSpec("build_context", graph.build_context, read_only=True, group="graph"),
         ToolSpec("load_context_for_task", knowledge.load_context_for_task, read_only=True, group="knowledge"),
         ToolSpec("get_entry", knowledge.get_entry, read_only=True, group="knowledge"),

@@ -15,6 +15,7 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.db.engine import Database
 from orrery.errors import AuthenticationError, NotFoundError, RateLimitedError, UserError
 from orrery.repo.web_tokens import WebSession, resolve_web_session
@@ -24,6 +25,8 @@ COOKIE = "orrery_session"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
+TEMPLATES.env.globals["offline_notice"] = OFFLINE_NOTICE
+"""Shown once at the top of a chat when the configured model is the offline one (never in a reply)."""
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

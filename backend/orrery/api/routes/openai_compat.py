@@ -36,6 +36,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_params import refused, refused_completion_param
 from orrery.api.openai_schemas import (
@@ -57,7 +58,7 @@ from orrery.api.openai_sessions import session_for
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
 from orrery.roster import AGENTS
-from orrery.services.deps import CurrentUser
+from orrery.services.deps import CurrentUser, SettingsDep
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
 
@@ -78,10 +79,23 @@ def unknown_model(model: str) -> JSONResponse:
     )
 
 
+def model_card(model_id: str, chat_model: str) -> ModelCard:
+    """The model object: which agent answers, on which chat model; the offline model's notice is
+    said here (and in the docs), never inside a reply."""
+    agent = model_id.partition("/")[2]
+    who = (
+        f"{AGENTS[agent].title}: {AGENTS[agent].description}"
+        if agent in AGENTS
+        else "Routed to the best agent."
+    )
+    runs = f" {OFFLINE_NOTICE}" if chat_model == "offline" else f" Runs on {chat_model}."
+    return ModelCard(id=model_id, description=who + runs)
+
+
 @router.get("/models", summary="Agents as OpenAI model ids", response_model=ModelList)
-async def models(user: CurrentUser) -> ModelList:
+async def models(user: CurrentUser, settings: SettingsDep) -> ModelList:
     """`orrery` (routed) and `orrery/<agent>` for each agent."""
-    return ModelList(data=[ModelCard(id=i) for i in model_ids()])
+    return ModelList(data=[model_card(i, settings.model) for i in model_ids()])
 
 
 @router.get(
@@ -90,9 +104,9 @@ async def models(user: CurrentUser) -> ModelList:
     response_model=ModelCard,
     responses={404: {"model": OpenAIError, "description": "Unknown model (`model_not_found`)"}},
 )
-async def model(model_id: str, user: CurrentUser) -> Any:
+async def model(model_id: str, user: CurrentUser, settings: SettingsDep) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return ModelCard(id=model_id) if model_id in model_ids() else unknown_model(model_id)
+    return model_card(model_id, settings.model) if model_id in model_ids() else unknown_model(model_id)
 
 
 async def _session_for(
