@@ -37,7 +37,8 @@ SMALL_TEXT = """(root) => {
     const node = walk.currentNode, el = node.parentElement;
     if (!node.textContent.trim() || !el.getClientRects().length || el.closest('.sr-only, svg')) continue;
     const px = parseFloat(getComputedStyle(el).fontSize);
-    if (px < 12) small.push(`${el.tagName.toLowerCase()}.${el.className}: ${px}px "${node.textContent.trim().slice(0, 30)}"`);
+    const text = node.textContent.trim().slice(0, 30);
+    if (px < 12) small.push(`${el.tagName.toLowerCase()}.${el.className}: ${px}px "${text}"`);
   }
   return [...new Set(small)];
 }"""
@@ -103,6 +104,63 @@ def test_graph_and_inspector_are_legible_on_desktop_and_phone(page: Page, server
             _graph_is_legible(page, f"{view}/{scheme}")
             graph.scroll_into_view_if_needed()
             _shot(page, f"graph-{view}-{scheme}")
-            assert page.evaluate(SMALL_TEXT, "#inspector") == [], f"{view}/{scheme}: inspector text under 12px"
+            assert page.evaluate(SMALL_TEXT, "#inspector") == [], (
+                f"{view}/{scheme}: inspector text under 12px"
+            )
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1360, "height": 900})
+
+
+WHY_HEIGHTS = """() => [...document.querySelectorAll('#inspector .why-text')]
+  .filter(e => e.getClientRects().length)
+  .map(e => [e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight), e.scrollWidth])"""
+
+BOX = "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
+
+
+def test_why_stays_one_line_until_asked(page: Page, server: Server) -> None:
+    sid = _chat_in_focus(page, server)
+    page.goto(f"/s/{sid}")
+    page.locator("#inspector .section[data-section='related'] summary").first.click()
+    lines = page.evaluate(WHY_HEIGHTS)
+    assert lines and all(height < 1.3 for height, _ in lines), lines
+    long = page.locator("#inspector .why-text").filter(has_text=re.compile(".{40,}")).first
+    if long.count():  # a cut reason opens in full on focus (a tap on a phone)
+        long.focus()
+        assert (
+            long.evaluate(
+                "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)"
+            )
+            > 1.3
+        )
+
+
+def test_phone_layout_keeps_to_the_screen(page: Page, server: Server) -> None:
+    sid = _chat_in_focus(page, server)
+    page.set_viewport_size({"width": 390, "height": 844})
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.goto(f"/s/{sid}")
+        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), "sideways scroll"
+        tops = page.locator(".topbar > *:visible").evaluate_all(
+            "els => els.map(e => e.getBoundingClientRect().top)"
+        )
+        assert max(tops) - min(tops) < 12, f"the top bar wraps: {tops}"
+        label = page.locator("label[for='strategy']").evaluate(BOX)
+        select = page.get_by_label("Scoping", exact=True).evaluate(BOX)
+        assert abs((label[1] + label[3]) / 2 - (select[1] + select[3]) / 2) < 8, (
+            "Scoping is split from its select"
+        )
+        page.get_by_text("Change focus").click()
+        page.get_by_label("Search by name").fill("e")
+        buttons = page.locator("#focus-results").get_by_role("button", name=re.compile("^Focus "))
+        expect(buttons.nth(5)).to_be_visible()
+        last = buttons.last
+        last.focus()  # a keyboard user reaching the last result
+        _shot(page, f"phone-picker-{scheme}")
+        row = last.evaluate(BOX)
+        composer = page.locator("#composer").evaluate(BOX)
+        assert not _overlaps(row, composer), f"the composer covers the picker's last row: {row} {composer}"
+        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), "sideways scroll"
     page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": 1360, "height": 900})
