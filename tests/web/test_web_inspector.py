@@ -125,3 +125,25 @@ async def test_the_packet_follows_the_turn_and_names_what_tools_read(
     shown = (await client.get(f"/s/{other}/inspector")).text
     assert "No knowledge loaded" not in shown and "<code>get_entry</code>: BR-012</li>" in shown
     assert "XX-999" not in shown.split("Knowledge packet", 1)[1]
+
+
+async def test_search_snippets_are_plain_text(client: httpx.AsyncClient, demo: Any, db: Database) -> None:
+    sid, _ = await _chat(client, demo)
+    async with db.transaction() as s:
+        await append_message(s, demo.user_id, sid, chat.NewMessage("user", "What is the walrus rule?"))
+        reply = "**BR-099: Walrus rule** (Business Rules):\n\n> Walruses are billed `per tusk`."
+        await append_message(s, demo.user_id, sid, chat.NewMessage("assistant", reply, "planner"))
+    found = (await client.get("/search", params={"q": "billed tusk"})).text
+    assert "“BR-099: Walrus rule (Business Rules): Walruses are billed per tusk.”" in found
+    assert "**" not in found and "`" not in found
+
+
+async def test_the_composer_invites_what_the_chat_is_about(client: httpx.AsyncClient, demo: Any) -> None:
+    sid, csrf = await _chat(client, demo)
+    assert (
+        'placeholder="Ask anything, or pick a focus above… (Enter sends'
+        in (await client.get(f"/s/{sid}")).text
+    )
+    task = str(demo.focus["task"])
+    await client.post(f"/s/{sid}/focus", data={"csrf_token": csrf, "kind": "task", "entity_id": task})
+    assert 'placeholder="Ask about Finalize pricing page… (Enter' in (await client.get(f"/s/{sid}")).text
