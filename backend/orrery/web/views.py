@@ -26,7 +26,7 @@ def markdown(text: str | None) -> Markup:
 def plain(text: str | None) -> str:
     """Markdown as the words a reader sees (no `**`, `#`, backticks or link syntax), one line: for
     snippets shown as text."""
-    parts = []
+    parts: list[str] = []
     for token in _MD.parse(text or ""):
         if token.type == "inline":
             parts.extend(" " if c.type.endswith("break") else c.content for c in token.children or [])
