@@ -48,3 +48,17 @@ def test_the_readme_is_a_short_front_page_whose_links_land() -> None:
 def test_the_strategy_docs_say_history_includes_the_current_message() -> None:
     page = (DOCS / "extending" / "strategies.md").read_text()
     assert "`ctx.history` **includes the current user message**" in page
+
+
+def test_the_site_works_offline_beside_the_server_and_the_lock_file_is_ignored() -> None:
+    from fnmatch import fnmatch
+
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!!python", "#"))
+    assert config["theme"]["font"] is False  # no Google Fonts request (offline)
+    assert config["dev_addr"] == "127.0.0.1:8001"  # `orrery serve` has 8000
+    patterns = (ROOT / ".gitignore").read_text().split()
+    assert any(fnmatch("orrery.db.server.lock", p) for p in patterns), "the server lock is not ignored"
+    clean = re.search(r"^clean:.*\n\trm -rf (.*)$", (ROOT / "Makefile").read_text(), re.M)
+    assert clean and "orrery.db.server.lock" in clean.group(1).split()
