@@ -62,3 +62,19 @@ def test_the_site_works_offline_beside_the_server_and_the_lock_file_is_ignored()
     assert any(fnmatch("orrery.db.server.lock", p) for p in patterns), "the server lock is not ignored"
     clean = re.search(r"^clean:.*\n\trm -rf (.*)$", (ROOT / "Makefile").read_text(), re.M)
     assert clean and "orrery.db.server.lock" in clean.group(1).split()
+
+
+def test_the_docs_hold_no_pasted_logs_and_name_the_plugin_strategy() -> None:
+    logged = [
+        f"{page.relative_to(DOCS)}:{n}"
+        for page in DOCS.rglob("*.md")
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if re.match(r"(INFO|WARNING|DEBUG):[a-z_.]+:", line)
+    ]
+    assert logged == [], "log output pasted into the docs"
+    strategies = (DOCS / "concepts" / "strategies.md").read_text()
+    assert "| `decisions_first` |" in strategies  # the example plugin's strategy, beside the built-ins
+    postgresql = (DOCS / "operations" / "postgresql.md").read_text()
+    for step in ("CREATE ROLE", "CREATE DATABASE", "DATABASE_URL=postgresql+asyncpg://", "orrery db upgrade"):
+        assert step in postgresql.split("## How Orrery uses it")[0], step
+    assert "--workers" in postgresql
