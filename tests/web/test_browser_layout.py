@@ -103,7 +103,8 @@ def test_graph_and_inspector_are_legible_on_desktop_and_phone(page: Page, server
             expect(graph.locator(".graph-more svg .node").first).to_be_visible()
             _graph_is_legible(page, f"{view}/{scheme}")
             graph.scroll_into_view_if_needed()
-            _shot(page, f"graph-{view}-{scheme}")
+            if (view, scheme) in (("desktop", "light"), ("phone", "dark")):  # the two the web page shows
+                _shot(page, f"graph-{view}-{scheme}")
             assert page.evaluate(SMALL_TEXT, "#inspector") == [], (
                 f"{view}/{scheme}: inspector text under 12px"
             )
@@ -157,7 +158,8 @@ def test_phone_layout_keeps_to_the_screen(page: Page, server: Server) -> None:
         expect(buttons.nth(5)).to_be_visible()
         last = buttons.last
         last.focus()  # a keyboard user reaching the last result
-        _shot(page, f"phone-picker-{scheme}")
+        if scheme == "light":
+            _shot(page, "phone-picker")
         row = last.evaluate(BOX)
         composer = page.locator("#composer").evaluate(BOX)
         assert not _overlaps(row, composer), f"the composer covers the picker's last row: {row} {composer}"
