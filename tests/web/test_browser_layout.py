@@ -122,6 +122,13 @@ BOX = "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.righ
 def test_why_stays_one_line_until_asked(page: Page, server: Server) -> None:
     sid = _chat_in_focus(page, server)
     page.goto(f"/s/{sid}")
+    # the knowledge packet follows the turn, without a reload
+    packet = page.locator("#inspector section.packet")
+    page.get_by_label("Message", exact=True).fill("What does BR-012 say?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg-assistant[data-seq='4']")).to_contain_text("BR-012")
+    expect(packet).to_contain_text("BR-012")
+    expect(packet).not_to_contain_text("No knowledge loaded")
     page.locator("#inspector .section[data-section='related'] summary").first.click()
     lines = page.evaluate(WHY_HEIGHTS)
     assert lines and all(height < 1.3 for height, _ in lines), lines
