@@ -1,5 +1,7 @@
 """Fixtures for the browser tests: one real uvicorn process on a fresh SQLite workspace and one
-Chromium for every browser test of the run (starting either costs seconds)."""
+Chromium, shared by the tests of a module. Module-scoped, not session-scoped: Playwright's sync API
+keeps an event loop running while it is open, and the async tests of other modules must not run
+inside it, so every browser test lives in test_browser.py."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('web') / 'orrery.db'}"
     in_thread(upgrade, url)
@@ -105,7 +107,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def page(server: Server) -> Iterator[Page]:
     executable = shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(executable).exists():
