@@ -78,4 +78,4 @@ lock: install ## Re-compile requirements.lock from pyproject.toml (exact pins, n
 		-o requirements.lock pyproject.toml
 
 clean: ## Remove the virtualenv, caches and the local SQLite database
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site orrery.db orrery.db-shm orrery.db-wal
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site orrery.db orrery.db-shm orrery.db-wal orrery.db.server.lock

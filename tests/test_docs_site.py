@@ -48,3 +48,33 @@ def test_the_readme_is_a_short_front_page_whose_links_land() -> None:
 def test_the_strategy_docs_say_history_includes_the_current_message() -> None:
     page = (DOCS / "extending" / "strategies.md").read_text()
     assert "`ctx.history` **includes the current user message**" in page
+
+
+def test_the_site_works_offline_beside_the_server_and_the_lock_file_is_ignored() -> None:
+    from fnmatch import fnmatch
+
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!!python", "#"))
+    assert config["theme"]["font"] is False  # no Google Fonts request (offline)
+    assert config["dev_addr"] == "127.0.0.1:8001"  # `orrery serve` has 8000
+    patterns = (ROOT / ".gitignore").read_text().split()
+    assert any(fnmatch("orrery.db.server.lock", p) for p in patterns), "the server lock is not ignored"
+    clean = re.search(r"^clean:.*\n\trm -rf (.*)$", (ROOT / "Makefile").read_text(), re.M)
+    assert clean and "orrery.db.server.lock" in clean.group(1).split()
+
+
+def test_the_docs_hold_no_pasted_logs_and_name_the_plugin_strategy() -> None:
+    logged = [
+        f"{page.relative_to(DOCS)}:{n}"
+        for page in DOCS.rglob("*.md")
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if re.match(r"(INFO|WARNING|DEBUG):[a-z_.]+:", line)
+    ]
+    assert logged == [], "log output pasted into the docs"
+    strategies = (DOCS / "concepts" / "strategies.md").read_text()
+    assert "| `decisions_first` |" in strategies  # the example plugin's strategy, beside the built-ins
+    postgresql = (DOCS / "operations" / "postgresql.md").read_text()
+    for step in ("CREATE ROLE", "CREATE DATABASE", "DATABASE_URL=postgresql+asyncpg://", "orrery db upgrade"):
+        assert step in postgresql.split("## How Orrery uses it")[0], step
+    assert "--workers" in postgresql

@@ -1,140 +1,36 @@
 """The web app in a real browser: Debian's Chromium driven by Playwright against a real uvicorn
 process on a fresh SQLite workspace (the offline model answers). One flow walks what a newcomer
-does; the security checks run in the same browser. Set ORRERY_SCREENSHOTS=DIR to save screenshots
-of the main screens (the README's come from here)."""
+does; the security checks run in the same browser; the legibility tests measure the focus graph,
+the inspector and the phone layout on desktop and phone, light and dark (font size as drawn,
+overlap, overflow). Set ORRERY_SCREENSHOTS=DIR to save screenshots of the main screens (the README's
+and the web door page's come from here)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import re
-import shutil
-import socket
-import tempfile
-import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from orrery.config import Settings
 from orrery.db.engine import Database
-from orrery.db.migrations import upgrade
-from orrery.demo.workspace import load_demo
 from orrery.memory.messages import append_message
-from orrery.repo import chat, identity
+from orrery.repo import chat
 from tests.conftest import in_thread, settings_for
-from tests.support.entrypoint import server_launcher
-from tests.support.factories import make_user
+from tests.support.legibility import (
+    BOX,
+    SMALL_TEXT,
+    VIEWS,
+    WHY_HEIGHTS,
+    graph_is_legible,
+    overlaps,
+)
+from tests.web.conftest import Server
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = os.environ.get("ORRERY_SCREENSHOTS")
-UVICORN = "import runpy\nrunpy.run_module('uvicorn', run_name='__main__', alter_sys=True)"
-"""`python -m uvicorn` as a program for `python -c`."""
-
-
-@dataclass(frozen=True)
-class Server:
-    url: str
-    api_key: str
-    foreign_session: str
-    db_url: str
-
-
-async def _workspace(settings: Settings) -> tuple[str, str]:
-    demo = await load_demo(Database.from_settings(settings), settings.secret_key)
-    db = Database.from_settings(settings)
-    try:
-        async with db.transaction() as s:
-            eve = await make_user(s, "Eve")
-            project = await identity.create_project(s, eve.id, "Eve's plans")
-            theirs = await chat.create_session(s, eve.id, project_id=project.id, title="Eve's secret")
-        return demo.api_key, str(theirs.id)
-    finally:
-        await db.dispose()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('web') / 'orrery.db'}"
-    in_thread(upgrade, url)
-    api_key, foreign = in_thread(asyncio.run, _workspace(settings_for(url)))
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "ORRERY_ENV": "test",
-        "ORRERY_SECRET_KEY": "test-secret",
-        "ORRERY_MODEL": "offline",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    }
-    # `python -m uvicorn ...` in its own process, forked from the test process's launcher (a cold
-    # start cost ~4 CPU-s of imports)
-    args = ["orrery.app.http:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port)]
-    log = tmp_path_factory.mktemp("web-server") / "server.log"
-    process = server_launcher().spawn([*args, "--log-level", "warning"], env, ROOT, log, code=UVICORN)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None:
-                pytest.fail(f"the server exited during startup:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"the server did not answer /health:\n{log.read_text()[-3000:]}")
-        yield Server(base, api_key, foreign, url)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def page(server: Server) -> Iterator[Page]:
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(executable).exists():
-        pytest.fail("Chromium is missing: apt-get install chromium (.ci/run installs it)", pytrace=False)
-    with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
-        context = p.chromium.launch_persistent_context(
-            profile,
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1360, "height": 900},
-            base_url=server.url,
-        )
-        context.set_default_timeout(15_000)
-        tab = context.new_page()
-        errors: list[str] = []
-        tab.on(
-            "console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None
-        )
-        tab.on("pageerror", lambda e: errors.append(str(e)))
-        yield tab
-        assert errors == [], "browser console errors (CSP violations show up here)"
-        context.close()
 
 
 def _shot(page: Page, name: str, *, full: bool = True) -> None:
@@ -401,3 +297,107 @@ def test_the_api_docs_render_under_their_security_policy(page: Page, server: Ser
         assert [e for e in errors if "cdn.redoc.ly" not in e] == []
     finally:
         tab.close()
+
+
+# --- legibility (issue 43): desktop and phone, light and dark, measured from the rendered page
+
+
+def _chat_in_focus(page: Page, server: Server) -> str:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto("/login")
+    page.get_by_label("API key").fill(server.api_key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_label("Title (optional)").fill("Legible")
+    page.get_by_role("button", name="New chat").click()
+    page.get_by_text("Change focus").click()
+    page.get_by_label("Search by name").fill("launch marketing")
+    page.get_by_role("button", name="Focus plan Launch marketing").click()
+    expect(page.locator(".current-focus")).to_contain_text("Launch marketing")
+    page.get_by_label("Message", exact=True).fill("What is in this plan?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg-assistant[data-seq='2']")).to_be_visible()
+    found = re.search(r"/s/([0-9a-f-]{36})", page.url)
+    assert found
+    return found.group(1)
+
+
+def test_graph_and_inspector_are_legible_on_desktop_and_phone(page: Page, server: Server) -> None:
+    sid = _chat_in_focus(page, server)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for view, (width, height) in VIEWS.items():
+            page.set_viewport_size({"width": width, "height": height})
+            page.goto(f"/s/{sid}")
+            if view == "phone":
+                page.get_by_role("button", name="Context").click()
+            graph = page.locator(".focus-graph")
+            expect(graph).to_be_visible()
+            more = graph.locator(".graph-more > summary")
+            expect(more).to_have_text(re.compile(r"^\d+ more$"))
+            more.click()
+            expect(graph.locator(".graph-more svg .node").first).to_be_visible()
+            graph_is_legible(page, f"{view}/{scheme}")
+            graph.scroll_into_view_if_needed()
+            if (view, scheme) in (("desktop", "light"), ("phone", "dark")):  # the two the web page shows
+                _shot(page, f"graph-{view}-{scheme}", full=False)
+            assert page.evaluate(SMALL_TEXT, "#inspector") == [], (
+                f"{view}/{scheme}: inspector text under 12px"
+            )
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1360, "height": 900})
+
+
+def test_why_stays_one_line_until_asked(page: Page, server: Server) -> None:
+    sid = _chat_in_focus(page, server)
+    page.goto(f"/s/{sid}")
+    # the knowledge packet follows the turn, without a reload
+    packet = page.locator("#inspector section.packet")
+    page.get_by_label("Message", exact=True).fill("What does BR-012 say?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg-assistant[data-seq='4']")).to_contain_text("BR-012")
+    expect(packet).to_contain_text("BR-012")
+    expect(packet).not_to_contain_text("No knowledge loaded")
+    page.locator("#inspector .section[data-section='related'] summary").first.click()
+    lines = page.evaluate(WHY_HEIGHTS)
+    assert lines and all(height < 1.3 for height, _ in lines), lines
+    long = page.locator("#inspector .why-text").filter(has_text=re.compile(".{40,}")).first
+    if long.count():  # a cut reason opens in full on focus (a tap on a phone)
+        long.focus()
+        assert (
+            long.evaluate(
+                "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)"
+            )
+            > 1.3
+        )
+
+
+def test_phone_layout_keeps_to_the_screen(page: Page, server: Server) -> None:
+    sid = _chat_in_focus(page, server)
+    page.set_viewport_size({"width": 390, "height": 844})
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.goto(f"/s/{sid}")
+        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), "sideways scroll"
+        tops = page.locator(".topbar > *:visible").evaluate_all(
+            "els => els.map(e => e.getBoundingClientRect().top)"
+        )
+        assert max(tops) - min(tops) < 12, f"the top bar wraps: {tops}"
+        label = page.locator("label[for='strategy']").evaluate(BOX)
+        select = page.get_by_label("Scoping", exact=True).evaluate(BOX)
+        assert abs((label[1] + label[3]) / 2 - (select[1] + select[3]) / 2) < 8, (
+            "Scoping is split from its select"
+        )
+        page.get_by_text("Change focus").click()
+        page.get_by_label("Search by name").fill("e")
+        buttons = page.locator("#focus-results").get_by_role("button", name=re.compile("^Focus "))
+        expect(buttons.nth(5)).to_be_visible()
+        last = buttons.last
+        last.focus()  # a keyboard user reaching the last result
+        if scheme == "light":
+            _shot(page, "phone-picker", full=False)
+        row = last.evaluate(BOX)
+        composer = page.locator("#composer").evaluate(BOX)
+        assert not overlaps(row, composer), f"the composer covers the picker's last row: {row} {composer}"
+        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), "sideways scroll"
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1360, "height": 900})

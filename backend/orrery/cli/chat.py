@@ -28,7 +28,9 @@ def chat_command(
     project: Annotated[
         str | None, typer.Option(help="Project id (default: the user's first project).")
     ] = None,
-    focus: Annotated[str | None, typer.Option(help="KIND:ID, e.g. task:<uuid>.")] = None,
+    focus: Annotated[
+        str | None, typer.Option(help="A name in the project, KIND:NAME or KIND:ID (task:<uuid>).")
+    ] = None,
     agent: Annotated[str | None, typer.Option(help="Start with this agent.")] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="Chat as the demo user, focused on the demo task.")

@@ -1,7 +1,8 @@
 """`orrery chat`: talk to the assistant in the terminal (or run one turn for scripts with `--once`).
 
-Slash commands: `/context` (the receipt table of what the next turn will see), `/focus KIND:ID` (or
-`/focus none`), `/agent NAME` (the session's agent from the next turn on), `/strategy NAME`, `/quit`.
+Slash commands: `/context` (the receipt table of what the next turn will see), `/focus NAME` (or
+`KIND:NAME`, `KIND:ID`, `/focus none`), `/agent NAME` (the session's agent from the next turn on),
+`/strategy NAME`, `/quit`.
 Replies render as markdown; Ctrl-C at the prompt exits at once; pydantic-ai's banner stays hidden.
 """
 
@@ -51,6 +52,7 @@ async def resolve_target(
     """An existing session, or a new one for the user (the demo user and task with `demo`)."""
     from sqlalchemy import select
 
+    from orrery.cli.chat_focus import resolve_focus
     from orrery.db.models import ChatSession, Project
     from orrery.demo.workspace import focus_ids
     from orrery.repo import chat, identity
@@ -75,11 +77,12 @@ async def resolve_target(
         project_id = as_uuid(project, "project") if project else None
         if project_id is None:
             project_id = await _default_project(s, who.id, demo)
-        focus_kind = focus_id = None
+        focus_kind: str | None = None
+        focus_id: uuid.UUID | str | None = None
         if focus:
-            focus_kind, _, focus_id = focus.partition(":")
-            if not focus_id:
-                raise ValidationError("--focus must look like KIND:ID, e.g. task:<uuid>")
+            if project_id is None:
+                raise ValidationError("--focus needs a project (--project)")
+            focus_kind, focus_id = await resolve_focus(s, who.id, project_id, focus)
         elif demo and project_id is not None:
             name = (await s.execute(select(Project.name).where(Project.id == project_id))).scalar_one()
             if name == "Atlas 2.0 Launch":
@@ -138,9 +141,12 @@ async def run_once(
     import pydantic_ai
 
     from orrery.agents.orchestrator import Orchestrator
+    from orrery.cli.chat_focus import title_from_first_message
 
     pydantic_ai.BANNER_ENABLED = False  # scripts read stdout
 
+    async with db.transaction() as s:
+        await title_from_first_message(s, target.user_id, target.session_id, message)
     orchestrator = Orchestrator(db, settings)
     events = [e async for e in orchestrator.turn(target.user_id, target.session_id, message, agent=agent)]
     await orchestrator.drain()  # background jobs this turn queued (summary refresh) run before exit
@@ -163,6 +169,7 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
     import pydantic_ai
 
     from orrery.agents.orchestrator import Orchestrator
+    from orrery.cli.chat_focus import title_from_first_message
 
     pydantic_ai.BANNER_ENABLED = False  # the chat owns the terminal
     with contextlib.suppress(ImportError):  # arrow keys recall earlier lines (input() uses readline)
@@ -194,6 +201,10 @@ async def interactive(db: Database, settings: Settings, target: ChatTarget, cons
         elif line:
             console.print("[bold magenta]orrery ›[/]")
             try:
+                if not state.get("titled"):
+                    async with db.transaction() as s:
+                        await title_from_first_message(s, target.user_id, target.session_id, line)
+                    state["titled"] = True
                 # transient + printed once done: the terminal wraps the whole reply, nothing is cropped
                 live = Live(Markdown(""), console=console, auto_refresh=False, transient=True)
                 live.vertical_overflow = "visible"
@@ -229,7 +240,8 @@ def _render(live: Live, event: Any, reply: str) -> str:
 async def _command(
     orchestrator: Orchestrator, target: ChatTarget, line: str, state: dict[str, Any], console: Console
 ) -> None:
-    """`/context`, `/agent NAME`, `/strategy NAME`, `/focus KIND:ID|none`."""
+    """`/context`, `/agent NAME`, `/strategy NAME`, `/focus NAME|KIND:NAME|KIND:ID|none`."""
+    from orrery.cli.chat_focus import focus_name, resolve_focus
     from orrery.memory.scoping import get_strategy
     from orrery.repo import chat
     from orrery.roster import get_agent
@@ -244,7 +256,7 @@ async def _command(
         console.print(f"[dim]the {state['agent']} answers from the next turn on[/]")
         return
     if command not in ("strategy", "focus"):
-        console.print("[yellow]commands: /context /focus KIND:ID /agent NAME /strategy NAME /quit[/]")
+        console.print("[yellow]commands: /context /focus NAME /agent NAME /strategy NAME /quit[/]")
         return
     async with orchestrator.db.transaction() as s:
         record = await chat.get_session(s, target.user_id, target.session_id)
@@ -252,14 +264,15 @@ async def _command(
             get_strategy(arg)
             record.scoping_strategy = arg
         else:
-            kind, _, ident = arg.partition(":")
-            if kind in ("", "none"):
+            if arg in ("", "none"):
                 record.focus_kind, record.focus_id = None, None
             else:
                 if record.project_id is None:
                     raise ValidationError("this session has no project to focus in")
-                await chat.check_focus(s, target.user_id, record.project_id, kind, ident)
-                record.focus_kind, record.focus_id = kind, uuid.UUID(ident)
+                record.focus_kind, record.focus_id = await resolve_focus(
+                    s, target.user_id, record.project_id, arg
+                )
+                arg = f"{record.focus_kind} {await focus_name(s, record)}"
     console.print(f"[dim]{command}: {arg or 'none'}[/]")
 
 

@@ -219,17 +219,20 @@ def _span(key: str) -> tuple[int, int] | None:
 
 def _rows(results: dict[str, ScopingResult]) -> list[UnitRow]:
     """One row per receipt line any strategy wrote, in seq order (lines without a seq last); a line
-    for messages a strategy never read is left out when another strategy shows them one by one."""
+    for messages a strategy never read is left out when another strategy shows them one by one, and
+    a count of older units ("12 older units") when another strategy's line names their seqs: the
+    same messages are listed once, with each strategy's reason on that row."""
     seen: dict[tuple[str, str], int | None] = {}
     for result in results.values():
         for item in [*result.included, *result.excluded]:
             if seen.get((item.kind, item.key)) is None:
                 seen[(item.kind, item.key)] = item.tokens
     units = [s for (kind, key) in seen if kind == "message" and (s := _span(key))]
+    spans = any(kind == "messages" and _span(key) for kind, key in seen)
     rows = [
         _row(kind, key, tokens, results)
         for (kind, key), tokens in seen.items()
-        if kind != "messages" or not _shown(_span(key), units)
+        if kind != "messages" or not (_shown(_span(key), units) or (spans and _span(key) is None))
     ]
     return sorted(rows, key=_order)
 
@@ -275,8 +278,8 @@ def _verdict(kind: str, key: str, result: ScopingResult) -> Verdict:
         if inside:
             return Verdict(False, f"{len(inside)} unit(s) in this span kept, as their rows show")
     unread = [i for i in result.excluded if i.kind == "messages" and _span(i.key) is None]
-    if unread and kind == "message":
-        return Verdict(False, f"{unread[0].reason} ({unread[0].key})")
+    if unread and kind in ("message", "messages"):
+        return Verdict(False, "; ".join(f"{i.reason} ({i.key})" for i in unread))
     return Verdict(False, "not in its receipt")
 
 

@@ -3,6 +3,7 @@ messages; one rendered message; focus search results; and the context inspector.
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -23,6 +24,7 @@ from orrery.web import views
 from orrery.web.deps import WebRead, WebRoute, WebUser, render
 from orrery.web.focus_graph import focus_graph, state_class
 from orrery.web.labels import receipt_keys, resolve_labels
+from orrery.web.tool_knowledge import last_reply_reads
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
 PAGE = 30
@@ -217,6 +219,7 @@ async def inspector(
         last_at=last.created_at if last else None,
         linked=linked,
         packet=record.knowledge_packet,
+        tool_reads=[] if record.knowledge_packet else await last_reply_reads(session, record.id),
         codes=views.packet_codes(record.knowledge_packet),
         strategies=strategy_names(),
         views=views,
@@ -250,7 +253,9 @@ async def preview(
             at=turn,
             summarizer=request.app.state.orchestrator.summarizer(),
         )
-        return render(request, "_preview.html", comparison=found, groups=GROUPS)
+        keys = {u.key for u in found.units if u.kind == "message"}
+        labels = await resolve_labels(session, web.user.id, found.session_id, keys)
+        return render(request, "_preview.html", comparison=found, groups=GROUPS, labels=labels)
     wc = await preview_context(
         session,
         user_id=web.user.id,
@@ -260,12 +265,14 @@ async def preview(
         at=turn,
         summarizer=request.app.state.orchestrator.summarizer(),
     )
+    receipt = wc.receipt.as_dict()
+    labels = await resolve_labels(session, web.user.id, uuid.UUID(session_id), receipt_keys([receipt]))
     return render(
         request,
         "_preview.html",
         comparison=None,
         context=wc,
-        view=views.receipt_view(wc.receipt.as_dict()),
+        view=views.receipt_view(receipt, labels),
         at=turn,
     )
 

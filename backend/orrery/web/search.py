@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Message
 from orrery.text import analyze, preview
+from orrery.web.views import plain
 
 MAX_HITS = 20
 
@@ -46,7 +47,7 @@ async def search_chats(session: AsyncSession, user_id: uuid.UUID, query: str) ->
     for row in await _message_rows(session, user_id, list(dict.fromkeys(analyze(query)))):
         if row.session_id not in seen and len(hits) < MAX_HITS:
             seen.add(row.session_id)
-            hits.append(SearchHit(row.session_id, row.title, preview(row.content, 120), row.seq))
+            hits.append(SearchHit(row.session_id, row.title, preview(plain(row.content), 120), row.seq))
     return hits
 
 

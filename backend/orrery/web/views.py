@@ -23,6 +23,19 @@ def markdown(text: str | None) -> Markup:
     return Markup(_MD.render(text or ""))  # noqa: S704 - markdown-it escapes everything when html is off
 
 
+def plain(text: str | None) -> str:
+    """Markdown as the words a reader sees (no `**`, `#`, backticks or link syntax), one line: for
+    snippets shown as text."""
+    parts: list[str] = []
+    for token in _MD.parse(text or ""):
+        if token.type == "inline":
+            parts.extend(" " if c.type.endswith("break") else c.content for c in token.children or [])
+        elif token.type in ("fence", "code_block"):
+            parts.append(token.content)
+        parts.append(" ")
+    return " ".join("".join(parts).split())
+
+
 def pretty_json(value: Any) -> str:
     """Tool arguments for a card."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
