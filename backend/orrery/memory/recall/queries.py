@@ -1,0 +1,166 @@
+"""Recall's three reads, each one query whatever the number of chats, each re-checking in SQL whom
+and what may be recalled (so a chat deleted or set `remember: false` by any process is gone on the
+next turn; nothing about it is cached).
+
+May be recalled: the calling person's own chats (`chat_sessions.user_id`), never the current one,
+with `remember` on, in the current chat's project (no project: the person's other chats without
+one), or in any project when the person allows it (`users.recall_other_projects`); nothing when
+`users.recall_across_chats` is off. Of their messages: never superseded or failed ones.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, Integer, and_, false, func, literal_column, or_, select, text, true
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orrery.db.models import ChatSession, Message, User
+from orrery.memory.history import LIVE, window_columns
+
+
+@dataclass(frozen=True)
+class ChatInfo:
+    """An earlier chat as recall labels and boosts it."""
+
+    id: uuid.UUID
+    title: str | None
+    created_at: datetime
+    message_count: int
+    project_id: uuid.UUID | None
+    focus: tuple[str, uuid.UUID] | None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose chats, and which: the caller and the chat being answered."""
+
+    user_id: uuid.UUID
+    chat_id: uuid.UUID
+    project_id: uuid.UUID | None
+
+    def same_project(self) -> Any:
+        """Whether a chat is in the current chat's project (both without one counts)."""
+        if self.project_id is None:
+            return ChatSession.project_id.is_(None)
+        return ChatSession.project_id == self.project_id
+
+    def chats(self) -> list[Any]:
+        """The conditions on `chat_sessions` joined to `users` (every read repeats them)."""
+        return [
+            ChatSession.user_id == self.user_id,
+            User.id == ChatSession.user_id,
+            ChatSession.id != self.chat_id,
+            ChatSession.remember.is_(true()),
+            User.recall_across_chats.is_(true()),
+            or_(self.same_project(), User.recall_other_projects.is_(true())),
+        ]
+
+
+RECALLABLE = (LIVE, Message.status != "failed")
+"""Of a recallable chat's messages: never superseded (edited away) or failed ones."""
+
+_CHAT_COLUMNS = (
+    ChatSession.id,
+    ChatSession.title,
+    ChatSession.created_at,
+    ChatSession.message_count,
+    ChatSession.project_id,
+    ChatSession.focus_kind,
+    ChatSession.focus_id,
+)
+
+
+def _info(row: Sequence[Any]) -> ChatInfo:
+    cid, title, created, count, project, kind, focus = row[:7]
+    return ChatInfo(cid, title, created, int(count or 0), project, (kind, focus) if kind else None)
+
+
+async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple[bool, list[ChatInfo]]:
+    """(recall on, the newest recallable chats, the same project's first): one query, the person's
+    row outer-joined to their chats so the setting comes back even when no chat may be recalled."""
+    query = (
+        select(User.recall_across_chats, *_CHAT_COLUMNS)
+        .select_from(User)
+        .outerjoin(ChatSession, and_(*scope.chats()))
+        .where(User.id == scope.user_id)
+        .order_by(scope.same_project().desc(), ChatSession.updated_at.desc(), ChatSession.id)
+        .limit(limit)
+    )
+    rows = (await session.execute(query)).all()
+    if not rows:
+        return False, []
+    return bool(rows[0][0]), [_info(r[1:]) for r in rows if r[1] is not None]
+
+
+async def matching(
+    session: AsyncSession, scope: Scope, terms: Sequence[str], skip: Sequence[uuid.UUID], limit: int
+) -> list[tuple[ChatInfo, int]]:
+    """Messages of the recallable chats not in `skip` matching any analyzed term, best first by the
+    database's full-text index (FTS5's BM25 on SQLite, `ts_rank` on PostgreSQL): (chat, seq)."""
+    terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
+    if not terms or limit <= 0:
+        return []
+    wanted = [*scope.chats(), Message.session_id == ChatSession.id, *RECALLABLE]
+    if skip:
+        wanted.append(Message.session_id.not_in(list(skip)))
+    if session.get_bind().dialect.name == "sqlite":
+        fts = (
+            text(
+                "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
+                "WHERE messages_fts MATCH :q"
+            )
+            .bindparams(q=f"search_terms : ({' OR '.join(terms)})")
+            .columns(rid=Integer, score=Float)
+            .subquery()
+        )
+        query = (
+            select(*_CHAT_COLUMNS, Message.seq)
+            .select_from(fts)
+            .join(Message, literal_column("messages.rowid") == fts.c.rid)
+            .join(ChatSession, Message.session_id == ChatSession.id)
+            .join(User, User.id == ChatSession.user_id)
+            .where(*wanted)
+            .order_by(fts.c.score, Message.seq.desc())
+            .limit(limit)
+        )
+    else:
+        vector: Any = literal_column("messages.search_vector")
+        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
+        query = (
+            select(*_CHAT_COLUMNS, Message.seq)
+            .select_from(Message)
+            .join(ChatSession, Message.session_id == ChatSession.id)
+            .join(User, User.id == ChatSession.user_id)
+            .where(*wanted, vector.op("@@")(tsquery))
+            .order_by(func.ts_rank(vector, tsquery).desc(), Message.seq.desc())
+            .limit(limit)
+        )
+    return [(_info(row), int(row[7])) for row in (await session.execute(query)).all()]
+
+
+async def read_spans(
+    session: AsyncSession, scope: Scope, spans: Sequence[tuple[uuid.UUID, int, int]]
+) -> list[Any]:
+    """The recallable messages with `lo <= seq <= hi` of each `(chat, lo, hi)`, in one query, as
+    `(chat id, *window columns)` rows: chats oldest first, each in seq order."""
+    if not spans:
+        return []
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    ranges = or_(
+        false(),
+        *(and_(Message.session_id == cid, Message.seq.between(lo, hi)) for cid, lo, hi in spans),
+    )
+    query = (
+        select(Message.session_id, *window_columns(sqlite))
+        .select_from(Message)
+        .join(ChatSession, Message.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*scope.chats(), *RECALLABLE, ranges)
+        .order_by(ChatSession.created_at, Message.session_id, Message.seq)
+    )
+    return list((await session.execute(query)).all())
