@@ -64,6 +64,15 @@ _DATABASE_KEYS: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
 """Each engine's URL as text: which database a cached window belongs to."""
 
 
+def database_key(session: AsyncSession) -> str:
+    """Which database `session` talks to, as cached windows are keyed."""
+    engine = session.get_bind().engine
+    key = _DATABASE_KEYS.get(engine)
+    if key is None:  # rendering the URL per turn cost ~0.05 ms
+        key = _DATABASE_KEYS[engine] = str(engine.url)
+    return key
+
+
 def _view(row: Any) -> HistoryMessage:
     return HistoryMessage(
         seq=row.seq,
@@ -243,11 +252,7 @@ class DbHistory:
             history_cache.put(key, entry)
 
     def _database_key(self) -> str:
-        engine = self.session.get_bind().engine
-        key = _DATABASE_KEYS.get(engine)
-        if key is None:  # rendering the URL per turn cost ~0.05 ms
-            key = _DATABASE_KEYS[engine] = str(engine.url)
-        return key
+        return database_key(self.session)
 
     async def _window_rows(self, after_seq: int) -> tuple[Hashable, list[Any]]:
         """The session's stamp (history epoch, creation time) and its messages with `after_seq < seq <=

@@ -16,7 +16,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, Integer, and_, false, func, literal_column, or_, select, text, true
+from sqlalchemy import (
+    Float,
+    Integer,
+    String,
+    and_,
+    false,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+    true,
+    type_coerce,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Message, User
@@ -33,6 +46,9 @@ class ChatInfo:
     message_count: int
     project_id: uuid.UUID | None
     focus: tuple[str, uuid.UUID] | None
+    stamp: tuple[int, int, int] = (0, 0, 0)
+    """(history epoch, failed messages, messages): any change by any process changes it, so a
+    process's copy of the chat's messages is used only while it matches (`pool.py`)."""
 
 
 @dataclass(frozen=True)
@@ -73,28 +89,38 @@ _CHAT_COLUMNS = (
     ChatSession.focus_kind,
     ChatSession.focus_id,
 )
+_FAILED = (
+    select(func.count())
+    .where(Message.session_id == ChatSession.id, Message.status == "failed")  # a partial index
+    .correlate(ChatSession)
+    .scalar_subquery()
+)
+"""A message marked failed later changes no history epoch (the status is not a watched column)."""
 
 
-def _info(row: Sequence[Any]) -> ChatInfo:
+def _info(row: Sequence[Any], epoch: int = 0, failed: int = 0) -> ChatInfo:
     cid, title, created, count, project, kind, focus = row[:7]
-    return ChatInfo(cid, title, created, int(count or 0), project, (kind, focus) if kind else None)
+    count = int(count or 0)
+    return ChatInfo(
+        cid, title, created, count, project, (kind, focus) if kind else None, (int(epoch), int(failed), count)
+    )
 
 
 async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple[bool, list[ChatInfo]]:
     """(recall on, the newest recallable chats, the same project's first): one query, the person's
     row outer-joined to their chats so the setting comes back even when no chat may be recalled."""
     query = (
-        select(User.recall_across_chats, *_CHAT_COLUMNS)
+        select(User.recall_across_chats, *_CHAT_COLUMNS, ChatSession.history_epoch, _FAILED)
         .select_from(User)
         .outerjoin(ChatSession, and_(*scope.chats()))
         .where(User.id == scope.user_id)
         .order_by(scope.same_project().desc(), ChatSession.updated_at.desc(), ChatSession.id)
         .limit(limit)
     )
-    rows = (await session.execute(query)).all()
+    rows = (await (await session.connection()).execute(query)).all()
     if not rows:
         return False, []
-    return bool(rows[0][0]), [_info(r[1:]) for r in rows if r[1] is not None]
+    return bool(rows[0][0]), [_info(r[1:8], r[8], r[9]) for r in rows if r[1] is not None]
 
 
 async def matching(
@@ -140,14 +166,15 @@ async def matching(
             .order_by(func.ts_rank(vector, tsquery).desc(), Message.seq.desc())
             .limit(limit)
         )
-    return [(_info(row), int(row[7])) for row in (await session.execute(query)).all()]
+    rows = (await (await session.connection()).execute(query)).all()
+    return [(_info(row), int(row[7])) for row in rows]
 
 
 async def read_spans(
     session: AsyncSession, scope: Scope, spans: Sequence[tuple[uuid.UUID, int, int]]
 ) -> list[Any]:
     """The recallable messages with `lo <= seq <= hi` of each `(chat, lo, hi)`, in one query, as
-    `(chat id, *window columns)` rows: chats oldest first, each in seq order."""
+    `(chat id as text, *window columns)` rows: chats oldest first, each in seq order."""
     if not spans:
         return []
     sqlite = session.get_bind().dialect.name == "sqlite"
@@ -156,11 +183,11 @@ async def read_spans(
         *(and_(Message.session_id == cid, Message.seq.between(lo, hi)) for cid, lo, hi in spans),
     )
     query = (
-        select(Message.session_id, *window_columns(sqlite))
+        select(type_coerce(Message.session_id, String), *window_columns(sqlite))
         .select_from(Message)
         .join(ChatSession, Message.session_id == ChatSession.id)
         .join(User, User.id == ChatSession.user_id)
         .where(*scope.chats(), *RECALLABLE, ranges)
         .order_by(ChatSession.created_at, Message.session_id, Message.seq)
     )
-    return list((await session.execute(query)).all())
+    return list((await (await session.connection()).execute(query)).all())

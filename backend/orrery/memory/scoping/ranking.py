@@ -91,14 +91,27 @@ async def dense_scores(
     query_vector = await _query_vector(query, window) if vectors is not None and end > start else None
     if vectors is None or query_vector is None:
         return None
+    return standardized_similarity(vectors[start:end], window.with_vectors()[start:end], query_vector)
+
+
+def standardized_similarity(
+    vectors: npt.NDArray[np.float32], has: Sequence[bool], query_vector: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float64]:
+    """z-scored cosine similarity of each row with a vector (`has`) to the query's; 0 for the rest."""
     import numpy as np
 
     # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
-    sims = np.einsum("ij,j->i", vectors[start:end], query_vector).astype(np.float64)
-    has = np.asarray(window.with_vectors()[start:end], dtype=bool)
-    out = np.zeros(end - start)
-    if has.any():
-        out[has] = standardized(sims[has])
+    return standardized_over(np.einsum("ij,j->i", vectors, query_vector).astype(np.float64), has)
+
+
+def standardized_over(sims: npt.NDArray[np.float64], has: Sequence[bool]) -> npt.NDArray[np.float64]:
+    """z-scores of the rows that have a vector (`has`), standardised over those rows; 0 elsewhere."""
+    import numpy as np
+
+    mask = np.asarray(has, dtype=bool)
+    out = np.zeros(len(mask))
+    if mask.any():
+        out[mask] = standardized(sims[mask])
     return out
 
 
@@ -127,14 +140,27 @@ async def rank(query: str | None, window: HistoryWindow, units: Units, breaks: S
     for row, score in window.scores(analyze(query), before=end).items():
         if row >= start:
             lexical[row - start] = score
-    fused = standardized(lexical)
     dense = await dense_scores(query, window, start, end)
+    return fuse(lexical, dense, [s - start for s in units.starts], breaks)
+
+
+def fuse(
+    lexical: npt.NDArray[np.float64],
+    dense: npt.NDArray[np.float64] | None,
+    starts: Sequence[int],
+    breaks: Sequence[int] = (),
+) -> Ranking:
+    """Per-message lexical scores (raw) and standardised dense ones (or None) fused into per-unit
+    scores (`starts`: each unit's first row), neighbours lifted within runs (`breaks`)."""
+    import numpy as np
+
+    fused = standardized(lexical)
     if dense is not None:
         fused += dense
-    per_unit = np.maximum.reduceat(fused, np.asarray(units.starts) - start)
-    run = np.zeros(len(units), dtype=np.int64)  # which run (chat) each unit belongs to
+    per_unit = np.maximum.reduceat(fused, np.asarray(starts))
+    run = np.zeros(len(starts), dtype=np.int64)  # which run (chat) each unit belongs to
     for b in breaks:
-        if 0 < b < len(units):
+        if 0 < b < len(starts):
             run[b:] += 1
     near = per_unit.copy()
     for hop in range(1, NEIGHBOUR_HOPS + 1):  # a unit within a few turns of a strong one follows it
