@@ -5,6 +5,7 @@ by `budget_earlier_chats`. A chat whose own messages fill the budget pays no que
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.config import Settings
 from orrery.db.models import ChatSession
 from orrery.memory.recall import Fitted, RecallPool, RecallRequest, Scope, fit, gather
+from orrery.memory.turn_view import TurnView
+from orrery.sections import ReceiptItem
 from orrery.tokens import Budgets, TokenCounter
 
 TITLE = "From earlier chats"
@@ -49,16 +52,16 @@ async def earlier_chats(
     session: AsyncSession,
     chat: ChatSession,
     user_id: uuid.UUID,
-    query: str | None,
+    view: TurnView,
     budgets: Budgets,
-    counter: TokenCounter,
     settings: Settings,
-    conversation_used: int,
+    conversation: Sequence[ReceiptItem],
 ) -> EarlierChats:
-    """The section for this turn (no query at all when there is no room for it)."""
-    budget = room(budgets, conversation_used)
+    """The section for this turn, after the chat's own messages (`conversation`, their receipt
+    lines) took their part of the budget; no query at all when they leave no room."""
+    budget = room(budgets, sum(i.tokens or 0 for i in conversation))
     if budget <= 0:
         reason = "no room: this chat's own messages use the conversation budget"
         return EarlierChats(notes=(f"earlier chats: {reason}",) if budgets.earlier_chats else ())
-    pool = await gather(session, request_for(chat, user_id, query), settings)
-    return fitted_section(pool, budget, counter, query)
+    pool = await gather(session, request_for(chat, user_id, view.query), settings)
+    return fitted_section(pool, budget, view.counter, view.query)

@@ -168,8 +168,7 @@ async def assemble_working_context(
     scoped = await get_strategy(choice.name).select(
         view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
     )
-    used = sum(i.tokens or 0 for i in scoped.included)
-    earlier = await earlier_chats(session, chat, user_id, view.query, budgets, counter, settings, used)
+    earlier = await earlier_chats(session, chat, user_id, view, budgets, settings, scoped.included)
     text = SECTION_JOINT.join(p for p in (prompt.text, earlier.text) if p)
     receipt = _receipt(agent, counter, budgets, choice, scoped, prompt, view.notes(), earlier, text)
     return WorkingContext(text, scoped.messages, [], receipt, memory)
