@@ -348,3 +348,26 @@ async def test_inspector_previews_and_compares_strategies_without_storing(
         theirs = await chat.create_session(s, eve.id, title="Eve's")
     foreign = await client.get(f"/s/{theirs.id}/preview", params={"scoping": "last_n"}, headers=htmx)
     assert foreign.status_code == 404
+
+
+async def test_inspector_groups_what_came_from_earlier_chats(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    async with db.transaction() as s:
+        earlier = await chat.create_session(
+            s, demo.user_id, project_id=demo.project_id, title="Harbour notes"
+        )
+        for role, text in (("user", "The ferry to Kirkwall leaves at 7:15."), ("assistant", "Noted: 7:15.")):
+            await append_message(s, demo.user_id, earlier.id, chat.NewMessage(role, text))
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    async with db.transaction() as s:
+        await append_message(
+            s, demo.user_id, sid, chat.NewMessage("user", "When does the Kirkwall ferry leave?")
+        )
+    inspector = (await client.get(f"/s/{sid}/inspector")).text
+    group = inspector[inspector.index('<li class="section" data-section="earlier_chats">') :]
+    group = group[: group.index("</li>")]
+    assert "From earlier chats" in group and "<details open>" in group
+    assert "“Harbour notes”" in group and "seq 1" in group and "recalled from an earlier chat" in group
+    assert 'class="seg seg-earlier_chats' in inspector
