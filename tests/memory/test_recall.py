@@ -223,15 +223,18 @@ async def test_older_chats_through_the_full_text_index(
         for n in range(3):
             await _chat(s, ana, project.id, f"new {n}", [f"Tomatoes {n} need water.", "ok"], day=10 + n)
     from orrery.context.earlier import request_for
+    from orrery.memory.history_cache import history_cache
     from orrery.memory.recall import gather
 
+    history_cache.clear()
+    for queries in (3, 2):  # the chats, the newest chats' messages (then held), the matches
+        async with db.transaction() as s:
+            chat = await create_session(s, ana, project_id=project.id)
+            with count_statements(db) as statements:
+                found = await gather(s, request_for(chat, ana, QUESTION), settings)
+            await s.rollback()
+        assert found.queries == len(statements) == queries
     wc = await _ask(db, settings, ana, project.id)
-    async with db.transaction() as s:
-        chat = await create_session(s, ana, project_id=project.id)
-        with count_statements(db) as statements:
-            found = await gather(s, request_for(chat, ana, QUESTION), settings)
-        await s.rollback()
-    assert found.queries == len(statements) == 3  # the chats, the full-text matches, the messages
     titles = _recalled_titles(wc)
     assert "old trip" in titles and not titles & {"old quiet", "ben old"}
     assert "Kirkwall" in wc.system_prompt

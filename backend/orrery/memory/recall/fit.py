@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from orrery.memory.recall.pool import Offered, RecallPool
 from orrery.memory.recall.queries import ChatInfo
+from orrery.memory.recall.ranked import Offered, RecallPool
 from orrery.memory.scoping.base import HistoryMessage, unit_tokens
 from orrery.sections import ReceiptItem
 from orrery.text import analyze, inline_data
@@ -28,6 +28,8 @@ NOTICE = (
 LISTED_OVER_BUDGET = 10
 """Related units the budget left out, named one by one in the receipt; the rest in one line."""
 KIND = "earlier_message"
+SMALLEST = 12
+"""Tokens below which no unit fits (a dated one-word message): packing stops there."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,12 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
     costs: list[int] = []
     titled: set[object] = set()
     over: list[tuple[Offered, int]] = []
-    for unit in pool.offered:
+    for n, unit in enumerate(pool.offered):
+        if budget - used < SMALLEST:  # full: the rest is left out, named up to the listed number
+            over.extend(
+                (u, unit_tokens(u.messages, counter)) for u in pool.offered[n : n + LISTED_OVER_BUDGET]
+            )
+            break
         floor = unit_tokens(unit.messages, counter)
         if used + floor > budget:  # even its bare messages cannot fit: not rendered to find out
             over.append((unit, floor))
@@ -108,7 +115,7 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
         text,
         tokens,
         [_item(u, c, _why(u, terms)) for u, c in zip(chosen, costs, strict=True)],
-        _left_out(over, pool, terms),
+        _left_out(over, pool, terms, len(chosen)),
     )
 
 
@@ -145,7 +152,9 @@ def _why(unit: Offered, terms: set[str]) -> str:
     return "recalled from an earlier chat: " + "; ".join(reasons or ["above average relevance"])
 
 
-def _left_out(over: list[tuple[Offered, int]], pool: RecallPool, terms: set[str]) -> list[ReceiptItem]:
+def _left_out(
+    over: list[tuple[Offered, int]], pool: RecallPool, terms: set[str], kept: int
+) -> list[ReceiptItem]:
     """The best units the budget left out by name, the rest in one line, and the units that were
     ranked but not related enough to be offered."""
     items: list[ReceiptItem] = [
@@ -156,15 +165,14 @@ def _left_out(over: list[tuple[Offered, int]], pool: RecallPool, terms: set[str]
         )
         for u, cost in over[:LISTED_OVER_BUDGET]
     ]
-    rest = over[LISTED_OVER_BUDGET:]
-    if rest:
-        tokens = sum(cost for _, cost in rest)
+    rest = pool.related - kept - len(items)
+    if rest > 0:
         items.append(
             ReceiptItem(
-                "earlier_messages", f"{len(rest)} more related units", tokens, "over the earlier-chats budget"
+                "earlier_messages", f"{rest} more related units", None, "over the earlier-chats budget"
             )
         )
-    unrelated = pool.considered - len(pool.offered)
+    unrelated = pool.considered - pool.related
     if unrelated > 0:
         items.append(
             ReceiptItem("earlier_messages", f"{unrelated} other units", None, "not above average relevance")

@@ -3,82 +3,42 @@ ranked by the one relevance ranking (`backend/orrery/memory/scoping/ranking.py`)
 
 The candidates are bounded whatever the number of chats: the messages of the newest recallable
 chats (the same project's first) up to `DENSE_SCAN`, whose stored vectors are all scored, plus the
-database's full-text matches in older chats with their neighbours. They are read in at most three
-queries (the chats, the matches when older chats exist, the messages) and ranked over arrays:
-lexical and dense z-scored over the candidates and summed, neighbours lifted within a chat, then
-a chat focused on the same entity as this one gains `ENTITY_BOOST` and, when other projects may be
-recalled, one in this chat's project `PROJECT_BOOST`. Units (a message and its tool results)
-scoring above the candidates' average are offered best-first.
+database's full-text matches in older chats with their neighbours. At most three queries: the
+chats (with each one's stamp), the messages of the newest chats the process holds no current copy
+of, and the matches with their neighbours when older chats exist. A process keeps each newest
+chat's messages as a window (in the history cache, bounded with the chats' own windows) and uses it
+only while the chat's stamp read this turn matches, so a change by any process is seen on the next
+turn, and a chat deleted or not to be remembered is simply not among the chats read. The ranking
+is `ranked.py`.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
-from orrery.memory.embedding_models import EmbeddingModel, embedding_model
+from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import DIMENSIONS
 from orrery.memory.history import append_rows, database_key
 from orrery.memory.history_cache import CachedWindow, history_cache
-from orrery.memory.recall.queries import ChatInfo, Scope, matching, read_spans, recent_chats
-from orrery.memory.scoping.base import HistoryMessage
-from orrery.memory.scoping.dense import DenseTurn, embed_query
-from orrery.memory.scoping.ranking import NEIGHBOUR_HOPS, fuse, standardized_over
-from orrery.memory.scoping.window import Corpus, HistoryWindow
+from orrery.memory.recall.queries import ChatInfo, chat_of, matches, read_spans, recent_chats
+from orrery.memory.recall.ranked import Part, RecallPool, RecallRequest, rank_parts
+from orrery.memory.scoping.dense import DenseTurn
+from orrery.memory.scoping.ranking import NEIGHBOUR_HOPS
+from orrery.memory.scoping.window import HistoryWindow
 from orrery.text import analyze
 
 RECENT_CHATS = 40
-"""The newest recallable chats read in the first query (their titles, sizes and focus)."""
+"""The newest recallable chats read in the first query (their titles, sizes, focus and stamps)."""
 DENSE_SCAN = 2000
 """Messages of the newest chats whose stored vectors are scored each turn (the bounded dense pass;
 as many as a chat's own history window holds)."""
-MATCHES = 40
+MATCHES = 30
 """Full-text matches taken from chats older than the dense pass, each read with its neighbours."""
-SPAN_AFTER = NEIGHBOUR_HOPS + 3
-"""Messages read after a match: its neighbours and the tool results that keep a unit whole."""
-ENTITY_BOOST = 0.5
-"""Standard deviations added to units of a chat focused on the same entity as this chat."""
-PROJECT_BOOST = 0.5
-"""Standard deviations added to units of a chat in this chat's project when other projects count."""
-
-
-@dataclass(frozen=True)
-class Offered:
-    """A unit recall may use: its chat, messages, score (after neighbours and boosts) and what made it."""
-
-    chat: ChatInfo
-    messages: Sequence[HistoryMessage]
-    score: float
-    own: float
-    """Its best message's score before neighbours lifted it."""
-    boost: float = 0.0
-
-
-@dataclass
-class RecallPool:
-    """The units above average, best first, and what the receipt should say about the rest."""
-
-    offered: list[Offered] = field(default_factory=list)
-    considered: int = 0
-    """Units ranked (the offered ones and those not above average)."""
-    status: str = ""
-    """Why nothing was offered, when nothing was: recall off, no earlier chat, no message to answer."""
-    notes: list[str] = field(default_factory=list)
-    queries: int = 0
-
-
-@dataclass(frozen=True)
-class RecallRequest:
-    """Whom recall answers (the caller), in which chat (excluded; its project and focus), and what."""
-
-    scope: Scope
-    focus: tuple[str, uuid.UUID] | None
-    query: str | None
 
 
 async def gather(session: AsyncSession, request: RecallRequest, settings: Settings) -> RecallPool:
@@ -96,42 +56,30 @@ async def gather(session: AsyncSession, request: RecallRequest, settings: Settin
     reads = _Reads(database_key(session), model.name)
     full = reads.plan(chats)
     queries = 1
-    by_id = {c.id: c for c in chats}
-    if len(full) < len(chats) or len(chats) == RECENT_CHATS:  # older chats exist: their matches
-        queries += 1
-        for chat, seq in await matching(session, request.scope, analyze(request.query), full, MATCHES):
-            by_id.setdefault(chat.id, chat)
-            reads.match(chat, seq)
-    if reads.spans:
-        queries += 1
-        reads.add_rows(await read_spans(session, request.scope, reads.spans), by_id)
     try:
-        pool = await _rank(reads.parts(), request, model)
+        if reads.spans:
+            queries += 1
+            reads.add_newest(await read_spans(session, request.scope, reads.spans))
+        if len(full) < len(chats) or len(chats) == RECENT_CHATS:  # older chats exist: their matches
+            queries += 1
+            terms = analyze(request.query)
+            reads.add_matches(await matches(session, request.scope, terms, full, MATCHES, NEIGHBOUR_HOPS))
+        pool = await rank_parts(reads.parts(), request, DenseTurn(model))
     finally:
         reads.keep()
     pool.queries = queries
     return pool
 
 
-@dataclass
-class _Part:
-    """A run of one chat's messages as a window: a process's copy of the newest part of a chat, or
-    the neighbourhood of a full-text match (read for this turn only)."""
-
-    chat: ChatInfo
-    window: HistoryWindow
-    kept: bool = False
-
-
 class _Reads:
     """Which messages a turn needs and where they come from: the process's copies of the newest
-    chats while their stamp matches, else one read with the full-text matches' neighbourhoods."""
+    chats while their stamp matches, else one read; then the full-text matches' neighbourhoods."""
 
     def __init__(self, database: str, model: str) -> None:
         self.database, self.model = database, model
-        self.held: list[_Part] = []
+        self.held: list[Part] = []
         self.spans: list[tuple[uuid.UUID, int, int]] = []
-        self.stale: dict[uuid.UUID, tuple[ChatInfo, int]] = {}
+        self.stale: dict[uuid.UUID, ChatInfo] = {}
         self.lows: dict[uuid.UUID, int] = {}
 
     def _key(self, chat: ChatInfo) -> tuple[str, str, uuid.UUID, str]:
@@ -150,41 +98,31 @@ class _Reads:
             full += [chat.id] if lo == 1 else []
             entry = history_cache.take(self._key(chat))
             if entry is not None and entry.epoch == (*chat.stamp, lo):
-                self.held.append(_Part(chat, entry.window, kept=True))
+                self.held.append(Part(chat, entry.window, kept=True))
             else:
-                self.stale[chat.id] = (chat, lo)
+                self.stale[chat.id] = chat
                 self.spans.append((chat.id, lo, chat.message_count))
         return full
 
-    def match(self, chat: ChatInfo, seq: int) -> None:
-        """Read a full-text match with its neighbours (never what the newest part already holds)."""
-        hi = min(seq + SPAN_AFTER, self.lows.get(chat.id, seq + SPAN_AFTER + 1) - 1)
-        if hi >= seq:
-            self.spans.append((chat.id, max(1, seq - NEIGHBOUR_HOPS), hi))
+    def add_newest(self, rows: Sequence[Any]) -> None:
+        """The stale chats' newest parts, read (kept for later turns; an empty one too)."""
+        for chat_id, group in _groups(rows, 0):
+            self.held.append(
+                Part(self.stale.pop(chat_id), _window([r[1:] for r in group], self.model), kept=True)
+            )
+        for chat in self.stale.values():
+            self.held.append(Part(chat, _window([], self.model), kept=True))
+        self.stale.clear()
 
-    def add_rows(self, rows: Sequence[Any], chats: dict[uuid.UUID, ChatInfo]) -> None:
-        """Split the read rows into runs per chat: a stale chat's newest part (kept for later turns)
-        and the matches' neighbourhoods."""
-        start = 0
-        for i in range(1, len(rows) + 1):
-            if i < len(rows) and rows[i][0] == rows[start][0]:
-                continue
-            chat_id = uuid.UUID(str(rows[start][0]))
-            group = rows[start:i]
-            stale = self.stale.get(chat_id)
-            lo = stale[1] if stale else None
-            old = [r[1:] for r in group if lo is None or r[1] < lo]
-            new = [r[1:] for r in group if lo is not None and r[1] >= lo]
-            if old:
-                self.held.append(_Part(chats[chat_id], _window(old, self.model)))
-            if new and stale is not None:
-                self.held.append(_Part(stale[0], _window(new, self.model), kept=True))
-                self.stale.pop(chat_id)
-            start = i
-        for chat, _ in self.stale.values():  # read and found empty: nothing recallable
-            self.held.append(_Part(chat, _window([], self.model), kept=True))
+    def add_matches(self, rows: Sequence[Any]) -> None:
+        """The matches' neighbourhoods, never what a chat's newest part already holds."""
+        for chat_id, group in _groups(rows, 0):
+            lo = self.lows.get(chat_id)
+            kept = [r[7:] for r in group if lo is None or r[7] < lo]
+            if kept:
+                self.held.append(Part(chat_of(group[0]), _window(kept, self.model)))
 
-    def parts(self) -> list[_Part]:
+    def parts(self) -> list[Part]:
         """Every run, chats oldest first, each chat's runs in seq order."""
         return sorted(self.held, key=lambda p: (p.chat.created_at, str(p.chat.id), p.window.first_seq))
 
@@ -196,106 +134,19 @@ class _Reads:
                 history_cache.put(self._key(part.chat), CachedWindow((*part.chat.stamp, lo), part.window))
 
 
+def _groups(rows: Sequence[Any], column: int) -> list[tuple[uuid.UUID, Sequence[Any]]]:
+    """Consecutive rows with the same chat id (in `column`, as the driver gives it)."""
+    out: list[tuple[uuid.UUID, Sequence[Any]]] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i][column] != rows[start][column]:
+            raw = rows[start][column]
+            out.append((raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)), rows[start:i]))
+            start = i
+    return out
+
+
 def _window(rows: Sequence[Any], model: str) -> HistoryWindow:
     window = HistoryWindow(DIMENSIONS, model)
     append_rows(window, rows)
     return window
-
-
-def _units(parts: Sequence[_Part]) -> tuple[list[int], list[int], list[tuple[_Part, int, int]]]:
-    """Over all parts' rows taken as one: each unit's first row, the unit indices where a run (a
-    part, or a gap in one) starts, and each unit as (part, first, end) rows of its window. Tool
-    results whose call was not read belong to no unit."""
-    starts: list[int] = []
-    breaks: list[int] = []
-    units: list[tuple[_Part, int, int]] = []
-    offset = 0
-    for part in parts:
-        window = part.window
-        run_starts = True
-        for i, message in enumerate(window.messages):
-            if i and window.messages[i - 1].seq + 1 != message.seq:
-                run_starts = True
-            if window.is_tool[i]:
-                if not run_starts and units:
-                    units[-1] = (units[-1][0], units[-1][1], i + 1)
-                continue
-            if run_starts:
-                breaks.append(len(starts))
-                run_starts = False
-            starts.append(offset + i)
-            units.append((part, i, i + 1))
-        offset += len(window)
-    return starts, breaks, units
-
-
-async def _rank(parts: Sequence[_Part], request: RecallRequest, model: EmbeddingModel) -> RecallPool:
-    """Rank every unit of the parts for the query as one corpus; those above average, best first."""
-    starts, breaks, units = _units(parts)
-    if not units or not request.query:
-        return RecallPool(status="no earlier message to recall")
-    import numpy as np
-
-    terms = analyze(request.query)
-    corpus = Corpus.pooled([p.window.corpus(terms) for p in parts])
-    lexical = np.zeros(sum(len(p.window) for p in parts))
-    offset = 0
-    for part in parts:
-        for row, score in part.window.scores(terms, corpus=corpus).items():
-            lexical[offset + row] = score
-        offset += len(part.window)
-    turn = DenseTurn(model)
-    dense = await _dense(parts, request.query, turn)
-    ranking = fuse(
-        lexical[starts[0] :],
-        dense[starts[0] :] if dense is not None else None,
-        [s - starts[0] for s in starts],
-        breaks,
-    )
-    chats = [p.chat for p in parts]
-    mixed = any(c.project_id != request.scope.project_id for c in chats)
-    offered = []
-    for k, (part, first, end) in enumerate(units):
-        boost = _boost(part.chat, request, mixed)
-        unit = part.window.messages[first:end]
-        if ranking.scores[k] + boost > 0 and _whole(unit, part.chat):
-            offered.append(Offered(part.chat, unit, ranking.scores[k] + boost, ranking.own[k], boost))
-    offered.sort(key=lambda o: (-o.score, -o.messages[0].seq))
-    return RecallPool(offered, len(units), notes=list(turn.notes))
-
-
-async def _dense(parts: Sequence[_Part], query: str, turn: DenseTurn) -> Any:
-    """Standardised similarity of every row to the query over all parts (None: no vectors, or no
-    query vector in time)."""
-    import numpy as np
-
-    with_vectors = [p.window for p in parts if p.window.vectors() is not None]
-    if not with_vectors:
-        return None
-    probe = HistoryWindow(with_vectors[0].dimensions, turn.model.name)
-    probe.dense = turn
-    query_vector = await embed_query(probe, query)
-    if query_vector is None:
-        return None
-    sims, has = [], []
-    for part in parts:
-        vectors = part.window.vectors()
-        if vectors is None or vectors.shape[1] != query_vector.shape[0]:
-            sims.append(np.zeros(len(part.window), dtype=np.float64))
-            has.extend([False] * len(part.window))
-        else:
-            sims.append(np.einsum("ij,j->i", vectors, query_vector).astype(np.float64))
-            has.extend(part.window.with_vectors())
-    return standardized_over(np.concatenate(sims), has)
-
-
-def _boost(chat: ChatInfo, request: RecallRequest, mixed: bool) -> float:
-    """The same focused entity; the same project, when chats of other projects are candidates too."""
-    boost = ENTITY_BOOST if request.focus is not None and chat.focus == request.focus else 0.0
-    return boost + (PROJECT_BOOST if mixed and chat.project_id == request.scope.project_id else 0.0)
-
-
-def _whole(unit: Sequence[HistoryMessage], chat: ChatInfo) -> bool:
-    """A unit whose call's results may run past what was read (at a span's end) is left out."""
-    last = unit[-1]
-    return not (unit[0].has_tool_calls and len(unit) == 1 and last.seq < chat.message_count)

@@ -31,6 +31,7 @@ from sqlalchemy import (
     type_coerce,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from orrery.db.models import ChatSession, Message, User
 from orrery.memory.history import LIVE, window_columns
@@ -123,17 +124,29 @@ async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple
     return bool(rows[0][0]), [_info(r[1:8], r[8], r[9]) for r in rows if r[1] is not None]
 
 
-async def matching(
-    session: AsyncSession, scope: Scope, terms: Sequence[str], skip: Sequence[uuid.UUID], limit: int
-) -> list[tuple[ChatInfo, int]]:
-    """Messages of the recallable chats not in `skip` matching any analyzed term, best first by the
-    database's full-text index (FTS5's BM25 on SQLite, `ts_rank` on PostgreSQL): (chat, seq)."""
+async def matches(
+    session: AsyncSession,
+    scope: Scope,
+    terms: Sequence[str],
+    skip: Sequence[uuid.UUID],
+    limit: int,
+    around: int,
+) -> list[Any]:
+    """The best `limit` full-text matches among the recallable chats not in `skip` (FTS5's BM25 on
+    SQLite, `ts_rank` on PostgreSQL), each read with the `around` messages before and after it, in
+    one query: `(*chat columns, *window columns)` rows, chats oldest first, each in seq order."""
     terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
     if not terms or limit <= 0:
         return []
-    wanted = [*scope.chats(), Message.session_id == ChatSession.id, *RECALLABLE]
+    hit = aliased(Message, name="hit")
+    wanted = [
+        *scope.chats(),
+        hit.session_id == ChatSession.id,
+        hit.superseded_at.is_(None),
+        hit.status != "failed",
+    ]
     if skip:
-        wanted.append(Message.session_id.not_in(list(skip)))
+        wanted.append(hit.session_id.not_in(list(skip)))
     if session.get_bind().dialect.name == "sqlite":
         fts = (
             text(
@@ -144,30 +157,46 @@ async def matching(
             .columns(rid=Integer, score=Float)
             .subquery()
         )
-        query = (
-            select(*_CHAT_COLUMNS, Message.seq)
-            .select_from(fts)
-            .join(Message, literal_column("messages.rowid") == fts.c.rid)
-            .join(ChatSession, Message.session_id == ChatSession.id)
-            .join(User, User.id == ChatSession.user_id)
-            .where(*wanted)
-            .order_by(fts.c.score, Message.seq.desc())
-            .limit(limit)
-        )
+        source: Any = fts.join(hit, literal_column("hit.rowid") == fts.c.rid)
+        order: list[Any] = [fts.c.score]
     else:
-        vector: Any = literal_column("messages.search_vector")
+        vector: Any = literal_column("hit.search_vector")
         tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
-        query = (
-            select(*_CHAT_COLUMNS, Message.seq)
-            .select_from(Message)
-            .join(ChatSession, Message.session_id == ChatSession.id)
-            .join(User, User.id == ChatSession.user_id)
-            .where(*wanted, vector.op("@@")(tsquery))
-            .order_by(func.ts_rank(vector, tsquery).desc(), Message.seq.desc())
-            .limit(limit)
+        source = hit
+        wanted.append(vector.op("@@")(tsquery))
+        order = [func.ts_rank(vector, tsquery).desc()]
+    hits = (
+        select(hit.session_id.label("sid"), hit.seq.label("at"))
+        .select_from(source)
+        .join(ChatSession, hit.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*wanted)
+        .order_by(*order, hit.seq.desc())
+        .limit(limit)
+        .subquery()
+    )
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    query = (
+        select(*_CHAT_COLUMNS, *window_columns(sqlite))
+        .select_from(hits)
+        .join(
+            Message,
+            and_(
+                Message.session_id == hits.c.sid, Message.seq.between(hits.c.at - around, hits.c.at + around)
+            ),
         )
-    rows = (await (await session.connection()).execute(query)).all()
-    return [(_info(row), int(row[7])) for row in rows]
+        .join(ChatSession, Message.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*scope.chats(), *RECALLABLE)
+        .distinct()
+        .order_by(ChatSession.created_at, ChatSession.id, Message.seq)
+    )
+    return list((await (await session.connection()).execute(query)).all())
+
+
+def chat_of(row: Sequence[Any]) -> ChatInfo:
+    """The chat of a `matches` row (its first seven columns)."""
+    return _info(row)
 
 
 async def read_spans(
