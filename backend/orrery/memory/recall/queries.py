@@ -14,13 +14,16 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     Float,
     Integer,
     String,
+    Uuid,
     and_,
+    bindparam,
     false,
     func,
     literal_column,
@@ -60,22 +63,28 @@ class Scope:
     chat_id: uuid.UUID
     project_id: uuid.UUID | None
 
-    def same_project(self) -> Any:
-        """Whether a chat is in the current chat's project (both without one counts)."""
-        if self.project_id is None:
-            return ChatSession.project_id.is_(None)
-        return ChatSession.project_id == self.project_id
+    def params(self) -> dict[str, Any]:
+        """The values the statements below are bound with."""
+        return {"user_id": self.user_id, "chat_id": self.chat_id, "project_id": self.project_id}
 
-    def chats(self) -> list[Any]:
-        """The conditions on `chat_sessions` joined to `users` (every read repeats them)."""
-        return [
-            ChatSession.user_id == self.user_id,
-            User.id == ChatSession.user_id,
-            ChatSession.id != self.chat_id,
-            ChatSession.remember.is_(true()),
-            User.recall_across_chats.is_(true()),
-            or_(self.same_project(), User.recall_other_projects.is_(true())),
-        ]
+
+def same_project(no_project: bool) -> Any:
+    """Whether a chat is in the current chat's project (both without one counts)."""
+    if no_project:
+        return ChatSession.project_id.is_(None)
+    return ChatSession.project_id == bindparam("project_id", type_=Uuid())
+
+
+def chats_of(no_project: bool) -> list[Any]:
+    """The conditions on `chat_sessions` joined to `users` every read repeats (bound per call)."""
+    return [
+        ChatSession.user_id == bindparam("user_id", type_=Uuid()),
+        User.id == ChatSession.user_id,
+        ChatSession.id != bindparam("chat_id", type_=Uuid()),
+        ChatSession.remember.is_(true()),
+        User.recall_across_chats.is_(true()),
+        or_(same_project(no_project), User.recall_other_projects.is_(true())),
+    ]
 
 
 RECALLABLE = (LIVE, Message.status != "failed")
@@ -107,18 +116,24 @@ def _info(row: Sequence[Any], epoch: int = 0, failed: int = 0) -> ChatInfo:
     )
 
 
+@lru_cache(maxsize=4)
+def _recent_query(no_project: bool) -> Any:
+    """`recent_chats`'s statement, built once per process (and project or none)."""
+    return (
+        select(User.recall_across_chats, *_CHAT_COLUMNS, ChatSession.history_epoch, _FAILED)
+        .select_from(User)
+        .outerjoin(ChatSession, and_(*chats_of(no_project)))
+        .where(User.id == bindparam("user_id", type_=Uuid()))
+        .order_by(same_project(no_project).desc(), ChatSession.updated_at.desc(), ChatSession.id)
+        .limit(bindparam("limit", type_=Integer()))
+    )
+
+
 async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple[bool, list[ChatInfo]]:
     """(recall on, the newest recallable chats, the same project's first): one query, the person's
     row outer-joined to their chats so the setting comes back even when no chat may be recalled."""
-    query = (
-        select(User.recall_across_chats, *_CHAT_COLUMNS, ChatSession.history_epoch, _FAILED)
-        .select_from(User)
-        .outerjoin(ChatSession, and_(*scope.chats()))
-        .where(User.id == scope.user_id)
-        .order_by(scope.same_project().desc(), ChatSession.updated_at.desc(), ChatSession.id)
-        .limit(limit)
-    )
-    rows = (await (await session.connection()).execute(query)).all()
+    query = _recent_query(scope.project_id is None)
+    rows = (await (await session.connection()).execute(query, {**scope.params(), "limit": limit})).all()
     if not rows:
         return False, []
     return bool(rows[0][0]), [_info(r[1:8], r[8], r[9]) for r in rows if r[1] is not None]
@@ -138,22 +153,31 @@ async def matches(
     terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
     if not terms or limit <= 0:
         return []
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    query = _matches_query(sqlite, scope.project_id is None)
+    match = f"search_terms : ({' OR '.join(terms)})" if sqlite else " | ".join(terms)
+    params = {**scope.params(), "match": match, "skip": list(skip) or [uuid.UUID(int=0)]}
+    params.update(limit=limit, around=around)
+    return list((await (await session.connection()).execute(query, params)).all())
+
+
+@lru_cache(maxsize=8)
+def _matches_query(sqlite: bool, no_project: bool) -> Any:
+    """`matches`'s statement, built once per process, dialect and project or none."""
     hit = aliased(Message, name="hit")
     wanted = [
-        *scope.chats(),
+        *chats_of(no_project),
         hit.session_id == ChatSession.id,
         hit.superseded_at.is_(None),
         hit.status != "failed",
+        hit.session_id.not_in(bindparam("skip", expanding=True, type_=Uuid())),
     ]
-    if skip:
-        wanted.append(hit.session_id.not_in(list(skip)))
-    if session.get_bind().dialect.name == "sqlite":
+    if sqlite:
         fts = (
             text(
                 "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
-                "WHERE messages_fts MATCH :q"
+                "WHERE messages_fts MATCH :match"
             )
-            .bindparams(q=f"search_terms : ({' OR '.join(terms)})")
             .columns(rid=Integer, score=Float)
             .subquery()
         )
@@ -161,7 +185,7 @@ async def matches(
         order: list[Any] = [fts.c.score]
     else:
         vector: Any = literal_column("hit.search_vector")
-        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
+        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), bindparam("match", type_=String()))
         source = hit
         wanted.append(vector.op("@@")(tsquery))
         order = [func.ts_rank(vector, tsquery).desc()]
@@ -172,26 +196,21 @@ async def matches(
         .join(User, User.id == ChatSession.user_id)
         .where(*wanted)
         .order_by(*order, hit.seq.desc())
-        .limit(limit)
+        .limit(bindparam("limit", type_=Integer()))
         .subquery()
     )
-    sqlite = session.get_bind().dialect.name == "sqlite"
-    query = (
+    around = bindparam("around", type_=Integer())
+    near = and_(Message.session_id == hits.c.sid, Message.seq.between(hits.c.at - around, hits.c.at + around))
+    return (
         select(*_CHAT_COLUMNS, *window_columns(sqlite))
         .select_from(hits)
-        .join(
-            Message,
-            and_(
-                Message.session_id == hits.c.sid, Message.seq.between(hits.c.at - around, hits.c.at + around)
-            ),
-        )
+        .join(Message, near)
         .join(ChatSession, Message.session_id == ChatSession.id)
         .join(User, User.id == ChatSession.user_id)
-        .where(*scope.chats(), *RECALLABLE)
+        .where(*chats_of(no_project), *RECALLABLE)
         .distinct()
         .order_by(ChatSession.created_at, ChatSession.id, Message.seq)
     )
-    return list((await (await session.connection()).execute(query)).all())
 
 
 def chat_of(row: Sequence[Any]) -> ChatInfo:
@@ -216,7 +235,7 @@ async def read_spans(
         .select_from(Message)
         .join(ChatSession, Message.session_id == ChatSession.id)
         .join(User, User.id == ChatSession.user_id)
-        .where(*scope.chats(), *RECALLABLE, ranges)
+        .where(*chats_of(scope.project_id is None), *RECALLABLE, ranges)
         .order_by(ChatSession.created_at, Message.session_id, Message.seq)
     )
-    return list((await (await session.connection()).execute(query)).all())
+    return list((await (await session.connection()).execute(query, scope.params())).all())
