@@ -1,15 +1,16 @@
 """Recall's section of the prompt: the offered units that fit its budget, rendered as quoted data,
 and the receipt of what went in and what the budget left out.
 
-Units are taken best-first while they fit, whole or not at all, then shown grouped by chat (oldest
-chat first), each chat under its title and date, its units in seq order, every message dated and
-quoted through the one quoting helper (`orrery.text.inline_data`), under a heading that says these
-are excerpts from earlier chats. The rendered section is counted as a whole at the end and never
-exceeds the budget.
+Units are taken best-first while they fit (costed from their stored token counts), whole or not at
+all, then shown grouped by chat (oldest chat first), each chat under its title and date, its units in
+seq order, every message dated and quoted through the one quoting helper (`orrery.text.inline_data`),
+under a heading that says these are excerpts from earlier chats. The rendered section is counted as
+a whole at the end and never exceeds the budget.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,11 @@ NOTICE = (
 LISTED_OVER_BUDGET = 10
 """Related units the budget left out, named one by one in the receipt; the rest in one line."""
 KIND = "earlier_message"
+_ESCAPED = re.compile(r"[`<>#*\[\]|\\\"]")
+LINE_EXTRA = 8
+"""What a message's line costs beyond its stored count (`- [date] role: "…"`, less the role's
+overhead in a chat message); escaped characters add one each. The rendered section is counted
+exactly at the end, so an estimate that falls short only gives the last unit back."""
 SMALLEST = 12
 """Tokens below which no unit fits (a dated one-word message): packing stops there."""
 
@@ -63,6 +69,10 @@ def message_line(message: HistoryMessage) -> str:
     return f'- {day}{message.role}: "{inline_data(message.content)}"'
 
 
+def _escapes(content: str) -> int:
+    return len(_ESCAPED.findall(content))
+
+
 def render(chosen: Sequence[Offered]) -> str:
     """The section: heading, notice, then each chat (oldest first) with its units in seq order."""
     by_chat: dict[object, list[Offered]] = {}
@@ -94,10 +104,9 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
         if used + floor > budget:  # even its bare messages cannot fit: not rendered to find out
             over.append((unit, floor))
             continue
-        lines = [message_line(m) for m in unit.messages]
+        cost = floor + LINE_EXTRA * len(unit.messages) + sum(_escapes(m.content) for m in unit.messages)
         if unit.chat.id not in titled:
-            lines.insert(0, chat_line(unit.chat))
-        cost = counter.count("\n".join(lines)) + 1
+            cost += counter.count(chat_line(unit.chat)) + 1
         if used + cost > budget:
             over.append((unit, cost))
             continue
@@ -106,7 +115,7 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
         titled.add(unit.chat.id)
         used += cost
     text = render(chosen) if chosen else ""
-    while chosen and counter.count(text) + 1 > budget:  # joining may tokenize longer than the parts
+    while chosen and counter.count(text) + 1 > budget:  # the estimates fell short: the last goes back
         over.insert(0, (chosen.pop(), costs.pop()))
         text = render(chosen) if chosen else ""
     tokens = counter.count(text) + 1 if text else 0
