@@ -72,20 +72,27 @@ class Part:
     kept: bool = False
 
 
-def units_of(parts: Sequence[Part]) -> tuple[Any, list[int], list[tuple[Part, int, int]]]:
-    """Over all parts' rows taken as one: each unit's first row, the unit indices where a run (a
-    part, or a gap in one) starts, and each unit as (part, first, end) rows of its window. Tool
-    results whose call was not read belong to no unit."""
+@dataclass(frozen=True)
+class Units:
+    """Every unit of the parts taken as one: its first row over all parts (`starts`), the unit
+    indices where a run (a part, or a gap in one) starts, and per unit its part and its rows
+    `[first, end)` in that part's window."""
+
+    starts: Any
+    breaks: list[int]
+    part: Any
+    first: Any
+    end: Any
+
+
+def _part_units(window: HistoryWindow) -> tuple[Any, Any, Any]:
+    """A window's units (first row, end row) and which start a run, derived once per window (a
+    chat's held window is never extended: it is read again when its chat changes). Tool results
+    whose call was not read belong to no unit."""
     import numpy as np
 
-    starts: list[Any] = []
-    breaks: list[int] = []
-    units: list[tuple[Part, int, int]] = []
-    offset = 0
-    for part in parts:
-        window = part.window
-        if not len(window):
-            continue
+    cached = window.derived.get("recall_units")
+    if cached is None:
         tool = np.asarray(window.is_tool, dtype=bool)
         seqs = np.fromiter((m.seq for m in window.messages), dtype=np.int64, count=len(window))
         gap = np.ones(len(window), dtype=bool)
@@ -93,53 +100,73 @@ def units_of(parts: Sequence[Part]) -> tuple[Any, list[int], list[tuple[Part, in
         run = np.cumsum(gap)
         first = np.flatnonzero(~tool)
         if not len(first):
-            offset += len(window)
-            continue
+            return first, first, np.zeros(0, dtype=bool)
         # a unit ends at the next unit's first row or where its run ends, whichever comes first
-        run_end = np.searchsorted(run, run[first], side="right")
-        nxt = np.append(first[1:], len(window))
-        end = np.minimum(nxt, run_end)
+        end = np.minimum(np.append(first[1:], len(window)), np.searchsorted(run, run[first], side="right"))
         new_run = np.ones(len(first), dtype=bool)
         new_run[1:] = run[first[1:]] != run[first[:-1]]
-        breaks.extend(int(b) + len(units) for b in np.flatnonzero(new_run))
+        cached = window.derived["recall_units"] = (first, end, new_run)
+    return cached
+
+
+def units_of(parts: Sequence[Part]) -> Units:
+    """The units of all parts, as arrays (see `Units`)."""
+    import numpy as np
+
+    starts: list[Any] = []
+    breaks: list[int] = []
+    part: list[Any] = []
+    firsts: list[Any] = []
+    ends: list[Any] = []
+    offset = count = 0
+    for i, p in enumerate(parts):
+        first, end, new_run = _part_units(p.window)
         starts.append(first + offset)
-        units.extend((part, int(a), int(b)) for a, b in zip(first, end, strict=True))
-        offset += len(window)
-    return (np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)), breaks, units
+        breaks.extend(int(b) + count for b in np.flatnonzero(new_run))
+        part.append(np.full(len(first), i))
+        firsts.append(first)
+        ends.append(end)
+        offset += len(p.window)
+        count += len(first)
+    if not count:
+        empty = np.zeros(0, dtype=np.int64)
+        return Units(empty, [], empty, empty, empty)
+    join = np.concatenate
+    return Units(join(starts), breaks, join(part), join(firsts), join(ends))
 
 
 async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseTurn) -> RecallPool:
     """Rank every unit of the parts for the query as one corpus; the best above average first."""
     import numpy as np
 
-    starts, breaks, units = units_of(parts)
-    if not units or not request.query:
+    units = units_of(parts)
+    if not len(units.starts) or not request.query:
         return RecallPool(status="no earlier message to recall")
     terms = analyze(request.query)
     corpus = Corpus.pooled([p.window.corpus(terms) for p in parts])
     lexical = np.zeros(sum(len(p.window) for p in parts))
     offset = 0
-    for part in parts:
-        for row, score in part.window.scores(terms, corpus=corpus).items():
+    for p in parts:
+        for row, score in p.window.scores(terms, corpus=corpus).items():
             lexical[offset + row] = score
-        offset += len(part.window)
+        offset += len(p.window)
     dense = await _dense(parts, request.query, turn)
-    head = int(starts[0])
-    ranking = fuse(lexical[head:], dense[head:] if dense is not None else None, list(starts - head), breaks)
+    head = int(units.starts[0])
+    starts = units.starts - head
+    ranking = fuse(lexical[head:], dense[head:] if dense is not None else None, starts, units.breaks)
     mixed = any(p.chat.project_id != request.scope.project_id for p in parts)
-    boosts = np.asarray([_boost(part.chat, request, mixed) for part, _, _ in units])
+    boosts = np.asarray([_boost(p.chat, request, mixed) for p in parts])[units.part]
     scores = np.asarray(ranking.scores) + boosts
     above = np.flatnonzero(scores > 0)
-    best = above[np.argsort(-scores[above], kind="stable")]
     offered = []
-    for k in best:
-        part, first, end = units[k]
-        unit = part.window.messages[first:end]
-        if _whole(unit, part.chat):
-            offered.append(Offered(part.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k])))
+    for k in above[np.argsort(-scores[above], kind="stable")]:
+        p = parts[units.part[k]]
+        unit = p.window.messages[units.first[k] : units.end[k]]
+        if _whole(unit, p.chat):
+            offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k])))
         if len(offered) == OFFERED:
             break
-    return RecallPool(offered, len(units), len(above), notes=list(turn.notes))
+    return RecallPool(offered, len(units.starts), len(above), notes=list(turn.notes))
 
 
 async def _dense(parts: Sequence[Part], query: str, turn: DenseTurn) -> Any:

@@ -40,6 +40,8 @@ class HistoryWindow:
         """The embedding model whose vectors this window holds (never two models')."""
         self.dense: Any = None
         """While a turn holds the window: its `DenseTurn` (the model's settings, the receipt's notes)."""
+        self.derived: dict[str, Any] = {}
+        """What an owner that never extends the window derives from it once (recall's units)."""
 
         self.messages: list[HistoryMessage] = []
         self.is_tool: list[bool] = []
