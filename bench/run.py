@@ -21,6 +21,7 @@ from bench import (
     ops,
     orchestrator,
     read_your_writes,
+    recall,
     scoping,
     sqlite_driver,
 )
@@ -43,6 +44,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "sqlite_driver": sqlite_driver.main,
     "direct": direct.main,
     "embedding": embedding.main,
+    "recall": recall.main,
 }
 
 

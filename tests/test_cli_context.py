@@ -242,3 +242,47 @@ def test_context_show_refuses_bad_strategies_and_turns(demo: dict[str, Any]) -> 
         assert code == 1 and words in output, (args, output)
     code, output = invoke("context", "show", "--session", sid, "--at", "0")
     assert code == 2
+
+
+def _write(demo: dict[str, Any], sid: str, lines: list[tuple[str, str]]) -> None:
+    import uuid
+
+    from orrery.db.engine import Database
+    from orrery.memory.messages import append_message
+    from orrery.repo.chat import NewMessage
+
+    async def write() -> None:
+        db = Database.from_settings(get_settings())
+        try:
+            async with db.transaction() as s:
+                for role, text in lines:
+                    await append_message(s, uuid.UUID(demo["user_id"]), sid, NewMessage(role, text))
+        finally:
+            await db.dispose()
+
+    asyncio.run(write())
+
+
+def test_context_show_lists_what_came_from_earlier_chats(
+    demo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    made = [
+        invoke("sessions", "create", "--user", demo["user_id"], "--project", demo["project_id"])[1].split()[
+            -1
+        ]
+        for _ in range(2)
+    ]
+    _write(
+        demo, made[0], [("user", "The Kirkwall ferry leaves at 7:15 from pier 3."), ("assistant", "Noted.")]
+    )
+    _write(demo, made[1], [("user", "When does the Kirkwall ferry leave?")])
+    code, output = invoke("context", "show", "--session", made[1], "--json")
+    section = json.loads(output)["receipt"]["sections"][-1]
+    assert code == 0 and section["name"] == "earlier_chats"
+    assert section["included"][0]["chat_id"] == made[0] and section["included"][0]["seq"] == 1
+    code, output = invoke("context", "show", "--session", made[1])
+    assert code == 0 and "earlier_chats" in output
+    row = next(line for line in output.splitlines() if "earlier_chats" in line)
+    assert str(section["tokens"]) in row and str(section["budget"]) in row
+    assert "seq 1" in output and "recalled from an earlier chat" in output

@@ -116,3 +116,39 @@ async def test_another_users_session_is_not_found(
     for params in ({"compare": "last_n,relevance"}, {"scoping": "last_n"}, {"at": 1}):
         response = await api.get(f"/v1/sessions/{sid}/context", params=params, headers=headers)
         assert response.status_code == 404 and response.json()["error"]["code"] == "not_found", params
+
+
+async def test_the_context_and_its_previews_show_what_came_from_earlier_chats(
+    api: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    from orrery.memory.messages import append_message
+    from orrery.repo.chat import NewMessage, create_session
+
+    async with db.transaction() as s:
+        earlier = await create_session(s, demo.user_id, project_id=demo.project_id, title="Ferry notes")
+        for role, text in (
+            ("user", "The Kirkwall ferry leaves at 7:15 from pier 3."),
+            ("assistant", "Noted."),
+        ):
+            await append_message(s, demo.user_id, earlier.id, NewMessage(role, text))
+    made = await api.post("/v1/sessions", json={"project_id": str(demo.project_id)})
+    sid = str(made.json()["id"])
+    async with db.transaction() as s:
+        await append_message(s, demo.user_id, sid, NewMessage("user", "When does the Kirkwall ferry leave?"))
+    for params in ({}, {"at": 1}, {"scoping": "last_n"}):
+        context = (await api.get(f"/v1/sessions/{sid}/context", params=params)).json()
+        section = context["receipt"]["sections"][-1]
+        assert section["name"] == "earlier_chats" and section["title"] == "From earlier chats"
+        item = section["included"][0]
+        assert {k: item[k] for k in ("kind", "chat_id", "chat_title", "seq")} == {
+            "kind": "earlier_message",
+            "chat_id": str(earlier.id),
+            "chat_title": "Ferry notes",
+            "seq": 1,
+        }
+        assert item["date"] and item["tokens"] > 0 and item["score"] > 0 and "kirkwal" in item["reason"]
+        assert "7:15 from pier 3" in context["system_prompt"]
+    compared = (await api.get(f"/v1/sessions/{sid}/context", params={"compare": "last_n,relevance"})).json()
+    for totals in compared["totals"]:
+        assert totals["earlier_chats"][0]["chat_title"] == "Ferry notes"
+        assert 0 < totals["earlier_chats_tokens"] <= totals["earlier_chats_budget"]

@@ -59,6 +59,7 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
         ("knowledge", "Knowledge Context"),
         ("related", "Linked Entities"),
         ("conversation", ""),
+        ("earlier_chats", "From earlier chats"),
     ]
     for r in sections:
         assert r.tokens <= r.budget

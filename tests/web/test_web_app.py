@@ -427,3 +427,26 @@ async def test_a_refused_provider_key_says_what_to_set_and_offers_no_retry(
         "retry": False,
     }
     assert len(provider.requests) == 1  # not retried
+
+
+async def test_inspector_groups_what_came_from_earlier_chats(
+    client: httpx.AsyncClient, demo: Any, db: Database
+) -> None:
+    async with db.transaction() as s:
+        earlier = await chat.create_session(
+            s, demo.user_id, project_id=demo.project_id, title="Harbour notes"
+        )
+        for role, text in (("user", "The ferry to Kirkwall leaves at 7:15."), ("assistant", "Noted: 7:15.")):
+            await append_message(s, demo.user_id, earlier.id, chat.NewMessage(role, text))
+    csrf = await _csrf(client, "/")
+    sid = await _session(client, demo, csrf)
+    async with db.transaction() as s:
+        await append_message(
+            s, demo.user_id, sid, chat.NewMessage("user", "When does the Kirkwall ferry leave?")
+        )
+    inspector = (await client.get(f"/s/{sid}/inspector")).text
+    group = inspector[inspector.index('<li class="section" data-section="earlier_chats">') :]
+    group = group[: group.index("</li>")]
+    assert "From earlier chats" in group and "<details open>" in group
+    assert "“Harbour notes”" in group and "seq 1" in group and "recalled from an earlier chat" in group
+    assert 'class="seg seg-earlier_chats' in inspector

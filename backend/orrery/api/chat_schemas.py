@@ -123,6 +123,12 @@ class StrategyTotalsOut(BaseModel):
     kept: int
     dropped: int
     notes: list[str]
+    earlier_chats_tokens: int = 0
+    """What the excerpts from earlier chats took of the room this strategy left."""
+    earlier_chats_budget: int = 0
+    earlier_chats: list[dict[str, Any]] = []
+    """The excerpts recalled beside this strategy's selection: chat title, seq, date, tokens,
+    score and why, as in the receipt's `earlier_chats` section."""
 
 
 class ComparisonOut(BaseModel):

@@ -44,11 +44,29 @@ def units_table(title: str, rows: list[UnitRow], names: list[str]) -> Table:
 def totals_table(comparison: Comparison) -> Table:
     """What each strategy selected, in sum."""
     table = Table(title="totals")
-    for column in ("strategy", "ran as", "messages", "tokens", "budget", "units kept", "units dropped"):
+    columns = (
+        "strategy",
+        "ran as",
+        "messages",
+        "tokens",
+        "budget",
+        "units kept",
+        "units dropped",
+        "earlier chats",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column in ("strategy", "ran as") else "right")
     for t in comparison.totals:
+        earlier = f"{len(t.earlier_chats)} units, {t.earlier_chats_tokens}/{t.earlier_chats_budget}"
         table.add_row(
-            t.name, t.ran_as, str(t.messages), str(t.tokens), str(t.budget), str(t.kept), str(t.dropped)
+            t.name,
+            t.ran_as,
+            str(t.messages),
+            str(t.tokens),
+            str(t.budget),
+            str(t.kept),
+            str(t.dropped),
+            earlier,
         )
     return table
 

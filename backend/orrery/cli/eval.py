@@ -203,3 +203,45 @@ def offline_command(
         out.print(
             f"missed ({m['part']}): {m['id']} {m['found']}/{m['checks']} {m['question']!r}", markup=False
         )
+
+
+@eval_app.command("memory")
+def memory_command(
+    dataset: Annotated[Path, typer.Argument(help="A dataset JSON file (LoCoMo or Orrery format).")],
+    caps: Annotated[
+        str, typer.Option(help="Comma-separated caps of the earlier-chats budget in tokens.")
+    ] = "1000,2000,4000",
+    database_url: Annotated[
+        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+    ] = None,
+    within: Annotated[
+        bool,
+        typer.Option("--within/--no-within", help="Also run the within-chat default at the same budgets."),
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
+    ] = "auto",
+) -> None:
+    """Recall from earlier chats: each session its own chat, each question a new chat's first message."""
+    from orrery.config import get_settings
+    from orrery.errors import OrreryError
+    from orrery.evaluation.memory_report import memory_table, run_memory
+    from orrery.evaluation.report import parse_budgets
+
+    try:
+        chosen = parse_budgets(caps)
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {str(exc).replace('--budgets', '--caps')}")
+        raise typer.Exit(2) from None
+    try:
+        results = run_memory(dataset, chosen, get_settings(), database_url, fmt, within)
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(results, indent=1))
+    else:
+        from rich.console import Console
+
+        Console(width=max(out.width, 180)).print(memory_table(results))

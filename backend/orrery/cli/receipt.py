@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 SHOWN_REASONS = 4
@@ -24,8 +25,21 @@ def receipt_table(receipt: Any) -> Table:
     for s in receipt.sections:
         why = "; ".join(f"{i.key}: {i.reason}" for i in s.excluded[:SHOWN_REASONS])
         more = f" (+{len(s.excluded) - SHOWN_REASONS} more)" if len(s.excluded) > SHOWN_REASONS else ""
-        table.add_row(s.name, str(s.tokens), str(s.budget), str(len(s.included)), why + more)
+        table.add_row(s.name, str(s.tokens), str(s.budget), _included(s), why + more)
     return table
+
+
+def _included(section: Any) -> str:
+    """How many items went in; for excerpts from earlier chats, which (chat, date, seq, tokens,
+    score and why), as a person checks what was recalled."""
+    if section.name != "earlier_chats" or not section.included:
+        return str(len(section.included))
+    lines = [
+        escape(f'"{i.chat_title}" {i.date} seq {i.key.rsplit(" seq ", 1)[-1]} ')
+        + escape(f"({i.tokens} tokens, score {i.score:.2f}): {i.reason}")
+        for i in section.included
+    ]
+    return "\n".join([str(len(lines)), *lines])
 
 
 def _knowledge(knowledge: dict[str, Any] | None) -> str:

@@ -7,7 +7,8 @@ and auto-context may store a knowledge packet, and neither may persist from a pr
 
 A comparison runs each strategy's selection on the same view (history, query, budget) and lines up
 their receipts per message unit: kept by all, by some (which) or by none, with each strategy's
-reason and score.
+reason and score. Recall from earlier chats is gathered once and fitted beside each strategy's
+selection, in the room it leaves (each strategy's totals say what came).
 """
 
 from __future__ import annotations
@@ -16,20 +17,23 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
+from orrery.context.earlier import EarlierChats, fitted_section, request_for, room
 from orrery.context.strategy import resolve_strategy
 from orrery.context.working_context import WorkingContext, assemble_working_context
 from orrery.errors import ValidationError
+from orrery.memory.recall import gather
 from orrery.memory.scoping import ReceiptItem, ScopingResult, get_strategy, strategy_names
 from orrery.memory.summaries import Summarizer
 from orrery.memory.turn_view import turn_view
 from orrery.repo.chat import get_session
 from orrery.roster import get_agent
+from orrery.tokens import Budgets
 
 MAX_COMPARED = 6
 """Each strategy is a full selection (and `summary` may call a model): a preview stays bounded."""
@@ -78,6 +82,11 @@ class StrategyTotals:
     kept: int
     dropped: int
     notes: list[str]
+    earlier_chats_tokens: int = 0
+    """What the excerpts from earlier chats took of the room this strategy's selection left."""
+    earlier_chats_budget: int = 0
+    earlier_chats: list[ReceiptItem] = field(default_factory=list)
+    """The excerpts recalled beside this strategy's selection (their receipt lines)."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,14 @@ async def compare_strategies(
             ctx = view.scoping_context(definition.id, choice.options, summarizer)
             results[name] = await get_strategy(choice.name).select(ctx)
         notes = view.notes()
+        pool = await gather(session, request_for(chat, user_id, view.query), settings)
+    budgets = Budgets.from_settings(settings)
+    recalled = {
+        name: fitted_section(
+            pool, room(budgets, sum(i.tokens or 0 for i in r.included)), view.counter, view.query
+        )
+        for name, r in results.items()
+    }
     return Comparison(
         session_id=view.session_id,
         agent=definition.id,
@@ -190,9 +207,20 @@ async def compare_strategies(
         latest_seq=view.history.latest_seq,
         query=view.query,
         strategies=wanted,
-        totals=[_totals(name, r, view.budget) for name, r in results.items()],
+        totals=[_with_earlier(_totals(name, r, view.budget), recalled[name]) for name, r in results.items()],
         units=_rows(results),
-        notes=notes,
+        notes=[*notes, *next(iter(recalled.values())).notes] if recalled else notes,
+    )
+
+
+def _with_earlier(totals: StrategyTotals, earlier: EarlierChats) -> StrategyTotals:
+    """The strategy's totals with what recall added in the room its selection left."""
+    return replace(
+        totals,
+        budget=totals.budget - earlier.budget,
+        earlier_chats_tokens=earlier.fitted.tokens,
+        earlier_chats_budget=earlier.budget,
+        earlier_chats=list(earlier.fitted.included),
     )
 
 

@@ -2,7 +2,9 @@
 
 Round trips are constant: the session (1), long-term memory (2), the latest message for the query
 (1, skipped when the caller passes `query`), and the strategy's reads (1-3, plus a read and a write when a
-summary is extended). Nothing grows with the number of messages, goals or check-ins.
+summary is extended), then recall from the person's earlier chats (1-3, none when the chat's own
+messages leave no room: `context/earlier.py`). Nothing grows with the number of messages, chats,
+goals or check-ins.
 
 When the chat is focused on an entity, the focus entity (1 query) and its abbreviated linked
 entities (1 query, or none from the cache) are added; a project focus adds the project. On the
@@ -10,8 +12,10 @@ session's first user message (and when the focus changes) auto-context may load 
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
 System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked
-entities, caller sections. Each has its own budget: the knowledge packet `knowledge`, the linked
-entities `related` (capped at ~500 tokens), the facts `facts`, so none can starve another.
+entities, caller sections, then the excerpts from earlier chats. Each has its own budget: the
+knowledge packet `knowledge`, the linked entities `related` (capped at ~500 tokens), the facts
+`facts`, so none can starve another; the excerpts take what the chat's own messages leave of the
+`conversation` budget, up to `earlier_chats`, so the total stays what it was.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
+from orrery.context.earlier import TITLE as EARLIER_TITLE
+from orrery.context.earlier import EarlierChats, earlier_chats
 from orrery.context.strategy import StrategyChoice, resolve_strategy
 from orrery.db.models import ChatSession, Entity
 from orrery.graph.focus import focus_sections
@@ -162,8 +168,10 @@ async def assemble_working_context(
     scoped = await get_strategy(choice.name).select(
         view.scoping_context(agent, {**choice.options, **(scoping_options or {})}, summarizer)
     )
-    receipt = _receipt(agent, counter, budgets, choice, scoped, prompt, view.notes())
-    return WorkingContext(prompt.text, scoped.messages, [], receipt, memory)
+    earlier = await earlier_chats(session, chat, user_id, view, budgets, settings, scoped.included)
+    text = SECTION_JOINT.join(p for p in (prompt.text, earlier.text) if p)
+    receipt = _receipt(agent, counter, budgets, choice, scoped, prompt, view.notes(), earlier, text)
+    return WorkingContext(text, scoped.messages, [], receipt, memory)
 
 
 @dataclass(frozen=True)
@@ -227,14 +235,25 @@ def _receipt(
     scoped: ScopingResult,
     prompt: SystemPrompt,
     view_notes: list[str],
+    earlier: EarlierChats,
+    text: str,
 ) -> ContextReceipt:
-    """What went in and what stayed out, section by section, with the conversation last."""
+    """What went in and what stayed out, section by section, with the conversation and what came
+    from earlier chats (the conversation budget's rest) last."""
     conversation = SectionReceipt(
         "conversation",
-        budgets.conversation,
+        budgets.conversation - earlier.budget,
         sum(i.tokens or 0 for i in scoped.included),
         scoped.included,
         scoped.excluded,
+    )
+    recalled = SectionReceipt(
+        "earlier_chats",
+        earlier.budget,
+        earlier.fitted.tokens,
+        earlier.fitted.included,
+        earlier.fitted.excluded,
+        title=EARLIER_TITLE,
     )
     return ContextReceipt(
         agent=agent,
@@ -244,9 +263,9 @@ def _receipt(
         budget_scale=budgets.scale,
         strategy=scoped.strategy or choice.name,
         strategy_source=choice.source,
-        sections=[*prompt.receipts, conversation],
-        notes=[*scoped.notes, *view_notes],
-        total_tokens=counter.count(prompt.text) + conversation.tokens,
+        sections=[*prompt.receipts, conversation, recalled],
+        notes=[*scoped.notes, *view_notes, *earlier.notes],
+        total_tokens=counter.count(text) + conversation.tokens,
         knowledge=_knowledge_summary(prompt.knowledge),
     )
 

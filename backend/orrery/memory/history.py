@@ -64,6 +64,15 @@ _DATABASE_KEYS: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
 """Each engine's URL as text: which database a cached window belongs to."""
 
 
+def database_key(session: AsyncSession) -> str:
+    """Which database `session` talks to, as cached windows are keyed."""
+    engine = session.get_bind().engine
+    key = _DATABASE_KEYS.get(engine)
+    if key is None:  # rendering the URL per turn cost ~0.05 ms
+        key = _DATABASE_KEYS[engine] = str(engine.url)
+    return key
+
+
 def _view(row: Any) -> HistoryMessage:
     return HistoryMessage(
         seq=row.seq,
@@ -84,7 +93,7 @@ def _extendable(window: HistoryWindow, lo: int, latest: int) -> bool:
     return window.first_seq <= lo <= window.last_seq + 1 and window.last_seq <= latest
 
 
-def _window_columns(sqlite: bool) -> tuple[Any, ...]:
+def window_columns(sqlite: bool) -> tuple[Any, ...]:
     """What a window holds per message, each in its cheapest form to read: counts extracted from
     the JSON by the database, SQLite's timestamp text parsed by `fromisoformat`."""
     return (
@@ -109,7 +118,7 @@ def _window_rows_query(sqlite: bool) -> Any:
             ChatSession.history_epoch,
             ChatSession.created_at,
             type_coerce(Message.id, String),  # only compared: no UUID objects
-            *_window_columns(sqlite),
+            *window_columns(sqlite),
         )
         .select_from(ChatSession)
         .outerjoin(
@@ -129,8 +138,8 @@ def _window_rows_query(sqlite: bool) -> Any:
 _WINDOW_ROWS = {sqlite: Direct(_window_rows_query(sqlite)) for sqlite in (True, False)}
 
 
-def _append(window: HistoryWindow, rows: Sequence[Any]) -> None:
-    """Add read rows (`_window_columns`) to a window, embeddings decoded in one go: only vectors of
+def append_rows(window: HistoryWindow, rows: Sequence[Any]) -> None:
+    """Add read rows (`window_columns`) to a window, embeddings decoded in one go: only vectors of
     the window's model and size (read from the row) are taken; any other reads as none."""
     if not rows:
         return
@@ -231,7 +240,7 @@ class DbHistory:
         if entry is None:
             stamp, rows = await self._window_rows(lo - 1)
             entry = CachedWindow(stamp, HistoryWindow(DIMENSIONS, self.dense.model.name))
-        _append(entry.window, [row[1:] for row in rows])
+        append_rows(entry.window, [row[1:] for row in rows])
         if rows:
             entry.last_id = rows[-1][0]
         entry.window.drop_before(lo)
@@ -243,11 +252,7 @@ class DbHistory:
             history_cache.put(key, entry)
 
     def _database_key(self) -> str:
-        engine = self.session.get_bind().engine
-        key = _DATABASE_KEYS.get(engine)
-        if key is None:  # rendering the URL per turn cost ~0.05 ms
-            key = _DATABASE_KEYS[engine] = str(engine.url)
-        return key
+        return database_key(self.session)
 
     async def _window_rows(self, after_seq: int) -> tuple[Hashable, list[Any]]:
         """The session's stamp (history epoch, creation time) and its messages with `after_seq < seq <=

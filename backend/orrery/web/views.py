@@ -80,6 +80,7 @@ SECTION_TITLES = {
     "related": "Linked entities",
     "knowledge": "Knowledge",
     "conversation": "Conversation",
+    "earlier_chats": "From earlier chats",
 }
 """The receipt's sections as the inspector names them (caller sections keep their own title)."""
 _PENDING_REASON = "no user message yet"
@@ -130,6 +131,10 @@ def _item(raw: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
     """A receipt item with its human label and, for a message, whether it is recent or recalled."""
     key, reason = str(raw.get("key", "")), str(raw.get("reason", ""))
     tag = next((t for t in ("recent", "recalled") if reason.startswith(t)), None)
+    if raw.get("chat_title"):  # recalled from an earlier chat: which chat, when, which messages
+        span = key.rsplit(" seq ", 1)[-1]
+        label = f"“{raw['chat_title']}” · {raw.get('date') or raw.get('chat_date')} · seq {span}"
+        return {**raw, "label": label, "tag": tag}
     return {**raw, "label": labels.get(key, key), "tag": tag}
 
 

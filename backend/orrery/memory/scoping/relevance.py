@@ -12,6 +12,7 @@ each standardised over the session's older messages (z-scores) and summed, so ea
 how unusual a message is under it, whatever its scale;
 3. neighbours: a unit within two turns of a strong one scores at most two standard deviations per
    turn below it (a question names the topic, the reply or the one after it holds the detail).
+The scoring is `backend/orrery/memory/scoping/ranking.py`, which recall from earlier chats uses too.
 Units scoring above the session's average are recalled best-first while the budget lasts; units
 (a message and its tool results) are kept or dropped whole, then everything is put back in
 chronological order with dated markers. Costs come from the counts stored with each message. The
@@ -21,11 +22,9 @@ reads only its new messages and ranks over arrays.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import Any, ClassVar
 
 from orrery.memory.scoping.base import (
     HistoryMessage,
@@ -39,12 +38,10 @@ from orrery.memory.scoping.base import (
 from orrery.memory.scoping.candidates import SessionArchive, searchable
 from orrery.memory.scoping.dated import DatedPacker, date_receipt, session_day
 from orrery.memory.scoping.last_n import max_messages_for
+from orrery.memory.scoping.ranking import Units
+from orrery.memory.scoping.ranking import rank as rank_by_relevance
 from orrery.memory.scoping.window import HistoryWindow
 from orrery.text import analyze
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
 
 ARCHIVE_CANDIDATES = 20
 """Messages older than the window (long sessions) taken from the database's full-text search."""
@@ -58,108 +55,12 @@ so long replies never leave recall without room."""
 RECALLED = "recalled: relevant to the current message"
 LISTED_OVER_BUDGET = 20
 """Related units that did not fit, named one by one in the receipt; the rest are counted in one line."""
-NEIGHBOUR_STEP = 2.0
-"""How far (in standard deviations) a unit may score below a strong one, per turn between them."""
-NEIGHBOUR_HOPS = 2
-"""How many turns away a strong unit lifts its neighbours: an answer often comes a turn or two after
-the message that names its topic (a question, then a reply, then the detail)."""
-
-
-class Units(Sequence[Sequence[HistoryMessage]]):
-    """The window's units (a message and the tool results after it), sliced only when looked at."""
-
-    def __init__(
-        self, messages: Sequence[HistoryMessage], starts: list[int], ends: list[int] | None = None
-    ) -> None:
-        self.messages, self.starts = messages, starts
-        self.ends = ends if ends is not None else [*starts[1:], len(messages)][: len(starts)]
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    @overload
-    def __getitem__(self, i: int) -> Sequence[HistoryMessage]: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Sequence[HistoryMessage]]: ...
-    def __getitem__(self, i: int | slice) -> Sequence[HistoryMessage] | Sequence[Sequence[HistoryMessage]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self.messages[self.starts[i] : self.ends[i]]
-
-    def key(self, i: int) -> str:
-        first, last = self.messages[self.starts[i]].seq, self.messages[self.ends[i] - 1].seq
-        return f"seq {first}" if first == last else f"seq {first}-{last}"
-
-    def of_row(self, row: int) -> int:
-        """The unit holding the message at `row` (rows before the first unit are not asked)."""
-        return bisect_right(self.starts, row) - 1
-
-
-def _standardized(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """z-scores (all zeros when the values do not vary)."""
-    spread = float(values.std())
-    return (values - values.mean()) / spread if spread > 0 else values * 0.0
-
-
-async def _dense(query: str, window: HistoryWindow, start: int, end: int) -> npt.NDArray[np.float64] | None:
-    """Standardised cosine similarity of rows `[start, end)` to the query; 0 for rows without a
-    vector of the configured model (the receipt's notes count them); None when no row has one or the
-    query has no vector of that model in time (lexical only, noted: see `scoping/dense.py`)."""
-    from orrery.memory.scoping.dense import model_unavailable, note_missing
-
-    if model_unavailable(window):
-        return None
-    note_missing(window, query, start, end)
-    vectors = window.vectors()
-    query_vector = await _query_vector(query, window) if vectors is not None and end > start else None
-    if vectors is None or query_vector is None:
-        return None
-    import numpy as np
-
-    # einsum, not BLAS: a threaded BLAS spins its threads for this small product and costs more CPU
-    sims = np.einsum("ij,j->i", vectors[start:end], query_vector).astype(np.float64)
-    has = np.asarray(window.with_vectors()[start:end], dtype=bool)
-    out = np.zeros(end - start)
-    if has.any():
-        out[has] = _standardized(sims[has])
-    return out
-
-
-async def _query_vector(query: str, window: HistoryWindow) -> Any:
-    """The query's embedding: the stored one of the newest message when it is the query (a turn's
-    user message has one once embedded), else computed now by the window's model (None when that
-    model cannot answer in time)."""
-    from orrery.memory.scoping.dense import embed_query
-
-    vectors, last = window.vectors(), len(window) - 1
-    newest = window.messages[last] if last >= 0 else None
-    if newest is not None and vectors is not None and window.with_vectors()[last] and newest.content == query:
-        return vectors[last]
-    return await embed_query(window, query)
 
 
 async def rank_units(ctx: ScopingContext, window: HistoryWindow, units: Units) -> list[float]:
     """Fused relevance of each unit to the query, in standard deviations above the session's
-    average (0 everywhere when nothing points anywhere)."""
-    if not len(units) or not ctx.query:
-        return [0.0] * len(units)
-    import numpy as np
-
-    start, end = units.starts[0], units.ends[-1]
-    lexical = np.zeros(end - start)
-    for row, score in window.scores(analyze(ctx.query), before=end).items():
-        if row >= start:
-            lexical[row - start] = score
-    fused = _standardized(lexical)
-    dense = await _dense(ctx.query, window, start, end)
-    if dense is not None:
-        fused += dense
-    per_unit = np.maximum.reduceat(fused, np.asarray(units.starts) - start)
-    near = per_unit.copy()
-    for hop in range(1, NEIGHBOUR_HOPS + 1):  # a unit within a few turns of a strong one follows it
-        near[hop:] = np.maximum(near[hop:], per_unit[:-hop] - NEIGHBOUR_STEP * hop)
-        near[:-hop] = np.maximum(near[:-hop], per_unit[hop:] - NEIGHBOUR_STEP * hop)
-    return [float(x) for x in near]
+    average (the one ranking of `scoping/ranking.py`)."""
+    return (await rank_by_relevance(ctx.query, window, units)).scores
 
 
 def recent_messages(ctx: ScopingContext) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from orrery.memory.scoping.base import HistoryMessage, message_tokens
@@ -39,6 +40,8 @@ class HistoryWindow:
         """The embedding model whose vectors this window holds (never two models')."""
         self.dense: Any = None
         """While a turn holds the window: its `DenseTurn` (the model's settings, the receipt's notes)."""
+        self.derived: dict[str, Any] = {}
+        """What an owner that never extends the window derives from it once (recall's units)."""
 
         self.messages: list[HistoryMessage] = []
         self.is_tool: list[bool] = []
@@ -193,28 +196,60 @@ class HistoryWindow:
         scores = self.scores(terms, before)
         return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
 
-    def scores(self, terms: Iterable[str], before: int | None = None) -> dict[int, float]:
-        """BM25 of every message (below `before`) matching any term, by position."""
-        end = len(self.messages) if before is None else before
-        n = len(self.messages)
-        if not n:
-            return {}
-        average = self._length_total / n or 1.0
-        scores: dict[int, float] = {}
-        for term in dict.fromkeys(terms):
-            positions = self._postings.get(term)
-            if not positions:
-                continue
-            counts: dict[int, int] = {}
+    def term_counts(self, term: str) -> dict[int, int]:
+        """How often `term` occurs in each message holding it, by absolute position."""
+        positions = self._postings.get(term)
+        counts: dict[int, int] = {}
+        if positions:
             for position in positions[bisect_left(positions, self._offset) :]:
                 counts[position] = counts.get(position, 0) + 1
-            idf = math.log(1 + (n - len(counts) + 0.5) / (len(counts) + 0.5))
+        return counts
+
+    def corpus(self, terms: Iterable[str]) -> Corpus:
+        """This window's BM25 statistics for `terms` (what `Corpus.pooled` adds up over windows)."""
+        return Corpus(len(self.messages), self._length_total, {t: len(self.term_counts(t)) for t in terms})
+
+    def scores(
+        self, terms: Iterable[str], before: int | None = None, corpus: Corpus | None = None
+    ) -> dict[int, float]:
+        """BM25 of every message (below `before`) matching any term, by position, with this
+        window's statistics or those of `corpus` (several windows ranked as one)."""
+        end = len(self.messages) if before is None else before
+        n = len(self.messages) if corpus is None else corpus.messages
+        if not len(self.messages) or not n:
+            return {}
+        average = (self._length_total if corpus is None else corpus.length_total) / n or 1.0
+        scores: dict[int, float] = {}
+        for term in dict.fromkeys(terms):
+            counts = self.term_counts(term)
+            if not counts:
+                continue
+            df = len(counts) if corpus is None else corpus.frequencies.get(term, len(counts))
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             for position, count in counts.items():
                 i = position - self._offset
                 if i < end:
                     norm = BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[i] / average)
                     scores[i] = scores.get(i, 0.0) + idf * count * (BM25_K1 + 1) / (count + norm)
         return scores
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """BM25 statistics: messages, their total length in terms, and document frequency per term."""
+
+    messages: int
+    length_total: int
+    frequencies: dict[str, int]
+
+    @staticmethod
+    def pooled(parts: Sequence[Corpus]) -> Corpus:
+        """The statistics of several windows taken as one corpus."""
+        frequencies: dict[str, int] = {}
+        for part in parts:
+            for term, df in part.frequencies.items():
+                frequencies[term] = frequencies.get(term, 0) + df
+        return Corpus(sum(p.messages for p in parts), sum(p.length_total for p in parts), frequencies)
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

@@ -1,0 +1,241 @@
+"""Recall's three reads, each one query whatever the number of chats, each re-checking in SQL whom
+and what may be recalled (so a chat deleted or set `remember: false` by any process is gone on the
+next turn; nothing about it is cached).
+
+May be recalled: the calling person's own chats (`chat_sessions.user_id`), never the current one,
+with `remember` on, in the current chat's project (no project: the person's other chats without
+one), or in any project when the person allows it (`users.recall_other_projects`); nothing when
+`users.recall_across_chats` is off. Of their messages: never superseded or failed ones.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import (
+    Float,
+    Integer,
+    String,
+    Uuid,
+    and_,
+    bindparam,
+    false,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+    true,
+    type_coerce,
+)
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from orrery.db.models import ChatSession, Message, User
+from orrery.memory.history import LIVE, window_columns
+
+
+@dataclass(frozen=True)
+class ChatInfo:
+    """An earlier chat as recall labels and boosts it."""
+
+    id: uuid.UUID
+    title: str | None
+    created_at: datetime
+    message_count: int
+    project_id: uuid.UUID | None
+    focus: tuple[str, uuid.UUID] | None
+    stamp: tuple[int, int, int] = (0, 0, 0)
+    """(history epoch, failed messages, messages): any change by any process changes it, so a
+    process's copy of the chat's messages is used only while it matches (`pool.py`)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose chats, and which: the caller and the chat being answered."""
+
+    user_id: uuid.UUID
+    chat_id: uuid.UUID
+    project_id: uuid.UUID | None
+
+    def params(self) -> dict[str, Any]:
+        """The values the statements below are bound with."""
+        return {"user_id": self.user_id, "chat_id": self.chat_id, "project_id": self.project_id}
+
+
+def same_project(no_project: bool) -> Any:
+    """Whether a chat is in the current chat's project (both without one counts)."""
+    if no_project:
+        return ChatSession.project_id.is_(None)
+    return ChatSession.project_id == bindparam("project_id", type_=Uuid())
+
+
+def chats_of(no_project: bool) -> list[Any]:
+    """The conditions on `chat_sessions` joined to `users` every read repeats (bound per call)."""
+    return [
+        ChatSession.user_id == bindparam("user_id", type_=Uuid()),
+        User.id == ChatSession.user_id,
+        ChatSession.id != bindparam("chat_id", type_=Uuid()),
+        ChatSession.remember.is_(true()),
+        User.recall_across_chats.is_(true()),
+        or_(same_project(no_project), User.recall_other_projects.is_(true())),
+    ]
+
+
+RECALLABLE = (LIVE, Message.status != "failed")
+"""Of a recallable chat's messages: never superseded (edited away) or failed ones."""
+
+_CHAT_COLUMNS = (
+    ChatSession.id,
+    ChatSession.title,
+    ChatSession.created_at,
+    ChatSession.message_count,
+    ChatSession.project_id,
+    ChatSession.focus_kind,
+    ChatSession.focus_id,
+)
+_FAILED = (
+    select(func.count())
+    .where(Message.session_id == ChatSession.id, Message.status == "failed")  # a partial index
+    .correlate(ChatSession)
+    .scalar_subquery()
+)
+"""A message marked failed later changes no history epoch (the status is not a watched column)."""
+
+
+def _info(row: Sequence[Any], epoch: int = 0, failed: int = 0) -> ChatInfo:
+    cid, title, created, count, project, kind, focus = row[:7]
+    count = int(count or 0)
+    return ChatInfo(
+        cid, title, created, count, project, (kind, focus) if kind else None, (int(epoch), int(failed), count)
+    )
+
+
+@lru_cache(maxsize=4)
+def _recent_query(no_project: bool) -> Any:
+    """`recent_chats`'s statement, built once per process (and project or none)."""
+    return (
+        select(User.recall_across_chats, *_CHAT_COLUMNS, ChatSession.history_epoch, _FAILED)
+        .select_from(User)
+        .outerjoin(ChatSession, and_(*chats_of(no_project)))
+        .where(User.id == bindparam("user_id", type_=Uuid()))
+        .order_by(same_project(no_project).desc(), ChatSession.updated_at.desc(), ChatSession.id)
+        .limit(bindparam("limit", type_=Integer()))
+    )
+
+
+async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple[bool, list[ChatInfo]]:
+    """(recall on, the newest recallable chats, the same project's first): one query, the person's
+    row outer-joined to their chats so the setting comes back even when no chat may be recalled."""
+    query = _recent_query(scope.project_id is None)
+    rows = (await (await session.connection()).execute(query, {**scope.params(), "limit": limit})).all()
+    if not rows:
+        return False, []
+    return bool(rows[0][0]), [_info(r[1:8], r[8], r[9]) for r in rows if r[1] is not None]
+
+
+async def matches(
+    session: AsyncSession,
+    scope: Scope,
+    terms: Sequence[str],
+    skip: Sequence[uuid.UUID],
+    limit: int,
+    around: int,
+) -> list[Any]:
+    """The best `limit` full-text matches among the recallable chats not in `skip` (FTS5's BM25 on
+    SQLite, `ts_rank` on PostgreSQL), each read with the `around` messages before and after it, in
+    one query: `(*chat columns, *window columns)` rows, chats oldest first, each in seq order."""
+    terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
+    if not terms or limit <= 0:
+        return []
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    query = _matches_query(sqlite, scope.project_id is None)
+    match = f"search_terms : ({' OR '.join(terms)})" if sqlite else " | ".join(terms)
+    params = {**scope.params(), "match": match, "skip": list(skip) or [uuid.UUID(int=0)]}
+    params.update(limit=limit, around=around)
+    return list((await (await session.connection()).execute(query, params)).all())
+
+
+@lru_cache(maxsize=8)
+def _matches_query(sqlite: bool, no_project: bool) -> Any:
+    """`matches`'s statement, built once per process, dialect and project or none."""
+    hit = aliased(Message, name="hit")
+    wanted = [
+        *chats_of(no_project),
+        hit.session_id == ChatSession.id,
+        hit.superseded_at.is_(None),
+        hit.status != "failed",
+        hit.session_id.not_in(bindparam("skip", expanding=True, type_=Uuid())),
+    ]
+    if sqlite:
+        fts = (
+            text(
+                "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
+                "WHERE messages_fts MATCH :match"
+            )
+            .columns(rid=Integer, score=Float)
+            .subquery()
+        )
+        source: Any = fts.join(hit, literal_column("hit.rowid") == fts.c.rid)
+        order: list[Any] = [fts.c.score]
+    else:
+        vector: Any = literal_column("hit.search_vector")
+        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), bindparam("match", type_=String()))
+        source = hit
+        wanted.append(vector.op("@@")(tsquery))
+        order = [func.ts_rank(vector, tsquery).desc()]
+    hits = (
+        select(hit.session_id.label("sid"), hit.seq.label("at"))
+        .select_from(source)
+        .join(ChatSession, hit.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*wanted)
+        .order_by(*order, hit.seq.desc())
+        .limit(bindparam("limit", type_=Integer()))
+        .subquery()
+    )
+    around = bindparam("around", type_=Integer())
+    near = and_(Message.session_id == hits.c.sid, Message.seq.between(hits.c.at - around, hits.c.at + around))
+    return (
+        select(*_CHAT_COLUMNS, *window_columns(sqlite))
+        .select_from(hits)
+        .join(Message, near)
+        .join(ChatSession, Message.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*chats_of(no_project), *RECALLABLE)
+        .distinct()
+        .order_by(ChatSession.created_at, ChatSession.id, Message.seq)
+    )
+
+
+def chat_of(row: Sequence[Any]) -> ChatInfo:
+    """The chat of a `matches` row (its first seven columns)."""
+    return _info(row)
+
+
+async def read_spans(
+    session: AsyncSession, scope: Scope, spans: Sequence[tuple[uuid.UUID, int, int]]
+) -> list[Any]:
+    """The recallable messages with `lo <= seq <= hi` of each `(chat, lo, hi)`, in one query, as
+    `(chat id as text, *window columns)` rows: chats oldest first, each in seq order."""
+    if not spans:
+        return []
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    ranges = or_(
+        false(),
+        *(and_(Message.session_id == cid, Message.seq.between(lo, hi)) for cid, lo, hi in spans),
+    )
+    query = (
+        select(type_coerce(Message.session_id, String), *window_columns(sqlite))
+        .select_from(Message)
+        .join(ChatSession, Message.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*chats_of(scope.project_id is None), *RECALLABLE, ranges)
+        .order_by(ChatSession.created_at, Message.session_id, Message.seq)
+    )
+    return list((await (await session.connection()).execute(query, scope.params())).all())
