@@ -36,11 +36,14 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from orrery.agents import openai_body
+
 
 def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    openai_body.install()  # once; the SDK's body walk skipped where it changes nothing
     return litellm
 
 
