@@ -43,8 +43,8 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, 
 
 
 def _pieces(text: str, n: int) -> list[str]:
-    step = -(-len(text) // n)
-    return [text[i : i + step] for i in range(0, len(text), step)]
+    cuts = [len(text) * i // n for i in range(n + 1)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 def stream(body: dict[str, Any]) -> Iterator[bytes]:
