@@ -4,10 +4,12 @@ and anything it cannot vouch for takes the SDK's path."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Annotated, Any
 
 from openai import NOT_GIVEN, omit
 from openai._utils import PropertyInfo, async_maybe_transform
+from openai.types.chat import ChatCompletionMessage
 from openai.types.chat import completion_create_params as params
 from typing_extensions import TypedDict
 
@@ -67,6 +69,8 @@ def test_the_lean_body_is_the_sdks_body() -> None:
     lean, sdk = _both(_body())
     assert lean == sdk
     assert "seed" not in lean and "top_p" not in lean  # omitted parameters dropped, as the SDK does
+    lean, sdk = _both(_body(messages=tuple(MESSAGES)))  # an iterable: the same JSON goes out
+    assert json.dumps(lean) == json.dumps(sdk)
 
 
 def test_a_body_it_cannot_vouch_for_takes_the_sdks_path() -> None:
@@ -78,7 +82,8 @@ def test_a_body_it_cannot_vouch_for_takes_the_sdks_path() -> None:
 
     lean = openai_body.lean_transform(sdk, {params.CompletionCreateParamsStreaming})
     inner_sentinel = _body(stream_options={"include_usage": NOT_GIVEN})
-    for body in (inner_sentinel, _body(messages=tuple(MESSAGES))):
+    model_inside = _body(messages=[*MESSAGES, ChatCompletionMessage(role="assistant", content="ok")])
+    for body in (inner_sentinel, model_inside):
         asyncio.run(lean(body, params.CompletionCreateParamsStreaming))
     asyncio.run(lean({"metadata": {}}, params.CompletionCreateParamsNonStreaming))  # not a lean type
     assert len(calls) == 3

@@ -6,12 +6,13 @@ aliased keys and format dates (`async_maybe_transform`): a third of the request'
 at the door benchmark (`bench.door --provider`). For chat completions no key has an alias or a format,
 so on a body of plain JSON (what litellm builds) the walk only drops omitted parameters. `install`
 checks that once against the installed SDK's types, then replaces the walk for the chat-completion
-parameters by that drop; any other body or type (a pydantic model, a tuple, a sentinel inside)
+parameters by that drop; any other body or type (a pydantic model, a date, a sentinel inside)
 takes the SDK's own path. The same body goes out either way (tests/agents/test_openai_body.py).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     async def transform(data: object, expected_type: object) -> Any:
         if expected_type in lean_types and isinstance(data, dict):
             given = {k: v for k, v in data.items() if is_given(v)}
-            if all(_plain(v) for v in given.values()):
+            if _plain(given):
                 return given
         return await original(data, expected_type)
 
@@ -52,18 +53,14 @@ def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     return transform
 
 
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _plain(value: object) -> bool:
-    """JSON as the transform would leave it: dicts with string keys, lists and scalars."""
-    if isinstance(value, _SCALARS):
-        return True
-    if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    if type(value) is list:
-        return all(_plain(v) for v in value)
-    return False
+def _plain(body: dict[str, Any]) -> bool:
+    """Plain JSON, which the transform leaves as it is: what the C encoder takes unaided (an omitted
+    parameter, a model, a date or a file inside is refused and goes the SDK's way)."""
+    try:
+        json.dumps(body, check_circular=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def renames_nothing(annotation: Any, seen: set[int] | None = None) -> bool:
