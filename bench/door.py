@@ -43,8 +43,6 @@ import os
 import signal
 import statistics
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,8 +54,8 @@ from sqlalchemy.engine import make_url
 from bench import procs
 from bench.common import databases
 from bench.profiling import py_spy, summarize_profile
-from bench.provider import provider_process
-from tests.support.load import ROOT, STARTED, free_port, prepare_database, server_process
+from bench.provider import model_env
+from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
 SECRET = "bench-door"
 FORK_FOR_TESTS = False
@@ -363,17 +361,6 @@ def rows_for(engine: str, workers: int, runs: list[Run], args: argparse.Namespac
     return out
 
 
-@contextmanager
-def model_env(args: argparse.Namespace) -> Iterator[dict[str, str]]:
-    """The servers' model settings: the offline model, or with `--provider` litellm pointed at the
-    fake provider (`bench/provider.py`, in its own process for the whole run)."""
-    if not args.provider:
-        yield {}
-        return
-    with provider_process(free_port()) as env:
-        yield env
-
-
 def configurations(dialect: str, workers: str) -> list[tuple[str, int]]:
     """(engine, workers) pairs: SQLite always serves one process."""
     chosen = ["sqlite", "postgresql"] if dialect == "all" else [dialect]
@@ -416,7 +403,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     configs = configurations(args.dialect, args.workers)
     runs: dict[tuple[str, int], list[Run]] = {config: [] for config in configs}
-    with databases(sorted({engine for engine, _ in configs})) as fresh, model_env(args) as args.env:
+    with databases(sorted({engine for engine, _ in configs})) as fresh, model_env(args.provider) as args.env:
         for repeat, (i, (engine, workers)) in itertools.product(range(args.repeat), enumerate(configs)):
             url = fresh(engine, f"door_{repeat}_{i}", migrate=False)
             first = repeat == 0 and args.profile

@@ -27,6 +27,7 @@ from typing import Any
 
 from bench import door
 from bench.common import databases
+from bench.provider import model_env
 from tests.support.load import ROOT, prepare_database, server_process
 
 ORDER = ("before", "after", "after", "before")
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--distinct", action="store_true", help="a new question every turn (door's)")
     parser.add_argument("--provider", action="store_true", help="both through litellm and a fake provider")
     args = parser.parse_args(argv)
-    with databases([args.dialect]) as fresh, door.model_env(args) as args.env, ExitStack() as stack:
+    with databases([args.dialect]) as fresh, model_env(args.provider) as args.env, ExitStack() as stack:
         sides = {
             name: _start(stack, fresh, args, name, Path(getattr(args, name)).resolve())
             for name in ("before", "after")

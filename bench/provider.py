@@ -146,6 +146,20 @@ def provider_process(port: int, gap_ms: float = 2.0) -> Iterator[dict[str, str]]
         proc.wait(timeout=30)
 
 
+@contextmanager
+def model_env(provider: bool) -> Iterator[dict[str, str]]:
+    """A benchmark server's model settings: the offline model's (none), or with `provider` litellm
+    pointed at this provider, started for the whole run."""
+    if not provider:
+        yield {}
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    with provider_process(port) as env:
+        yield env
+
+
 def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
     for _ in range(600):  # a bound on waiting for it to listen
         if proc.poll() is not None:

@@ -33,7 +33,7 @@ def install() -> bool:
     lean_types = {params.CompletionCreateParamsStreaming, params.CompletionCreateParamsNonStreaming}
     if not all(renames_nothing(t) for t in lean_types):
         return False
-    module.async_maybe_transform = lean_transform(original, lean_types)  # type: ignore[assignment]
+    module.async_maybe_transform = lean_transform(original, lean_types)
     return True
 
 
