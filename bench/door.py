@@ -1,6 +1,7 @@
 """The door benchmark: what one streamed chat turn costs the server, measured over real HTTP.
 
-Starts `orrery serve` (offline model) on a fresh demo database per configuration — SQLite, and
+Starts `orrery serve` (the offline model, or with `--provider` litellm streaming from a fake
+OpenAI-compatible provider, `bench/provider.py`) on a fresh demo database per configuration — SQLite, and
 PostgreSQL with 1 and 2 workers — and runs `--sessions` sessions (focused on the demo task) x
 `--turns` streamed turns on `POST /v1/sessions/{id}/messages` (SSE), then a 1-session pass at low
 load. Each pass starts with one warm-up turn per session, outside the measured window. Per pass:
@@ -28,7 +29,7 @@ two workers the split of the client's keep-alive connections between them (12/38
 moves turns/s by a quarter.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
-[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--long N] [--repeat N]`. `--source`
+[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--provider] [--long N] [--repeat N]`. `--source`
 serves another checkout (e.g. the code before a change; SQL counts need its
 `orrery_db_statements_total`, else they read 0).
 """
@@ -53,6 +54,7 @@ from sqlalchemy.engine import make_url
 from bench import procs
 from bench.common import databases
 from bench.profiling import py_spy, summarize_profile
+from bench.provider import model_env
 from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
 SECRET = "bench-door"
@@ -130,10 +132,10 @@ async def _turn(http: aiohttp.ClientSession, sid: str, content: str) -> Turn:
 
 
 async def _converse(http: aiohttp.ClientSession, sid: str, turns: int, distinct: bool = False) -> list[Turn]:
-    """The same question every turn: the offline reply's shape (one `search_knowledge` call, then
-    ~47 text deltas) stays pinned, so runs before and after a change compare. A repeated text is
-    embedded once per process, though: `distinct` numbers each question, so each new message pays
-    its embedding as a real conversation's does (the reply's text stays the same)."""
+    """The same question every turn: the offline reply's shape (`find_entities` and
+    `get_linked_entities`, then the text deltas) stays pinned, so runs before and after a change
+    compare. A repeated text is embedded once per process, though: `distinct` numbers each question,
+    so each new message pays its embedding as a real conversation's does (the reply stays the same)."""
     return [await _turn(http, sid, _question(distinct)) for _ in range(turns)]
 
 
@@ -327,7 +329,8 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace, pr
     demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     started = time.perf_counter()
-    with server_process(url, SECRET, workers=workers, source=source, forked=FORK_FOR_TESTS) as base:
+    serve = server_process(url, SECRET, workers=workers, env=args.env, source=source, forked=FORK_FOR_TESTS)
+    with serve as base:
         ready = time.perf_counter() - started
         busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile, args.distinct))
         quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
@@ -388,6 +391,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--distinct", action="store_true", help="number each question: each new message pays its embedding"
     )
+    parser.add_argument(
+        "--provider",
+        action="store_true",
+        help="a fake OpenAI-compatible provider through litellm, not offline",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -395,7 +403,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     configs = configurations(args.dialect, args.workers)
     runs: dict[tuple[str, int], list[Run]] = {config: [] for config in configs}
-    with databases(sorted({engine for engine, _ in configs})) as fresh:
+    with databases(sorted({engine for engine, _ in configs})) as fresh, model_env(args.provider) as args.env:
         for repeat, (i, (engine, workers)) in itertools.product(range(args.repeat), enumerate(configs)):
             url = fresh(engine, f"door_{repeat}_{i}", migrate=False)
             first = repeat == 0 and args.profile

@@ -9,8 +9,10 @@ before, after, after, before, ... so a slow minute hits both alike. The differen
 ~3 s at the defaults; one side waits while the other is measured.
 
 Run `python -m bench.paired --before DIR [--after DIR] [--dialect postgresql|sqlite] [--workers N]
-[--pairs 8] [--sessions 50] [--turns 2]` (`--after` defaults to this checkout; `git worktree add`
-gives the code before a change a folder of its own).
+[--pairs 8] [--sessions 50] [--turns 2] [--distinct] [--provider]` (`--after` defaults to this
+checkout; `git worktree add` gives the code before a change a folder of its own). `--provider`
+serves both through litellm from one fake OpenAI-compatible provider (`bench/provider.py`),
+`--distinct` asks a new question every turn.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from bench import door
 from bench.common import databases
+from bench.provider import model_env
 from tests.support.load import ROOT, prepare_database, server_process
 
 ORDER = ("before", "after", "after", "before")
@@ -48,7 +51,7 @@ def _start(stack: ExitStack, fresh: Any, args: argparse.Namespace, name: str, so
     url = fresh(args.dialect, f"paired_{name}", migrate=False)
     forked = door.FORK_FOR_TESTS and source == ROOT
     demo = prepare_database(url, door.SECRET, source, forked=forked)
-    serve = server_process(url, door.SECRET, workers=args.workers, source=source, forked=forked)
+    serve = server_process(url, door.SECRET, workers=args.workers, env=args.env, source=source, forked=forked)
     side = Side(stack.enter_context(serve), url, demo)
     asyncio.run(door.measure(side.base, url, demo, args.sessions, 1))
     return side
@@ -56,7 +59,9 @@ def _start(stack: ExitStack, fresh: Any, args: argparse.Namespace, name: str, so
 
 def _window(side: Side, args: argparse.Namespace) -> str:
     """Measure one window on `side`; its line of output."""
-    w = asyncio.run(door.measure(side.base, side.url, side.demo, args.sessions, args.turns))
+    w = asyncio.run(
+        door.measure(side.base, side.url, side.demo, args.sessions, args.turns, distinct=args.distinct)
+    )
     side.cpu_ms.append(door._cpu_ms(w))
     side.rates.append(door._rate(w))
     side.errors += sum(t.error is not None for t in w.turns)
@@ -85,8 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", type=int, default=8, help="windows per side")
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--turns", type=int, default=2, help="turns per session in a window")
+    parser.add_argument("--distinct", action="store_true", help="a new question every turn (door's)")
+    parser.add_argument("--provider", action="store_true", help="both through litellm and a fake provider")
     args = parser.parse_args(argv)
-    with databases([args.dialect]) as fresh, ExitStack() as stack:
+    with databases([args.dialect]) as fresh, model_env(args.provider) as args.env, ExitStack() as stack:
         sides = {
             name: _start(stack, fresh, args, name, Path(getattr(args, name)).resolve())
             for name in ("before", "after")

@@ -1,5 +1,6 @@
 """Where a server's CPU went: py-spy recording it (and its workers), and the profile summed up by
-owner (pydantic-ai, SQLAlchemy, the HTTP stack, a driver, Orrery) with Orrery's hottest functions.
+owner (litellm, the provider's HTTP client, pydantic, pydantic-ai, SQLAlchemy, the HTTP stack, a
+driver, the embedding model, Orrery) with Orrery's hottest functions.
 Used by `bench.door --profile`."""
 
 from __future__ import annotations
@@ -12,11 +13,19 @@ def py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
     """py-spy recording the server and its workers until interrupted (raw collapsed stacks). Only
     samples holding the GIL: its idle detection counts threads waiting on a queue as busy on a loaded
     machine; the GIL-free part of a driver's work is not seen (the CPU column counts it)."""
-    command = ["py-spy", "record", "--pid", str(pid), "--subprocesses", "--gil", "--format", "raw"]
+    command = ["py-spy", "record", "--pid", str(pid), "--subprocesses", "--gil", "--full-filenames"]
+    command += ["--format", "raw"]
     return subprocess.Popen([*command, "--output", str(out)], stderr=subprocess.DEVNULL)
 
 
 OWNERS = (  # (group, path prefixes); the innermost frame matching one of them owns the sample
+    ("litellm", ("litellm/",)),
+    ("openai SDK, httpx (the provider's HTTP client)", ("openai/", "httpx/", "httpcore/", "h2/")),
+    ("pydantic (validation, models)", ("pydantic/", "pydantic_core/")),
+    (
+        "embedding (ONNX Runtime, tokenizer)",
+        ("onnxruntime/", "tokenizers/", "orrery/memory/minilm", "orrery/memory/embeddings.py"),
+    ),
     ("pydantic-ai (run/stream machinery)", ("pydantic_ai/", "pydantic_graph/", "genai_prices/")),
     ("SQLAlchemy ORM", ("sqlalchemy/orm/",)),
     ("SQLAlchemy Core/engine", ("sqlalchemy/",)),

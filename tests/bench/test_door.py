@@ -139,3 +139,43 @@ def test_distinct_questions_differ_and_keep_the_question() -> None:
     first, second = _question(distinct=True), _question(distinct=True)
     assert first != second and first.endswith(QUESTION) and second.endswith(QUESTION)
     assert _question(distinct=False) == QUESTION
+
+
+def test_provider_streams_a_tool_call_then_the_reply_with_usage() -> None:
+    import json
+
+    from bench import provider
+
+    def events(body: dict[str, object]) -> list[dict[str, object]]:
+        raw = b"".join(provider.stream(body)).decode().split("\n\n")
+        assert raw[-2] == "data: [DONE]"
+        return [json.loads(e[6:]) for e in raw[:-2]]
+
+    tools = [{"type": "function", "function": {"name": provider.TOOL, "parameters": {}}}]
+    asked = events({"model": "m", "tools": tools, "messages": [{"role": "user", "content": "hi"}]})
+    calls = [c["delta"]["tool_calls"][0] for e in asked for c in e["choices"] if "tool_calls" in c["delta"]]
+    assert calls[0]["function"]["name"] == provider.TOOL
+    assert json.loads("".join(c["function"]["arguments"] for c in calls)) == {"query": "billing"}
+    answered = events({"model": "m", "tools": tools, "messages": [{"role": "tool", "content": "- B-1"}]})
+    texts = [c["delta"].get("content") for e in answered for c in e["choices"] if c["delta"].get("content")]
+    assert "".join(texts) == provider.REPLY and len(texts) == provider.TEXT_DELTAS
+    for stream in (asked, answered):  # the finish reason, then the usage chunk
+        assert stream[-2]["choices"][0]["finish_reason"] in ("tool_calls", "stop")
+        assert stream[-1]["usage"] == provider.USAGE and stream[-1]["choices"] == []
+
+
+def test_door_through_the_fake_provider_streams_its_tool_call_and_reply(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--provider`: the server streams from the fake OpenAI-compatible provider through litellm (a
+    tool call, then text), with no error; nothing is timed."""
+    monkeypatch.setattr(door, "FORK_FOR_TESTS", True)
+    argv = ["--provider", "--dialect", "sqlite", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
+    door.main([*argv, "--distinct"])
+    rows = _rows(capsys.readouterr().out)
+    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2"]
+    for row in rows:
+        assert row["errors"] == "0"
+        deltas, tools = (float(x) for x in row["deltas / tools per turn"].split(" / "))
+        assert deltas > 0 and tools == 1.0  # the provider's search_knowledge call, then its reply
+        assert float(row["CPU ms/turn"]) > 0

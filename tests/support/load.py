@@ -46,7 +46,7 @@ def free_port() -> int:
 def _orrery_env(database_url: str, secret: str, source: Path, env: dict[str, str] | None) -> dict[str, str]:
     """What a child's environment sets besides the test process's own."""
     return {
-        "PYTHONPATH": str(source),
+        "PYTHONPATH": os.pathsep.join([str(source / "backend"), str(source)]),  # orrery, bench, tests
         "DATABASE_URL": database_url,
         "ORRERY_SECRET_KEY": secret,
         "ORRERY_MODEL": "offline",

@@ -35,6 +35,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from orrery.agents import openai_body
 from orrery.agents.credentials import refused
 
 
@@ -42,6 +43,7 @@ def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
+    openai_body.install()  # once; the SDK's body walk skipped where it changes nothing
     return litellm
 
 

@@ -14,6 +14,7 @@ import importlib
 import logging
 import sys
 
+from orrery.agents import openai_body
 from orrery.config import Settings
 
 log = logging.getLogger("orrery.preload")
@@ -37,6 +38,7 @@ def _load(module: str, model: str) -> None:
     """Import the provider, then let litellm load what its first call would (the openai client's
     resources and the provider's handler, ~550 more modules) with a mocked, offline completion."""
     importlib.import_module(module)
+    openai_body.install()  # both providers send through the OpenAI SDK
     if module != "litellm":
         return
     import litellm

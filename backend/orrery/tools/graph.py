@@ -39,7 +39,7 @@ async def get_linked_entities(
         filter_kind: Only linked entities of this kind, or "all" for every kind.
     """
     try:
-        async with ctx.deps.db.sessions() as session:
+        async with ctx.deps.db.single() as session:  # reads only, no common snapshot needed: no BEGIN
             linked = await load_linked_entities_context(
                 session,
                 ctx.deps.user_id,
@@ -76,7 +76,7 @@ async def find_entities(
     """
     if ctx.deps.project_id is None:
         raise ModelRetry("This conversation is not inside a project, so there are no entities to find.")
-    async with ctx.deps.db.sessions() as session:
+    async with ctx.deps.db.single() as session:  # two reads, no transaction (no BEGIN on SQLite)
         found = await find(
             session,
             ctx.deps.user_id,
