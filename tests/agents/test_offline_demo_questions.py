@@ -14,13 +14,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from orrery.app.http import create_app
 from orrery.cli import app as cli_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.repo import chat
 from orrery.services.offline_eval import load_questions, score, shows_raw_json
-from tests.support.web import sign_in
+from tests.support.web import signed_in_client
 
 runner = CliRunner()
 LEGAL = "When is the legal review due, and what does it block?"
@@ -28,12 +27,8 @@ LEGAL = "When is the legal review due, and what does it block?"
 
 @pytest.fixture
 async def web(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        transport = httpx.ASGITransport(app=application)
-        async with httpx.AsyncClient(transport=transport, base_url="http://orrery") as client:
-            assert (await sign_in(client, demo.api_key)).status_code == 303
-            yield client
+    async with signed_in_client(settings, demo) as client:
+        yield client
 
 
 async def _web_turn(

@@ -12,22 +12,17 @@ from typing import Any
 import httpx
 import pytest
 
-from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.repo import facts
 from tests.support.factories import make_user
-from tests.support.web import sign_in
+from tests.support.web import signed_in_client
 
 
 @pytest.fixture
 async def client(settings: Settings, demo: Any) -> AsyncIterator[httpx.AsyncClient]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        transport = httpx.ASGITransport(app=application)
-        async with httpx.AsyncClient(transport=transport, base_url="http://orrery") as client:
-            assert (await sign_in(client, demo.api_key)).status_code == 303
-            yield client
+    async with signed_in_client(settings, demo) as client:
+        yield client
 
 
 async def _csrf(client: httpx.AsyncClient) -> str:
