@@ -4,8 +4,8 @@ the cost is that model's price (a fallback's, when one answered).
 
 The column is added in place (no table rebuild on SQLite, so the FTS and history-epoch triggers on
 `messages` stay). The history epoch's update trigger (migrations 0010he, 0012sm) does not watch it:
-the column is written once with the reply, which the insert trigger counts already, and no cached
-history holds it (the model never reads which model wrote a reply).
+the column is written once, when the reply is inserted, never updated, and no cached history holds
+it (the model never reads which model wrote a reply).
 
 Revision ID: 0019am
 Revises: 0018hx
