@@ -1,11 +1,12 @@
 """A failing model, through the doors a client uses: the same failure has the same code in a stream
-and in JSON, a dropped provider connection says so, a fallback answers while nothing was sent, and
-litellm prints nothing outside the log."""
+and in JSON, a dropped provider connection says so, a fallback answers while nothing was sent (its
+reply stored, priced and replayed as its own), and litellm prints nothing outside the log."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,11 +14,14 @@ import httpx
 import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from sqlalchemy import select
 
 from orrery.agents.attempts import with_fallbacks
 from orrery.agents.litellm_model import LiteLLMModel
 from orrery.app.http import create_app
 from orrery.config import Settings
+from orrery.db.engine import Database
+from orrery.db.models import Message
 from tests.support.serving import serving
 from tests.support.upstream import fake_provider
 
@@ -118,3 +122,59 @@ async def test_a_fallback_answers_when_the_first_stream_drops_before_any_text(
     [done] = [b for b in answered.text.split("\n\n") if b.startswith("event: done")]
     assert json.loads(done.split("\n")[1].removeprefix("data: "))["model"] == "openai/fallback-model"
     assert first.json()["model"] == "openai/fake-model"  # the response names the model that answered
+
+
+FIRST, FALLBACK = "openai/gpt-4o", "openai/gpt-4o-mini"
+"""Two litellm ids with different prices in litellm's local cost map."""
+
+
+def _price(model: str, message: Message) -> float:
+    import litellm
+
+    prompt, completion = litellm.cost_per_token(
+        model=model, prompt_tokens=message.prompt_tokens, completion_tokens=message.completion_tokens
+    )
+    return float(prompt) + float(completion)
+
+
+async def test_a_fallbacks_reply_is_stored_priced_and_replayed_with_its_model(
+    api: tuple[Any, httpx.AsyncClient], demo: Any, db: Database
+) -> None:
+    app, client = api
+    with fake_provider() as (provider, base):
+        provider.model_modes = {"gpt-4o": "drop"}  # the first model fails; its fallback answers
+        chain = with_fallbacks(
+            [LiteLLMModel(m, api_base=base, api_key="sk-test", num_retries=0) for m in (FIRST, FALLBACK)], 60
+        )
+        app.state.orchestrator.model_factory = lambda _n, _s: chain
+        sid = await _session(client, demo)
+        turn = {"json": {"content": "hi"}, "headers": {**JSON, "Idempotency-Key": "turn-1"}}
+        answered = await client.post(f"/v1/sessions/{sid}/messages", **turn)
+        replayed = await client.post(f"/v1/sessions/{sid}/messages", **turn)
+        body = {"model": "orrery", "messages": [{"role": "user", "content": "more"}]}
+        openai = {"json": body, "headers": {"X-Orrery-Session": sid, "Idempotency-Key": "turn-2"}}
+        completion = await client.post("/v1/chat/completions", **openai)
+        completion_again = await client.post("/v1/chat/completions", **openai)
+        streamed = {"json": {**body, "stream": True}, "headers": openai["headers"]}
+        streamed_again = await client.post("/v1/chat/completions", **streamed)
+        keyed = {"X-Orrery-Session": sid, "Idempotency-Key": "turn-3"}
+        responses = {"json": {"model": "orrery", "input": "last"}, "headers": keyed}
+        response = await client.post("/v1/responses", **responses)
+        response_again = await client.post("/v1/responses", **responses)
+        asked = [r["model"] for r in provider.requests]
+    assert asked == ["gpt-4o", "gpt-4o-mini"] * 3  # each turn ran once; the replays called no model
+    assert answered.json()["model"] == replayed.json()["model"] == FALLBACK
+    assert replayed.json()["replayed"] is True
+    assert completion.json()["model"] == completion_again.json()["model"] == FALLBACK
+    chunks = [json.loads(line[6:]) for line in streamed_again.text.splitlines() if line.startswith("data: {")]
+    assert chunks[-1]["model"] == FALLBACK and chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert response.json()["model"] == response_again.json()["model"] == FALLBACK
+    shown = (await client.get(f"/v1/sessions/{sid}")).json()["messages"]
+    assert [m["model"] for m in shown] == [None, FALLBACK] * 3
+    async with db.sessions() as s:
+        query = select(Message).where(Message.session_id == uuid.UUID(sid), Message.role == "assistant")
+        replies = (await s.execute(query)).scalars().all()
+    assert [r.model for r in replies] == [FALLBACK] * 3
+    for reply in replies:  # priced as the fallback that answered, not as the first model
+        assert reply.cost_usd == pytest.approx(_price(FALLBACK, reply)) and reply.cost_usd > 0
+        assert reply.cost_usd != pytest.approx(_price(FIRST, reply))

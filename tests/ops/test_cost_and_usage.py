@@ -52,7 +52,7 @@ async def test_priced_model_stores_its_cost_and_offline_stores_null(
     )
     assert offline.status_code == 200
     # A priced model id, answered by a scripted model (no provider is called).
-    orch = Orchestrator(db, settings, lambda name, s: streaming(reply))
+    orch = Orchestrator(db, settings, lambda name, s: streaming(reply, PRICED))
     done = [e async for e in orch.turn(demo.user_id, sid, "And after that?", model=PRICED)][-1]
     assert done.type == "done"
     async with db.sessions() as s:
@@ -82,7 +82,7 @@ async def test_usage_is_scoped_to_the_caller(
     async with db.transaction() as s:
         stranger = await identity.create_user(s, "stranger@example.org", "Stranger")
         theirs = await chat.create_session(s, stranger.id)
-    orch = Orchestrator(db, settings, lambda name, s: streaming(reply))
+    orch = Orchestrator(db, settings, lambda name, s: streaming(reply, PRICED))
     assert [e async for e in orch.turn(stranger.id, theirs.id, "hi", model=PRICED)][-1].type == "done"
     after = (await api.get("/v1/me/usage", params={"days": 7})).json()
     assert after == before and after["total"]["cost_usd"] is None  # the stranger's priced turn is not mine
@@ -94,7 +94,7 @@ async def test_cli_usage_table_and_json(
 ) -> None:
     async with db.transaction() as s:
         session = await chat.create_session(s, demo.user_id, project_id=demo.project_id, active_agent="coach")
-    orch = Orchestrator(db, settings, lambda name, s: streaming(reply))
+    orch = Orchestrator(db, settings, lambda name, s: streaming(reply, PRICED))
     assert [e async for e in orch.turn(demo.user_id, session.id, "hi", model=PRICED)][-1].type == "done"
     monkeypatch.setenv("DATABASE_URL", settings.database_url)
     get_settings.cache_clear()

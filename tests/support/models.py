@@ -29,8 +29,9 @@ def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
     return FunctionModel(respond)
 
 
-def streaming(respond: Any) -> FunctionModel:
-    """A FunctionModel that also streams: the same responses, as text deltas and tool-call deltas."""
+def streaming(respond: Any, model_name: str | None = None) -> FunctionModel:
+    """A FunctionModel that also streams: the same responses, as text deltas and tool-call deltas;
+    `model_name`: the model id its replies name as having answered (a priced litellm id)."""
     import json
 
     from pydantic_ai.models.function import DeltaToolCall
@@ -46,4 +47,4 @@ def streaming(respond: Any) -> FunctionModel:
                     index: DeltaToolCall(name=part.tool_name, json_args=args, tool_call_id=part.tool_call_id)
                 }
 
-    return FunctionModel(respond, stream_function=stream)
+    return FunctionModel(respond, stream_function=stream, model_name=model_name)

@@ -261,8 +261,7 @@ class Orchestrator:
         saved = await self._finish(
             user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
         )
-        answered_by = run.result.response.model_name if run.result is not None else None
-        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to, model=answered_by))
+        yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
 
     async def _run_model(
         self,
@@ -294,12 +293,14 @@ class Orchestrator:
         memos: list[Memo],
         summarized: datetime | None,
     ) -> Message:
-        """Store the reply with its usage and cost and what assembling the context left to write,
-        then the bookkeeping a finished turn triggers (`summarized`: when the person's summary was
-        last refreshed, as the turn read it)."""
+        """Store the reply with the model that answered it (a fallback's id when one did), its usage
+        and that model's price, and what assembling the context left to write, then the bookkeeping
+        a finished turn triggers (`summarized`: when the person's summary was last refreshed, as the
+        turn read it)."""
         assert run.result is not None
         usage = run.result.usage
-        cost = await message_cost(model or self.settings.model, usage.input_tokens, usage.output_tokens)
+        answered_by = run.result.response.model_name or model or self.settings.model
+        cost = await message_cost(answered_by, usage.input_tokens, usage.output_tokens)
         reply = StoredReply(
             agent_id,
             str(run.result.output),
@@ -309,6 +310,7 @@ class Orchestrator:
             is_truncated(run.result.response),
             cost,
             pending.reply_id,
+            answered_by,
         )
         answered = pending.message_id if pending.retried else None
         saved = await persist_reply(

@@ -86,11 +86,9 @@ def history_of(messages: list[ScopedMessage], failed: frozenset[str] = frozenset
     return history
 
 
-def done_data(
-    saved: Message, *, replayed: bool = False, handoff: str | None = None, model: str | None = None
-) -> dict[str, Any]:
-    """The `done` event's data for a stored assistant message; `model`: the model that answered
-    (a fallback's name when one did; not stored with the message, so a replay has none)."""
+def done_data(saved: Message, *, replayed: bool = False, handoff: str | None = None) -> dict[str, Any]:
+    """The `done` event's data for a stored assistant message; `model`: the model that answered, as
+    stored with it (a fallback's name when one did), so a replay names it too."""
     return {
         "message_id": str(saved.id),
         "seq": saved.seq,
@@ -102,7 +100,7 @@ def done_data(
         "latency_ms": saved.latency_ms,
         "replayed": replayed,
         "truncated": saved.status == "truncated",
-        "model": model,
+        "model": saved.model,
     }
 
 

@@ -286,7 +286,7 @@ async def mark_answered(s: AsyncSession, message_id: uuid.UUID | None) -> None:
 
 @dataclass(frozen=True)
 class StoredReply:
-    """The assistant message a finished run stores, with its usage and cost."""
+    """The assistant message a finished run stores, with its usage, cost and the model that answered."""
 
     agent_id: str
     text: str
@@ -296,6 +296,7 @@ class StoredReply:
     truncated: bool
     cost: float | None
     id: uuid.UUID | None = None
+    model: str | None = None
 
 
 async def persist_reply(
@@ -336,6 +337,7 @@ async def persist_reply(
                 latency_ms=reply.latency,
                 status="truncated" if reply.truncated else "complete",
                 cost_usd=reply.cost,
+                model=reply.model,
                 id=reply.id,
             ),
             embedding=embedding,

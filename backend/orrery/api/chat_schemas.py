@@ -42,6 +42,9 @@ class MessageOut(BaseModel):
     tool_calls: list[dict[str, Any]] | None
     status: str = "complete"
     """`complete`; `failed` (a user message whose turn failed); `truncated` (a reply cut short)."""
+    model: str | None = None
+    """The model that answered (a reply's; a fallback's id when one did); null for user messages and
+    replies stored before Orrery kept it."""
     created_at: datetime
 
 
@@ -73,8 +76,8 @@ class TurnOut(BaseModel):
     truncated: bool = False
     """The model's stream ended without a finish reason (or hit the token limit)."""
     model: str | None = None
-    """The model that answered (a configured fallback's name when the first model failed); null
-    for a replayed turn."""
+    """The model that answered (a configured fallback's name when the first model failed), also on a
+    replayed turn; null only for a reply stored before Orrery kept it."""
 
 
 class ScopedMessageOut(BaseModel):

@@ -101,6 +101,7 @@ async def append_message(
         "token_count": new.token_count,
         "latency_ms": new.latency_ms,
         "cost_usd": new.cost_usd,
+        "model": new.model,
         "client_key": new.client_key,
         "request_fingerprint": new.request_fingerprint,
         "status": new.status,

@@ -38,6 +38,8 @@ class NewMessage:
     token_count: int | None = None
     latency_ms: int | None = None
     cost_usd: float | None = None
+    model: str | None = None
+    """The model that answered (assistant replies)."""
     client_key: str | None = None
     request_fingerprint: str | None = None
     status: str = "complete"

@@ -129,6 +129,7 @@ async def get_session(
                 "agent": m.agent_id,
                 "tool_calls": m.tool_calls,
                 "status": "failed" if m.seq == failed else m.status,
+                "model": m.model,
                 "created_at": m.created_at.isoformat(),
             }
             for m in messages

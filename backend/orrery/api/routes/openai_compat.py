@@ -1,7 +1,10 @@
 """An OpenAI-compatible front door: `GET /v1/models[/{id}]` and `POST /v1/chat/completions`.
 
 `model` names an agent (`orrery/coach`, `orrery/planner`, ...; plain `orrery` lets the router
-choose); any other model answers 404 `model_not_found`. The conversation lives on the server:
+choose); any other model answers 404 `model_not_found`. As OpenAI's does, the answer's `model` names
+the model that produced it (`openai/gpt-4o-mini`, a fallback's id when one answered, the same on a
+replay); a stream's chunks name the requested id until the turn is done, its last chunks the model.
+The conversation lives on the server:
 
 - with an `X-Orrery-Session` header, the turn runs on that session;
 - without it, the session is derived from the conversation itself: one session per (API key's user,
@@ -30,7 +33,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
@@ -178,7 +181,7 @@ async def completions(
     reply = ChatCompletion(
         id=completion.id,
         created=completion.created,
-        model=completion.model,
+        model=done.data.get("model") or completion.model,  # the model that answered, also on a replay
         choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
         usage=Usage.of(done.data["usage"]),
     )
@@ -241,6 +244,7 @@ async def _stream(
             return
         elif event.type == "done":
             done = event.data
+            completion = replace(completion, model=done.get("model") or completion.model)  # who answered
             if done.get("replayed") and done.get("reply"):  # a replay streams no text: send the stored reply
                 yield completion.delta({"content": done["reply"]})
     yield completion.delta({}, "stop")

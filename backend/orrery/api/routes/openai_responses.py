@@ -8,7 +8,8 @@ derived from the conversation's first user message. `instructions`, system messa
 settings are ignored (Orrery assembles the context); `tools`, `tool_choice` and `text.format` that ask
 for something are refused with a 400 naming them. `store: false` starts a chat that is not remembered
 across chats. `Idempotency-Key`, resends and errors behave as on `/v1/chat/completions`. Streams carry
-the Responses events (`response.created` ... `response.completed`, or `response.failed`).
+the Responses events (`response.created` ... `response.completed`, or `response.failed`). The
+completed response's `model` names the model that answered, as on chat completions.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ async def create_response(
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
+    draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
     return JSONResponse(draft.body("completed", done.data["reply"], done.data["usage"]), headers=headers)
 
 
@@ -125,6 +127,7 @@ async def _stream(draft: ResponseDraft, events: AsyncIterator[Any]) -> AsyncIter
         delta = event.data["delta"] if event.type == "text" else None
         if event.type == "done":
             done = event.data
+            draft.model = done.get("model") or draft.model  # `response.completed` names who answered
             delta = done["reply"] if done.get("replayed") else None  # a replay streams no text
         elif event.type == "error":
             error = {"code": "server_error", "message": event.data["message"]}

@@ -77,6 +77,9 @@ class Message(UUIDPrimaryKey, Base):
     latency_ms: Mapped[int | None]
     cost_usd: Mapped[float | None]
     """The model call's price from litellm's price map (null when the model has no price, e.g. offline)."""
+    model: Mapped[str | None] = mapped_column(String(200))
+    """The model that answered (a fallback's id when one did; migration 0019am): a replay names it,
+    and `cost_usd` is its price. Null for user messages and replies stored before it was kept."""
     client_key: Mapped[str | None] = mapped_column(String(200))
     """The client's Idempotency-Key for the user message that started a turn."""
     request_fingerprint: Mapped[str | None] = mapped_column(String(64))
