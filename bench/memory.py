@@ -79,7 +79,8 @@ def rss():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
 steps = [
-    ('the app (orrery.app.boot, FastAPI, SQLAlchemy, pydantic-ai)', 'import orrery.app.boot, orrery.app.http'),
+    ('the app (orrery.app.boot, FastAPI, SQLAlchemy, pydantic-ai)',
+     'import orrery.app.boot, orrery.app.http'),
     ('the local embedder (ONNX Runtime, tokenizer, int8 model)',
      'from orrery.memory.embeddings import load_embedder; e = load_embedder(); e.embed_once(["warm"])'),
     ('tiktoken cl100k_base', 'from orrery.tokens import load_encodings; load_encodings(["cl100k_base"])'),
@@ -110,7 +111,8 @@ def owners(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--provider", action="store_true", help="litellm streaming from the fake provider")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--source", help="the checkout to serve (default: this one)")

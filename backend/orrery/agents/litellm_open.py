@@ -32,4 +32,4 @@ def install() -> None:
         return original(self, result, *args, **kwargs)
 
     setattr(response_cost_calculator, _LEAN, True)
-    Logging.response_cost_calculator = response_cost_calculator  # type: ignore[method-assign]
+    Logging.response_cost_calculator = response_cost_calculator

@@ -19,6 +19,7 @@ from orrery.tokens import TokenCounter, encoding_name_for
 STORED_ENCODINGS = ("cl100k_base", "o200k_base")
 """The encodings a message's count can be stored for (what a history window reads back)."""
 
+
 def encodings_for(settings: Settings) -> tuple[str, ...]:
     """The stored encodings `settings`' models (the model and its fallbacks) count with."""
     models = [settings.model, *(f.strip() for f in settings.model_fallbacks.split(",") if f.strip())]
