@@ -75,7 +75,19 @@ def _encoding(name: str) -> tiktoken.Encoding:
     configure_tiktoken_cache()
     import tiktoken
 
-    return tiktoken.get_encoding(name)
+    encoding = tiktoken.get_encoding(name)
+    _drop_python_ranks(encoding)
+    return encoding
+
+
+def _drop_python_ranks(encoding: tiktoken.Encoding) -> None:
+    """Free the Python copy of the encoding's vocabulary (27 MB for `o200k_base`, 9 for
+    `cl100k_base`): encoding runs on the Rust copy, and the pinned tiktoken reads the Python one only
+    to pickle an encoding that is not registered by name (a registered one pickles by name)."""
+    import tiktoken.registry
+
+    if tiktoken.registry.ENCODINGS.get(encoding.name) is encoding and encoding._mergeable_ranks:
+        encoding._mergeable_ranks = {}
 
 
 COUNT_CACHE_MAX_CHARS = 20_000

@@ -241,3 +241,22 @@ async def test_a_turn_whose_stream_ends_without_finish_reason_is_stored_truncate
         ("assistant", "complete"),
         ("user", "failed"),
     ]
+
+
+async def test_a_stream_is_not_priced_by_counting_its_prompt_at_open(
+    fake: tuple[FakeOpenAI, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """litellm would count the prompt with tiktoken to price a stream as it opens; Orrery prices the
+    reply from its usage chunk, so no prompt is counted and the usage still arrives."""
+    import litellm.cost_calculator
+
+    from orrery.agents.litellm_model import _litellm
+
+    _litellm()
+    counted: list[Any] = []
+    monkeypatch.setattr(litellm.cost_calculator, "token_counter", lambda **kw: counted.append(kw) or 1)
+    _, base = fake
+    async with _agent(base).run_stream("hello") as run:
+        text = await run.get_output()
+    assert text.strip().startswith("echo") and run.usage.input_tokens > 0
+    assert counted == []

@@ -103,15 +103,15 @@ def test_start_up_loads_the_token_encodings_a_turn_counts_with(
     settings: Settings, seeded: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Loading an encoding takes 0.3-0.6 s of CPU: the warm-up pays it, not the first turn that
-    stores a message (both stored encodings) or counts its prompt (the model's)."""
+    stores a message (the configured models' encodings) or counts its prompt (the model's)."""
     from orrery import tokens
-    from orrery.memory.message_index import STORED_ENCODINGS
+    from orrery.memory.message_index import written_encodings
 
     loaded: list[str] = []
     real = tokens._encoding
     monkeypatch.setattr(tokens, "_encoding", lambda name: loaded.append(name) or real(name))
     with TestClient(create_app(settings)) as c:
-        assert set(loaded) >= {*STORED_ENCODINGS, tokens.encoding_name_for(settings.model)}
+        assert set(loaded) >= {*written_encodings(), tokens.encoding_name_for(settings.model)}
         before = len(loaded)
         made = c.post(
             "/v1/sessions",

@@ -9,7 +9,8 @@ from sqlalchemy import text
 from orrery.db.engine import Database
 from orrery.db.migrations import downgrade_async, upgrade_async
 from orrery.memory.history import DbHistory
-from orrery.tokens import counter_for
+from orrery.memory.message_index import written_encodings
+from orrery.tokens import TokenCounter
 from tests.conftest import settings_for
 
 
@@ -48,9 +49,9 @@ async def test_existing_messages_are_backfilled_and_searchable(empty_db_url: str
         async with database.sessions() as s:
             history = DbHistory(s, chat, 1)
             async with history.window(5) as window:
-                assert window.messages[0].token_counts == {
-                    "cl100k_base": counter_for("offline").count("The approval processes are slow."),
-                    "o200k_base": counter_for("gpt-4o").count("The approval processes are slow."),
+                assert window.messages[0].token_counts == {  # the configured models' encodings
+                    name: TokenCounter("test", name, True).count("The approval processes are slow.")
+                    for name in written_encodings()
                 }
             assert await history.search(["process"], 5) == [1]
         await downgrade_async(empty_db_url, "0006")

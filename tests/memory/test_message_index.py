@@ -13,11 +13,12 @@ from orrery.db.engine import Database
 from orrery.db.models import Message
 from orrery.memory.embeddings import DIMENSIONS
 from orrery.memory.history import DbHistory
+from orrery.memory.message_index import encodings_for, written_encodings
 from orrery.memory.messages import append_message
 from orrery.memory.scoping import ScopingContext, get_strategy
 from orrery.repo import chat
 from orrery.text import analyze
-from orrery.tokens import counter_for
+from orrery.tokens import TokenCounter, counter_for
 from tests.support.factories import make_user
 
 COUNTER = counter_for("offline")
@@ -38,12 +39,26 @@ async def test_message_stores_counts_terms_and_embedding_once(db: Database) -> N
     _, sid = await _session(db, ["The review processes changed: news at 9."])
     async with db.sessions() as s:
         m = (await s.execute(select(Message).where(Message.session_id == sid))).scalar_one()
-    assert m.token_counts == {
-        "cl100k_base": COUNTER.count(m.content),
-        "o200k_base": counter_for("gpt-4o").count(m.content),
-    }
+    written = written_encodings()  # the configured models' encodings: the offline model's by default
+    assert m.token_counts == {name: TokenCounter("test", name, True).count(m.content) for name in written}
     assert m.search_terms == " ".join(analyze(m.content)) and "process" in m.search_terms.split()
     assert m.embedding is not None and len(m.embedding) == 2 * DIMENSIONS
+
+
+def test_counts_are_stored_in_the_encodings_of_the_configured_models(settings: Settings) -> None:
+    """A server loads only the encodings it counts with: the model's and its fallbacks'."""
+    assert encodings_for(settings) == ("cl100k_base",)
+    assert encodings_for(settings.model_copy(update={"model": "openai/gpt-4o-mini"})) == ("o200k_base",)
+    both = settings.model_copy(update={"model": "openai/gpt-4o", "model_fallbacks": "anthropic/claude-3"})
+    assert encodings_for(both) == ("cl100k_base", "o200k_base")
+
+
+async def test_a_counter_of_an_encoding_not_stored_counts_on_read(db: Database) -> None:
+    _, sid = await _session(db, ["The approval process is slow.", "It is."])
+    other = counter_for("gpt-4o")  # a per-turn model of another encoding than the stored one
+    async with db.sessions() as s, DbHistory(s, sid, 2).window(10) as window:
+        assert window.costs(other) == [other.count_message(m.role, m.content) for m in window.messages]
+        assert await DbHistory(s, sid, 2).totals(2, "o200k_base") == (2, None)
 
 
 async def test_search_is_stemmed_and_stays_in_the_session(db: Database) -> None:

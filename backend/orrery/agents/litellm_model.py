@@ -35,7 +35,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from orrery.agents import openai_body
+from orrery.agents import litellm_open, openai_body
 from orrery.agents.credentials import refused
 
 
@@ -44,6 +44,7 @@ def _litellm() -> Any:
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
     openai_body.install()  # once; the SDK's body walk skipped where it changes nothing
+    litellm_open.install()  # once; a stream is priced from its usage, not by counting at open
     return litellm
 
 

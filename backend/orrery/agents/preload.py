@@ -14,7 +14,7 @@ import importlib
 import logging
 import sys
 
-from orrery.agents import openai_body
+from orrery.agents import litellm_open, openai_body
 from orrery.config import Settings
 
 log = logging.getLogger("orrery.preload")
@@ -45,6 +45,7 @@ def _load(module: str, model: str) -> None:
     import openai
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
+    litellm_open.install()
     try:
         _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
         litellm.get_llm_provider(model)

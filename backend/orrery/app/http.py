@@ -34,7 +34,7 @@ from orrery.db.migrations import ensure_current
 from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import start_embedder_warmup
 from orrery.memory.history_cache import configure_history_cache
-from orrery.memory.message_index import STORED_ENCODINGS
+from orrery.memory.message_index import written_encodings
 from orrery.plugins import ensure_plugins
 from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
@@ -85,7 +85,8 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
             # an import racing with requests would still stall them (it holds the GIL)
             await preload_provider(settings.model, settings)
             log_credentials(settings)  # one line: the configured model's key is set, or which is not
-            encodings = {*STORED_ENCODINGS, encoding_name_for(settings.model)}  # what a turn counts with
+            # what a stored message is counted in, and what a turn counts with
+            encodings = {*written_encodings(), encoding_name_for(settings.model)}
             await asyncio.to_thread(load_encodings, encodings)
             if not embedding_model(settings).remote:  # loaded before the first message is stored
                 app.state.embedder = start_embedder_warmup()

@@ -148,8 +148,8 @@ def append_rows(window: HistoryWindow, rows: Sequence[Any]) -> None:
     for seq, role, content, agent_id, created, calls, *stored, search_terms, blob, model, dim in rows:
         if isinstance(created, str):
             created = datetime.fromisoformat(created).replace(tzinfo=UTC)
-        counts = dict(zip(STORED_ENCODINGS, stored, strict=True)) if None not in stored else None
-        messages.append(HistoryMessage(seq, role, content, agent_id, created, bool(calls), counts))
+        counts = {name: n for name, n in zip(STORED_ENCODINGS, stored, strict=True) if n is not None}
+        messages.append(HistoryMessage(seq, role, content, agent_id, created, bool(calls), counts or None))
         terms.append(search_terms)
         usable = blob is not None and model == window.model and dim == dimensions == len(blob) // 2
         blobs.append(blob if usable else None)
