@@ -266,7 +266,10 @@ def _write(demo: dict[str, Any], sid: str, lines: list[tuple[str, str]]) -> None
 def test_context_show_lists_what_came_from_earlier_chats(
     demo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
+    from orrery.cli.common import out
+
+    # the console's width is fixed when it is made, maybe by an earlier test with another COLUMNS
+    monkeypatch.setattr(out, "width", 200)
     made = [
         invoke("sessions", "create", "--user", demo["user_id"], "--project", demo["project_id"])[1].split()[
             -1
