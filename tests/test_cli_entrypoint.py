@@ -569,6 +569,7 @@ ELSEWHERE = {
     "command `orrery eval facts`": "tests/test_cli_facts.py",
     "command `orrery eval knowledge`": "tests/evaluation/test_knowledge_eval.py",
     "command `orrery eval memory`": "tests/evaluation/test_memory_eval.py",
+    "command `orrery eval focus`": "tests/evaluation/test_focus_eval.py",
     "command `orrery eval offline`": "tests/agents/test_offline_demo_questions.py",
     "command `orrery eval make-dataset`": "tests/evaluation/test_harness.py",
     "command `orrery eval scoping`": "tests/evaluation/test_harness.py",

@@ -245,3 +245,42 @@ def memory_command(
         from rich.console import Console
 
         Console(width=max(out.width, 180)).print(memory_table(results))
+
+
+@eval_app.command("focus")
+def focus_command(
+    caps: Annotated[
+        str, typer.Option(help="Comma-separated caps of the earlier-chats budget in tokens.")
+    ] = "500,1000,2000",
+    boosts: Annotated[
+        str, typer.Option(help="Comma-separated same-entity boosts to compare, in standard deviations.")
+    ] = "0,0.5",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """What recall's same-entity boost is worth: a synthetic project of focused chats (see the docs)."""
+    from orrery.config import get_settings
+    from orrery.evaluation.focus import run_focus
+    from orrery.evaluation.report import parse_budgets
+
+    try:
+        chosen = parse_budgets(caps)
+        values = [float(b) for b in boosts.split(",") if b.strip()]
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {str(exc).replace('--budgets', '--caps')}")
+        raise typer.Exit(2) from None
+    if not values or any(v < 0 for v in values):
+        err.print("[bold red]error:[/] --boosts needs one or more numbers, none negative")
+        raise typer.Exit(2)
+    rows = run_focus(get_settings(), chosen, values)
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(title="Same-entity boost: evidence in the recalled section, new chat focused on a task")
+    for header in ("boost", "cap", "same task, unnamed", "other task, named", "questions"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        same, other = f"{r['same_task']:.1%}", f"{r['other_named']:.1%}"
+        table.add_row(f"{r['boost']:g}", str(r["cap"]), same, other, str(r["questions"]))
+    out.print(table)

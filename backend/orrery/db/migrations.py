@@ -31,8 +31,9 @@ FULL_TEXT_OBJECTS = (
     "ix_kb_entries_search_vector",
     "messages_fts",
     "ix_messages_search_vector",
+    "recall_fts",
 )
-"""Created by raw SQL in migrations 0003 and 0004cq (FTS5 / tsvector), not by the ORM models."""
+"""Created by raw SQL in migrations 0003, 0004cq and 0019rf (FTS5 / tsvector), not by the ORM models."""
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:

@@ -155,10 +155,25 @@ async def matches(
         return []
     sqlite = session.get_bind().dialect.name == "sqlite"
     query = _matches_query(sqlite, scope.project_id is None)
-    match = f"search_terms : ({' OR '.join(terms)})" if sqlite else " | ".join(terms)
+    match = _fts_match(scope.user_id, terms, skip) if sqlite else " | ".join(terms)
     params = {**scope.params(), "match": match, "skip": list(skip) or [uuid.UUID(int=0)]}
-    params.update(limit=limit, around=around)
+    params.update(limit=limit, around=around, ranked=FTS_RANKED * limit)
     return list((await (await session.connection()).execute(query, params)).all())
+
+
+FTS_RANKED = 4
+"""On SQLite, FTS5 ranks the person's matches outside the chats read otherwise and keeps this many
+times the matches wanted (the index cannot know which chats are remembered or in this project)."""
+OWNER_KEY = 12
+"""Hex digits of the owner's id prefixed to each term in `recall_fts` (migration 0019rf)."""
+
+
+def _fts_match(user_id: uuid.UUID, terms: Sequence[str], skip: Sequence[uuid.UUID]) -> str:
+    """The FTS5 query over `recall_fts`: any of the terms, the person's own (each term carries its
+    owner's key), in none of the `skip` chats."""
+    key = user_id.hex[:OWNER_KEY]
+    match = f"terms : ({' OR '.join(key + t for t in terms)})"
+    return f"{match} NOT chat : ({' OR '.join(s.hex for s in skip)})" if skip else match
 
 
 @lru_cache(maxsize=8)
@@ -175,8 +190,8 @@ def _matches_query(sqlite: bool, no_project: bool) -> Any:
     if sqlite:
         fts = (
             text(
-                "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
-                "WHERE messages_fts MATCH :match"
+                "SELECT rowid AS rid, bm25(recall_fts, 1.0, 0.0) AS score FROM recall_fts "
+                "WHERE recall_fts MATCH :match ORDER BY score LIMIT :ranked"
             )
             .columns(rid=Integer, score=Float)
             .subquery()
