@@ -1,4 +1,4 @@
-"""Migration 0019rf indexes messages written before it for recall, one person at a time (SQLite's
+"""Migration 0020rf indexes messages written before it for recall, one person at a time (SQLite's
 `recall_fts`; PostgreSQL needs nothing), and its triggers keep the index in step with edits and
 deletions; it downgrades and upgrades again on both databases."""
 
@@ -43,7 +43,7 @@ async def _indexed(db: Database) -> int:
 
 
 async def test_existing_messages_are_indexed_per_person_and_kept_in_step(empty_db_url: str) -> None:
-    await upgrade_async(empty_db_url, "0018hx")
+    await upgrade_async(empty_db_url, "0019am")
     db = Database.from_settings(settings_for(empty_db_url))
     try:
         async with db.transaction() as s:
@@ -71,7 +71,7 @@ async def test_existing_messages_are_indexed_per_person_and_kept_in_step(empty_d
             async with db.transaction() as s:
                 await s.execute(text("INSERT INTO recall_fts(recall_fts) VALUES ('integrity-check')"))
 
-        await downgrade_async(empty_db_url, "0018hx")
+        await downgrade_async(empty_db_url, "0019am")
         await upgrade_async(empty_db_url)
         assert len(await _hits(db, bob, ["kirkwal"])) == 2
         assert await _hits(db, ann, ["kirkwal"]) == []

@@ -33,7 +33,7 @@ FULL_TEXT_OBJECTS = (
     "ix_messages_search_vector",
     "recall_fts",
 )
-"""Created by raw SQL in migrations 0003, 0004cq and 0019rf (FTS5 / tsvector), not by the ORM models."""
+"""Created by raw SQL in migrations 0003, 0004cq and 0020rf (FTS5 / tsvector), not by the ORM models."""
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:

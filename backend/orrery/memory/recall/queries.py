@@ -165,7 +165,7 @@ FTS_RANKED = 4
 """On SQLite, FTS5 ranks the person's matches outside the chats read otherwise and keeps this many
 times the matches wanted (the index cannot know which chats are remembered or in this project)."""
 OWNER_KEY = 12
-"""Hex digits of the owner's id prefixed to each term in `recall_fts` (migration 0019rf)."""
+"""Hex digits of the owner's id prefixed to each term in `recall_fts` (migration 0020rf)."""
 
 
 def _fts_match(user_id: uuid.UUID, terms: Sequence[str], skip: Sequence[uuid.UUID]) -> str:

@@ -18,8 +18,8 @@ must recreate these triggers (`SQLITE_UP[1:]`) and refill the table (`SQLITE_FIL
 `DELETE FROM recall_fts`. PostgreSQL needs nothing: its `tsvector` query filters by person in the
 database, with the GIN index.
 
-Revision ID: 0019rf
-Revises: 0018hx
+Revision ID: 0020rf
+Revises: 0019am
 Create Date: 2026-11-28 09:00:00
 """
 
@@ -29,8 +29,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0019rf"
-down_revision: str | None = "0018hx"
+revision: str = "0020rf"
+down_revision: str | None = "0019am"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
