@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from orrery.cli.common import err, out
+
+T = TypeVar("T")
+DatabaseUrl = Annotated[
+    str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the results as JSON.")]
+DatasetFormat = Annotated[
+    str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
+]
+TurnModel = Annotated[str, typer.Option(help="The model the turns run on.")]
 
 eval_app = typer.Typer(
     help="Measure context quality: datasets and the scoping bake-off.", no_args_is_help=True
@@ -47,17 +58,12 @@ def scoping_command(
     budgets: Annotated[
         str, typer.Option(help="Comma-separated conversation budgets in tokens.")
     ] = "1000,2000,4000",
-    database_url: Annotated[
-        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    fmt: Annotated[
-        str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
-    ] = "auto",
+    database_url: DatabaseUrl = None,
+    as_json: AsJson = False,
+    fmt: DatasetFormat = "auto",
 ) -> None:
     """Evaluate scoping strategies (and the lexical baseline) on a dataset: recall, tokens, time."""
     from orrery.config import get_settings
-    from orrery.errors import OrreryError
     from orrery.evaluation.report import parse_budgets, results_table, run_scoping
 
     try:
@@ -66,72 +72,49 @@ def scoping_command(
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(2) from None
     names = [n.strip() for n in strategies.split(",") if n.strip()]
-    try:
-        results = run_scoping(dataset, names, chosen, get_settings(), database_url, fmt)
-    except OrreryError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+    results = _or_exit(lambda: run_scoping(dataset, names, chosen, get_settings(), database_url, fmt))
     if as_json:
         print(json.dumps({"results": results}, indent=1))
     else:
-        from rich.console import Console
-
-        wide = Console(width=max(out.width, 180))  # a table this wide is read whole, never squeezed
-        wide.print(results_table(results))
+        _wide(results_table(results), 180)
 
 
 @eval_app.command("knowledge")
 def knowledge_command(
-    database_url: Annotated[
-        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
-    ] = None,
+    database_url: DatabaseUrl = None,
     questions: Annotated[
         Path | None, typer.Option(help="Another labelled set of the same shape (default: the frozen one).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Auto-context on the labelled set: precision/recall of loading, entry hit-rate, confidence."""
     from orrery.config import get_settings
-    from orrery.errors import OrreryError
     from orrery.evaluation.knowledge import run_knowledge_eval
     from orrery.evaluation.knowledge_table import knowledge_table
 
-    try:
-        result = run_knowledge_eval(get_settings(), database_url, questions)
-    except OrreryError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+    result = _or_exit(lambda: run_knowledge_eval(get_settings(), database_url, questions))
     if as_json:
         print(json.dumps(result, indent=1))
     else:
-        from rich.console import Console
-
-        Console(width=max(out.width, 150)).print(knowledge_table(result))
+        _wide(knowledge_table(result), 150)
 
 
 @eval_app.command("facts")
 def facts_command(
-    database_url: Annotated[
-        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
-    ] = None,
+    database_url: DatabaseUrl = None,
     probes: Annotated[
         Path | None, typer.Option(help="Another probe set of the same shape (default: the frozen one).")
     ] = None,
-    model: Annotated[str, typer.Option(help="The model the turns run on.")] = "offline",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    model: TurnModel = "offline",
+    as_json: AsJson = False,
 ) -> None:
     """Remembered facts on the frozen probe set, through the real turn path: per slice (stated,
     restated, update, forgotten, unremembered), whether the newer fact wins and nothing forgotten
     or unremembered comes back."""
     from orrery.config import get_settings
-    from orrery.errors import OrreryError
     from orrery.services.facts_eval import run_facts_eval
 
-    try:
-        result = run_facts_eval(get_settings(), database_url, probes, model)
-    except OrreryError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+    result = _or_exit(lambda: run_facts_eval(get_settings(), database_url, probes, model))
     if as_json:
         print(json.dumps(result, indent=1))
         return
@@ -164,23 +147,20 @@ def offline_command(
     part: Annotated[
         str | None, typer.Option(help="Only this part of the set: tuning or held_out (default: both).")
     ] = None,
-    model: Annotated[str, typer.Option(help="The model the turns run on.")] = "offline",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    model: TurnModel = "offline",
+    as_json: AsJson = False,
 ) -> None:
     """The frozen demo question set through the real turn path on the demo workspace: the share of
     required facts each part's replies contain (a reply showing raw tool JSON scores 0)."""
     from orrery.config import get_settings
-    from orrery.errors import OrreryError
     from orrery.services.offline_eval import PARTS, run_offline_eval
 
     if part is not None and part not in PARTS:
         err.print(f"[bold red]error:[/] --part must be one of {', '.join(PARTS)}")
         raise typer.Exit(2)
-    try:
-        result = run_offline_eval(get_settings(), database_url, questions, model, (part,) if part else PARTS)
-    except OrreryError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+    result = _or_exit(
+        lambda: run_offline_eval(get_settings(), database_url, questions, model, (part,) if part else PARTS)
+    )
     if as_json:
         print(json.dumps(result, indent=1))
         return
@@ -211,40 +191,24 @@ def memory_command(
     caps: Annotated[
         str, typer.Option(help="Comma-separated caps of the earlier-chats budget in tokens.")
     ] = "1000,2000,4000",
-    database_url: Annotated[
-        str | None, typer.Option(help="Run on this (migrated) database instead of a throwaway SQLite file.")
-    ] = None,
+    database_url: DatabaseUrl = None,
     within: Annotated[
         bool,
         typer.Option("--within/--no-within", help="Also run the within-chat default at the same budgets."),
     ] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    fmt: Annotated[
-        str, typer.Option("--format", help="Dataset format: auto (detect), orrery or locomo.")
-    ] = "auto",
+    as_json: AsJson = False,
+    fmt: DatasetFormat = "auto",
 ) -> None:
     """Recall from earlier chats: each session its own chat, each question a new chat's first message."""
     from orrery.config import get_settings
-    from orrery.errors import OrreryError
     from orrery.evaluation.memory_report import memory_table, run_memory
-    from orrery.evaluation.report import parse_budgets
 
-    try:
-        chosen = parse_budgets(caps)
-    except ValueError as exc:
-        err.print(f"[bold red]error:[/] {str(exc).replace('--budgets', '--caps')}")
-        raise typer.Exit(2) from None
-    try:
-        results = run_memory(dataset, chosen, get_settings(), database_url, fmt, within)
-    except OrreryError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(1) from None
+    chosen = _caps(caps)
+    results = _or_exit(lambda: run_memory(dataset, chosen, get_settings(), database_url, fmt, within))
     if as_json:
         print(json.dumps(results, indent=1))
     else:
-        from rich.console import Console
-
-        Console(width=max(out.width, 180)).print(memory_table(results))
+        _wide(memory_table(results), 180)
 
 
 @eval_app.command("focus")
@@ -255,18 +219,17 @@ def focus_command(
     boosts: Annotated[
         str, typer.Option(help="Comma-separated same-entity boosts to compare, in standard deviations.")
     ] = "0,0.5",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """What recall's same-entity boost is worth: a synthetic project of focused chats (see the docs)."""
     from orrery.config import get_settings
     from orrery.evaluation.focus import run_focus
-    from orrery.evaluation.report import parse_budgets
 
+    chosen = _caps(caps)
     try:
-        chosen = parse_budgets(caps)
         values = [float(b) for b in boosts.split(",") if b.strip()]
     except ValueError as exc:
-        err.print(f"[bold red]error:[/] {str(exc).replace('--budgets', '--caps')}")
+        err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(2) from None
     if not values or any(v < 0 for v in values):
         err.print("[bold red]error:[/] --boosts needs one or more numbers, none negative")
@@ -284,3 +247,32 @@ def focus_command(
         same, other = f"{r['same_task']:.1%}", f"{r['other_named']:.1%}"
         table.add_row(f"{r['boost']:g}", str(r["cap"]), same, other, str(r["questions"]))
     out.print(table)
+
+
+def _or_exit(call: Callable[[], T]) -> T:
+    """The eval's result, or its refusal printed as one line and exit code 1 (never a traceback)."""
+    from orrery.errors import OrreryError
+
+    try:
+        return call()
+    except OrreryError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+
+
+def _caps(text: str) -> list[int]:
+    """`--caps` parsed as budgets are (exit code 2 with the option's own name when it is not)."""
+    from orrery.evaluation.report import parse_budgets
+
+    try:
+        return parse_budgets(text)
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {str(exc).replace('--budgets', '--caps')}")
+        raise typer.Exit(2) from None
+
+
+def _wide(table: Any, width: int) -> None:
+    """A table this wide is read whole, never squeezed to the terminal."""
+    from rich.console import Console
+
+    Console(width=max(out.width, width)).print(table)
