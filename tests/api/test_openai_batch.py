@@ -7,27 +7,19 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
-import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from sqlalchemy import select
 
-from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import Message
-from tests.api.live import LiveServer, live_server
+from tests.api.live import LiveServer
 
 QUESTION: Any = [{"role": "user", "content": "Name one risk in the billing plan."}]
-
-
-@pytest.fixture
-def live(settings: Settings, demo: Any) -> Iterator[LiveServer]:
-    with live_server(settings) as server:
-        yield server
 
 
 class HeldModel:

@@ -5,7 +5,6 @@ streams, and `stream_options.include_usage`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,16 +14,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import func, select
 
-from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession
-from tests.api.live import LiveServer, live_server
-
-
-@pytest.fixture
-def live(settings: Settings, demo: Any) -> Iterator[LiveServer]:
-    with live_server(settings) as server:
-        yield server
+from tests.api.live import LiveServer
 
 
 def _client(live: LiveServer, demo: Any) -> openai.AsyncOpenAI:

@@ -3,21 +3,13 @@ are served (no near-misses), `GET /v1/models/{id}` answers the model object or O
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
 import pytest
 
-from orrery.config import Settings
-from tests.api.live import LiveServer, live_server
-
-
-@pytest.fixture
-def live(settings: Settings, demo: Any) -> Iterator[LiveServer]:
-    with live_server(settings) as server:
-        yield server
+from tests.api.live import LiveServer
 
 
 async def test_near_miss_model_ids_are_openai_404s(live: LiveServer, demo: Any) -> None:

@@ -8,7 +8,6 @@ shows its client script."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -16,16 +15,9 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession
-from tests.api.live import LiveServer, live_server
-
-
-@pytest.fixture
-def live(settings: Settings, demo: Any) -> Iterator[LiveServer]:
-    with live_server(settings) as server:
-        yield server
+from tests.api.live import LiveServer
 
 
 def _client(live: LiveServer, demo: Any) -> openai.AsyncOpenAI:

@@ -7,12 +7,10 @@ boundary values, unsupported methods and content types)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 import httpx
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.errors import Unsatisfiable
@@ -25,7 +23,7 @@ from schemathesis.generation.overrides import Override
 
 from orrery.app.http import create_app
 from orrery.config import Settings
-from tests.api.live import LiveServer, live_server
+from tests.api.live import LiveServer
 
 EXAMPLES = 2
 """Generated examples per operation and mode (44 operations x 2 modes x 2), plus one coverage case per
@@ -55,12 +53,6 @@ NO_POSITIVE_ACCEPTANCE = {
 """Operations that answer 422 (OpenAI's routes: 400) to some schema-valid requests, for the reason
 beside each: there, `positive_data_acceptance` is off; every other check still runs."""
 MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
-
-
-@pytest.fixture
-def live(settings: Settings, demo: Any) -> Iterator[LiveServer]:
-    with live_server(settings) as server:
-        yield server
 
 
 def _check(case: Any, auth: dict[str, str], base_url: str | None, failures: list[str], label: str) -> None:
