@@ -88,6 +88,10 @@ class Settings(BaseSettings):
     litellm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LITELLM_API_KEY"))
     """The key for the litellm proxy, if it needs one."""
 
+    model_client: Literal["auto", "litellm"] = "auto"
+    """`auto`: an OpenAI-protocol provider (`openai/...`) is called by Orrery's direct client, every
+    other provider through litellm; `litellm`: every model through litellm."""
+
     pattern_refresh_minutes: float = Field(default=10, ge=0)
     """After a reply, the pattern analyst refreshes the person's summary in the background when it
     was last refreshed longer ago than this (or never), once however many sessions are talking
