@@ -1,12 +1,16 @@
 """The door benchmark: what one streamed chat turn costs the server, measured over real HTTP.
 
-Starts `orrery serve` (the offline model, or with `--provider` litellm streaming from a fake
-OpenAI-compatible provider, `bench/provider.py`) on a fresh demo database per configuration — SQLite, and
-PostgreSQL with 1 and 2 workers — and runs `--sessions` sessions (focused on the demo task) x
-`--turns` streamed turns on `POST /v1/sessions/{id}/messages` (SSE), then a 1-session pass at low
+Starts `orrery serve` (the offline model, or with `--provider` a fake OpenAI-compatible provider,
+`bench/provider.py`, through the normal model settings) on a fresh demo database per configuration —
+SQLite, and PostgreSQL with 1 and 2 workers — and runs `--sessions` sessions (focused on the demo task)
+x `--turns` streamed turns on `POST /v1/sessions/{id}/messages` (SSE), then a 1-session pass at low
 load. Each pass starts with one warm-up turn per session, outside the measured window. Per pass:
 - server CPU ms per turn: utime+stime from /proc of the server process and every child (workers),
   before vs after the window — the server's own CPU, not the client's;
+- the same, loop-normalised: × 41.5 / the reference loop's ms (`bench.common.reference_loop`, timed
+  by this process's CPU, median of 5 runs before and 5 after each server), so figures from a
+  slower machine or minute compare with the issue's targets (approximately: a server's work does
+  not scale exactly as the loop does);
 - beside it, the CPU the benchmark's own HTTP client and PostgreSQL (its server and backends) spent
   in the window: all three share the machine's cores, so they bound turns/s together;
 - SQL statements and transactions per turn, counted in the server (`orrery_db_statements_total`,
@@ -15,7 +19,11 @@ load. Each pass starts with one warm-up turn per session, outside the measured w
   the model's work, as the reply is the chat model's, which the offline model leaves out;
 - turns/s, p50/p95 latency of the whole turn, p50 time to the first streamed byte and first text delta;
 - the reply's shape (text deltas and tool calls per turn, from the SSE events) and errors;
-- and per configuration the time from process start to the first 200 on `/health`.
+- and per configuration the time from process start to the first 200 on `/health`, which model
+  client served (`offline`, `direct`, `proxy` or `litellm`: `bench.provider.served_client`), and the
+  server tree's RSS and PSS idle (started, before any turn) and after all its turns.
+`--model-client litellm` sets `ORRERY_MODEL_CLIENT=litellm` (every model through litellm);
+`auto,litellm` runs both, alternating, in one table.
 `--profile DIR` also records the throughput window with py-spy (on PATH) and prints where the CPU
 went: shares by owner (the innermost frame of pydantic-ai, SQLAlchemy, the HTTP stack, a
 driver or Orrery in each sample) and Orrery's hottest functions.
@@ -29,9 +37,9 @@ two workers the split of the client's keep-alive connections between them (12/38
 moves turns/s by a quarter.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
-[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--provider] [--long N] [--repeat N]`. `--source`
-serves another checkout (e.g. the code before a change; SQL counts need its
-`orrery_db_statements_total`, else they read 0).
+[--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--provider] [--model-client auto,litellm]
+[--long N] [--repeat N]`. `--source` serves another checkout (e.g. the code before a change; SQL
+counts need its `orrery_db_statements_total`, else they read 0).
 """
 
 from __future__ import annotations
@@ -43,7 +51,6 @@ import os
 import signal
 import statistics
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +59,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from bench import procs
-from bench.common import databases
+from bench.common import databases, loop_ms
+from bench.door_report import HEADER, Label, Run, Turn, Window, footer, row, rows_for
 from bench.profiling import py_spy, summarize_profile
-from bench.provider import model_env
+from bench.provider import CLIENTS, client_env, model_env, served_client
 from tests.support.load import ROOT, STARTED, prepare_database, server_process
 
 SECRET = "bench-door"
@@ -63,35 +71,6 @@ FORK_FOR_TESTS = False
 from the test process's pre-imported launcher (tests/support/entrypoint.py), which saves the test
 ~4 CPU-s of imports a process; the benchmark always starts cold processes."""
 QUESTION = "what should I do next on billing?"
-
-
-@dataclass
-class Turn:
-    """What the client saw of one streamed turn (seconds from sending the request)."""
-
-    latency: float
-    first_byte: float | None = None
-    first_text: float | None = None
-    deltas: int = 0
-    tool_calls: int = 0
-    error: str | None = None
-
-
-@dataclass
-class Window:
-    """One measured window: its turns and what the server spent on them."""
-
-    turns: list[Turn] = field(default_factory=list)
-    elapsed: float = 0.0
-    cpu_seconds: float = 0.0
-    client_seconds: float = 0.0
-    """The benchmark's own CPU (its HTTP client) in the window: it shares the machine's cores."""
-    database_seconds: float = 0.0
-    """PostgreSQL's CPU in the window (its server and backends; none for SQLite, in the server)."""
-    statements: dict[str, float] = field(default_factory=dict)
-    transactions: float = 0.0
-    embedding_seconds: float = 0.0
-    """The local embedding model's CPU in the window (part of `cpu_seconds`, counted by the server)."""
 
 
 def _read_event(turn: Turn, line: str, event: str, started: float) -> str:
@@ -237,101 +216,35 @@ async def _new_session(http: aiohttp.ClientSession, demo: dict[str, Any]) -> str
         return sid
 
 
-def _pct_ms(values: list[float], q: int) -> float:
-    if len(values) < 2:
-        return values[0] * 1000 if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] * 1000
+def _idle_memory(port: int) -> tuple[float, float]:
+    """The server tree's (RSS, PSS) once it has settled: `/health` answers from the first worker
+    ready, so read until two readings half a second apart agree within 2 MB."""
+    last = procs.memory_mb(server_pids(port))
+    for _ in range(20):
+        time.sleep(0.5)
+        now = procs.memory_mb(server_pids(port))
+        if abs(now[0] - last[0]) < 2:
+            return now
+        last = now
+    return last
 
 
-HEADER = (
-    "| engine | workers | ready s | sessions x turns | turns/s | CPU ms/turn | of which embedding "
-    "| client / database CPU ms/turn "
-    "| SQL/turn | tx/turn | p50 / p95 ms | first byte / first text p50 ms | deltas / tools per turn "
-    "| errors |\n"
-    "|---|---:|---:|---|---:|---:|---:|---|---|---:|---|---|---|---:|"
-)
-
-
-def _kinds(statements: dict[str, float], n: int) -> str:
-    """`26.0 (S15 I2 U3 B6)`: statements per turn, then per kind (Select, Insert, Update, Delete,
-    Begin — SQLite's explicit BEGIN — and Other)."""
-    parts = [f"{k[0].upper()}{v / n:.3g}" for k, v in sorted(statements.items(), key=lambda kv: -kv[1]) if v]
-    return f"{sum(statements.values()) / n:.1f} ({' '.join(parts)})"
-
-
-def _cpu_ms(w: Window) -> float:
-    return w.cpu_seconds * 1000 / max(len(w.turns), 1)
-
-
-def _rate(w: Window) -> float:
-    return sum(t.error is None for t in w.turns) / w.elapsed if w.elapsed else 0.0
-
-
-def median_window(windows: list[Window]) -> tuple[Window, str, str]:
-    """The window of median CPU per turn, its CPU's range over all the windows as a ` (min–max)`
-    suffix, and turns/s as their own median and range (with two workers, how the client's
-    connections fall between the workers moves throughput more than CPU: its own statistic)."""
-    ranked = sorted(windows, key=_cpu_ms)
-    chosen = ranked[(len(ranked) - 1) // 2]
-    if len(windows) < 2:
-        return chosen, "", f"{_rate(chosen):.1f}"
-    rates = sorted(map(_rate, windows))
-    return (
-        chosen,
-        f" ({_cpu_ms(ranked[0]):.1f}–{_cpu_ms(ranked[-1]):.1f})",
-        f"{statistics.median(rates):.1f} ({rates[0]:.1f}–{rates[-1]:.1f})",
-    )
-
-
-def row(
-    engine: str,
-    workers: int,
-    ready: float,
-    sessions: int,
-    turns: int,
-    w: Window,
-    after: int = 0,
-    spread: tuple[str, str | None] = ("", None),
-) -> str:
-    """One table row for a measured window (`after` turns already in its session, if any; `spread`:
-    for repeated windows, the CPU range suffix and the turns/s median with its range)."""
-    n = max(len(w.turns), 1)
-    ok = [t for t in w.turns if t.error is None]
-    first = _pct_ms([t.first_byte for t in ok if t.first_byte is not None], 50)
-    text = _pct_ms([t.first_text for t in ok if t.first_text is not None], 50)
-    latencies = [t.latency for t in ok]
-    return (
-        f"| {engine} | {workers} | {ready:.1f} | {sessions} x {turns}{f' after {after}' if after else ''} "
-        f"| {spread[1] or f'{_rate(w):.1f}'} "
-        f"| {_cpu_ms(w):.1f}{spread[0]} | {w.embedding_seconds * 1000 / n:.1f} "
-        f"| {w.client_seconds * 1000 / n:.1f} / {w.database_seconds * 1000 / n:.1f} "
-        f"| {_kinds(w.statements, n)} | {w.transactions / n:.1f} "
-        f"| {_pct_ms(latencies, 50):.0f} / {_pct_ms(latencies, 95):.0f} | {first:.0f} / {text:.0f} "
-        f"| {sum(t.deltas for t in ok) / max(len(ok), 1):.1f} / "
-        f"{sum(t.tool_calls for t in ok) / max(len(ok), 1):.1f} | {len(w.turns) - len(ok)} |"
-    )
-
-
-@dataclass
-class Run:
-    """One configuration's server, from start to stop: its passes' windows."""
-
-    ready: float
-    busy: Window
-    quiet: Window
-    late: Window | None
-
-
-def run_config(url: str, engine: str, workers: int, args: argparse.Namespace, profile: Path | None) -> Run:
+def run_config(url: str, config: tuple[str, int, str], args: argparse.Namespace, profile: Path | None) -> Run:
     """One configuration on one fresh demo database and server: a throughput pass and a 1-session
-    pass (and with `--long`, a 1-session pass late in a long session)."""
+    pass (and with `--long`, a 1-session pass late in a long session), the server's memory idle
+    and after them, and the reference loop before and after the server."""
+    engine, workers, client = config
     source = Path(args.source).resolve() if args.source else ROOT
     demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
+    loops = loop_ms()
+    env = {**args.env, **client_env(client)}
     started = time.perf_counter()
-    serve = server_process(url, SECRET, workers=workers, env=args.env, source=source, forked=FORK_FOR_TESTS)
+    serve = server_process(url, SECRET, workers=workers, env=env, source=source, forked=FORK_FOR_TESTS)
     with serve as base:
         ready = time.perf_counter() - started
+        port = int(base.rsplit(":", 1)[1])
+        idle = _idle_memory(port)
         busy = asyncio.run(measure(base, url, demo, args.sessions, args.turns, profile, args.distinct))
         quiet = asyncio.run(measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct))
         late = None
@@ -339,39 +252,32 @@ def run_config(url: str, engine: str, workers: int, args: argparse.Namespace, pr
             late = asyncio.run(
                 measure(base, url, demo, 1, args.quiet_turns, distinct=args.distinct, history=args.long)
             )
+        pids = server_pids(port)
+        after, served = procs.memory_mb(pids), served_client(env, source, pids)
     windows = [busy, quiet, *([late] if late else [])]
+    loop = statistics.median(loops + loop_ms())
+    for w in windows:
+        w.loop_ms = loop
     for problem in sorted({t.error for w in windows for t in w.turns if t.error})[:3]:
         print(f"  e.g. {problem}", flush=True)
     if profile is not None:
         print(summarize_profile(profile.read_text()), flush=True)
-    return Run(ready, busy, quiet, late)
+    turns = args.sessions * (1 + args.turns) + 1 + args.quiet_turns
+    turns += (1 + args.long + args.quiet_turns) if args.long else 0
+    return Run(ready, busy, quiet, late, served, idle, after, turns)
 
 
-def rows_for(engine: str, workers: int, runs: list[Run], args: argparse.Namespace) -> list[str]:
-    """A configuration's rows: each pass's window of median CPU over the runs, the throughput
-    pass with its ranges when there are several runs."""
-    ready = statistics.median(r.ready for r in runs)
-    busy, cpu_range, rates = median_window([r.busy for r in runs])
-    out = [row(engine, workers, ready, args.sessions, args.turns, busy, spread=(cpu_range, rates))]
-    out.append(row(engine, workers, ready, 1, args.quiet_turns, median_window([r.quiet for r in runs])[0]))
-    late = [r.late for r in runs if r.late is not None]
-    if late:
-        window = median_window(late)[0]
-        out.append(row(engine, workers, ready, 1, args.quiet_turns, window, after=args.long + 1))
-    return out
-
-
-def configurations(dialect: str, workers: str) -> list[tuple[str, int]]:
-    """(engine, workers) pairs: SQLite always serves one process."""
+def configurations(dialect: str, workers: str, clients: str = "auto") -> list[tuple[str, int, str]]:
+    """(engine, workers, model client) triples: SQLite always serves one process."""
     chosen = ["sqlite", "postgresql"] if dialect == "all" else [dialect]
     counts = [int(w) for w in workers.split(",")]
-    return [("sqlite", 1)] * ("sqlite" in chosen) + [
+    engines = [("sqlite", 1)] * ("sqlite" in chosen) + [
         ("postgresql", w) for w in counts if "postgresql" in chosen
     ]
+    return [(engine, w, client) for engine, w in engines for client in clients.split(",")]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run every configuration and print one markdown table."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -392,29 +298,43 @@ def main(argv: list[str] | None = None) -> None:
         "--distinct", action="store_true", help="number each question: each new message pays its embedding"
     )
     parser.add_argument(
-        "--provider",
-        action="store_true",
-        help="a fake OpenAI-compatible provider through litellm, not offline",
+        "--provider", action="store_true", help="a fake OpenAI-compatible provider, not the offline model"
     )
+    parser.add_argument(
+        "--model-client",
+        default="auto",
+        help="with --provider: auto (the server's choice), litellm (ORRERY_MODEL_CLIENT=litellm), "
+        "or both comma-separated, alternating",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every configuration and print one markdown table."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    clients = args.model_client.split(",")
+    if any(c not in CLIENTS for c in clients) or (clients != ["auto"] and not args.provider):
+        parser.error(f"--model-client takes {' or '.join(CLIENTS)} (comma-separated), with --provider")
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
-    configs = configurations(args.dialect, args.workers)
-    runs: dict[tuple[str, int], list[Run]] = {config: [] for config in configs}
-    with databases(sorted({engine for engine, _ in configs})) as fresh, model_env(args.provider) as args.env:
-        for repeat, (i, (engine, workers)) in itertools.product(range(args.repeat), enumerate(configs)):
-            url = fresh(engine, f"door_{repeat}_{i}", migrate=False)
+    configs = configurations(args.dialect, args.workers, args.model_client)
+    runs: dict[tuple[str, int, str], list[Run]] = {config: [] for config in configs}
+    with databases(sorted({c[0] for c in configs})) as fresh, model_env(args.provider) as args.env:
+        for repeat, (i, config) in itertools.product(range(args.repeat), enumerate(configs)):
+            url = fresh(config[0], f"door_{repeat}_{i}", migrate=False)
             first = repeat == 0 and args.profile
-            profile = Path(args.profile) / f"{engine}-{workers}.txt" if first else None
-            done = run_config(url, engine, workers, args, profile)
-            runs[engine, workers].append(done)
-            print(row(engine, workers, done.ready, args.sessions, args.turns, done.busy), flush=True)
+            profile = Path(args.profile) / f"{'-'.join(map(str, config))}.txt" if first else None
+            done = run_config(url, config, args, profile)
+            runs[config].append(done)
+            label = Label(config[0], config[1], done.client, done.ready)
+            print(row(label, args.sessions, args.turns, done.busy, held=done), flush=True)
     rows = [HEADER]
-    for (engine, workers), config_runs in runs.items():
-        rows += rows_for(engine, workers, config_runs, args)
-    print("\n" + "\n".join(rows))
+    for (engine, workers, _), config_runs in runs.items():
+        rows += rows_for(engine, workers, config_runs, args.sessions, args.turns, args.quiet_turns, args.long)
+    print("\n" + footer(runs) + "\n\n" + "\n".join(rows))
 
 
 if __name__ == "__main__":

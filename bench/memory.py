@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from bench import procs
 from bench.common import databases
 from bench.door import SECRET, _converse, _new_session, server_pids
 from bench.provider import model_env
@@ -26,22 +27,9 @@ from tests.support.load import ROOT, prepare_database, server_process
 SESSIONS, TURNS = 6, 10
 
 
-def _kb(pid: int, field: str, name: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def held(port: int) -> tuple[float, float]:
     """(RSS, PSS) of the server's process tree, MB."""
-    pids = server_pids(port)
-    rss = sum(_kb(p, "VmRSS", "status") for p in pids)
-    pss = sum(_kb(p, "Pss", "smaps_rollup") for p in pids)
-    return rss / 1024, pss / 1024
+    return procs.memory_mb(server_pids(port))
 
 
 async def _turns(base: str, demo: dict[str, Any]) -> None:

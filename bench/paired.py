@@ -9,10 +9,13 @@ before, after, after, before, ... so a slow minute hits both alike. The differen
 ~3 s at the defaults; one side waits while the other is measured.
 
 Run `python -m bench.paired --before DIR [--after DIR] [--dialect postgresql|sqlite] [--workers N]
-[--pairs 8] [--sessions 50] [--turns 2] [--distinct] [--provider]` (`--after` defaults to this
-checkout; `git worktree add` gives the code before a change a folder of its own). `--provider`
-serves both through litellm from one fake OpenAI-compatible provider (`bench/provider.py`),
-`--distinct` asks a new question every turn.
+[--pairs 8] [--sessions 50] [--turns 2] [--distinct] [--provider] [--model-client auto|litellm]`
+(`--after` defaults to this checkout; `git worktree add` gives the code before a change a folder of
+its own). `--provider` serves both from one fake OpenAI-compatible provider (`bench/provider.py`)
+through the normal model settings, so each side's own model client serves (printed; `--model-client
+litellm` sends both through litellm); `--distinct` asks a new question every turn. Before each
+window the reference loop is timed (`bench.common.reference_loop`), and the table gives the CPU
+loop-normalised too (× 41.5 / loop ms, approximate).
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import door
-from bench.common import databases
-from bench.provider import model_env
+from bench.common import REFERENCE_LOOP_MS, databases, loop_ms, normalised
+from bench.door_report import cpu_ms, rate
+from bench.provider import CLIENTS, client_env, model_env, served_client
 from tests.support.load import ROOT, prepare_database, server_process
 
 ORDER = ("before", "after", "after", "before")
@@ -41,9 +45,17 @@ class Side:
     base: str
     url: str
     demo: dict[str, Any]
+    source: Path
     cpu_ms: list[float] = field(default_factory=list)
+    loops: list[float] = field(default_factory=list)
+    """The reference loop's median ms just before each window."""
     rates: list[float] = field(default_factory=list)
     errors: int = 0
+
+    @property
+    def normalised(self) -> list[float]:
+        """Each window's CPU ms a turn at the reference loop's speed."""
+        return [normalised(cpu, loop) for cpu, loop in zip(self.cpu_ms, self.loops, strict=True)]
 
 
 def _start(stack: ExitStack, fresh: Any, args: argparse.Namespace, name: str, source: Path) -> Side:
@@ -51,21 +63,30 @@ def _start(stack: ExitStack, fresh: Any, args: argparse.Namespace, name: str, so
     url = fresh(args.dialect, f"paired_{name}", migrate=False)
     forked = door.FORK_FOR_TESTS and source == ROOT
     demo = prepare_database(url, door.SECRET, source, forked=forked)
-    serve = server_process(url, door.SECRET, workers=args.workers, env=args.env, source=source, forked=forked)
-    side = Side(stack.enter_context(serve), url, demo)
+    env = {**args.env, **client_env(args.model_client)}
+    serve = server_process(url, door.SECRET, workers=args.workers, env=env, source=source, forked=forked)
+    side = Side(stack.enter_context(serve), url, demo, source)
     asyncio.run(door.measure(side.base, url, demo, args.sessions, 1))
     return side
 
 
 def _window(side: Side, args: argparse.Namespace) -> str:
-    """Measure one window on `side`; its line of output."""
+    """Measure one window on `side`, after timing the reference loop; its line of output."""
+    side.loops.append(statistics.median(loop_ms()))
     w = asyncio.run(
         door.measure(side.base, side.url, side.demo, args.sessions, args.turns, distinct=args.distinct)
     )
-    side.cpu_ms.append(door._cpu_ms(w))
-    side.rates.append(door._rate(w))
+    side.cpu_ms.append(cpu_ms(w))
+    side.rates.append(rate(w))
     side.errors += sum(t.error is not None for t in w.turns)
-    return f"{side.cpu_ms[-1]:6.1f} ms/turn {side.rates[-1]:6.1f} turns/s"
+    return f"{side.cpu_ms[-1]:6.1f} ms/turn (loop {side.loops[-1]:.1f} ms) {side.rates[-1]:6.1f} turns/s"
+
+
+def _client(side: Side, args: argparse.Namespace) -> str:
+    """Which model client served `side` (read while it still runs)."""
+    port = int(side.base.rsplit(":", 1)[1])
+    env = {**args.env, **client_env(args.model_client)}
+    return served_client(env, side.source, door.server_pids(port))
 
 
 def _difference(label: str, before: list[float], after: list[float]) -> str:
@@ -91,7 +112,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--turns", type=int, default=2, help="turns per session in a window")
     parser.add_argument("--distinct", action="store_true", help="a new question every turn (door's)")
-    parser.add_argument("--provider", action="store_true", help="both through litellm and a fake provider")
+    parser.add_argument("--provider", action="store_true", help="both from one fake provider")
+    parser.add_argument(
+        "--model-client", default="auto", choices=CLIENTS, help="litellm: ORRERY_MODEL_CLIENT=litellm"
+    )
     args = parser.parse_args(argv)
     with databases([args.dialect]) as fresh, model_env(args.provider) as args.env, ExitStack() as stack:
         sides = {
@@ -101,13 +125,18 @@ def main(argv: list[str] | None = None) -> None:
         for i in range(2 * args.pairs):
             name = ORDER[i % len(ORDER)]
             print(f"{name:6} {_window(sides[name], args)}", flush=True)
+        clients = [_client(side, args) for side in sides.values()]
     before, after = sides["before"], sides["after"]
+    loops = sorted(before.loops + after.loops)
     print(
         f"\n{args.dialect}, {args.workers} worker(s), {args.pairs} pairs of {args.sessions} x {args.turns}, "
-        f"errors {before.errors} / {after.errors}\n\n"
+        f"model client {clients[0]} / {clients[1]}, errors {before.errors} / {after.errors}; "
+        f"reference loop {statistics.median(loops):.1f} ms ({loops[0]:.1f}–{loops[-1]:.1f}), "
+        f"load average after {Path('/proc/loadavg').read_text()[:14]}\n\n"
         "| per window | before (median) | after (median) | after - before (median) | mean ± s.e. |\n"
         "|---|---:|---:|---:|---:|\n"
         f"{_difference('server CPU ms/turn', before.cpu_ms, after.cpu_ms)}\n"
+        f"{_difference(f'at {REFERENCE_LOOP_MS} ms loop', before.normalised, after.normalised)}\n"
         f"{_difference('turns/s', before.rates, after.rates)}"
     )
 

@@ -1,4 +1,5 @@
-"""Processes a benchmark measures from outside: a process tree's CPU time from /proc (Linux)."""
+"""Processes a benchmark measures from outside, from /proc (Linux): a process tree's CPU time, its
+memory, and what it has loaded."""
 
 from __future__ import annotations
 
@@ -55,3 +56,33 @@ def cpu_seconds(pids: list[int]) -> float:
             continue
         total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted from 1
     return total / CLOCK_TICKS
+
+
+def _kb(pid: int, field: str, name: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def memory_mb(pids: list[int]) -> tuple[float, float]:
+    """(RSS, PSS) of these processes, MB: PSS counts a page shared by n processes 1/n, so workers
+    sharing libraries add up to what they hold together."""
+    rss = sum(_kb(p, "VmRSS", "status") for p in pids)
+    pss = sum(_kb(p, "Pss", "smaps_rollup") for p in pids)
+    return rss / 1024, pss / 1024
+
+
+def maps_library(pids: list[int], name: str) -> bool:
+    """Whether any of these processes has a shared library whose path holds `name` mapped: a module
+    with a native extension of its own shows that it was imported."""
+    for pid in pids:
+        try:
+            if name in Path(f"/proc/{pid}/maps").read_text():
+                return True
+        except OSError:
+            continue
+    return False

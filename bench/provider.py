@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -27,6 +28,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from bench import procs
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_DELTAS = 11
@@ -158,6 +161,47 @@ def model_env(provider: bool) -> Iterator[dict[str, str]]:
         port = int(s.getsockname()[1])
     with provider_process(port) as env:
         yield env
+
+
+CLIENTS = ("auto", "litellm")
+"""`--model-client`: the server's own choice (`ORRERY_MODEL_CLIENT` unset: today Orrery's direct
+client for an `openai/...` model, where the checkout has one), or every model through litellm."""
+
+
+def client_env(client: str) -> dict[str, str]:
+    """The server's setting for `--model-client` (`auto` is the default: nothing set)."""
+    return {} if client == "auto" else {"ORRERY_MODEL_CLIENT": client}
+
+
+EXPECTED = """
+try:
+    from orrery.agents.protocol import client_for
+except ImportError:  # a checkout from before the direct client: every model through litellm
+    print("litellm")
+else:
+    from orrery.config import Settings
+    settings = Settings(_env_file=None, secret_key="bench")
+    print(client_for(settings.model, settings))
+"""
+
+
+def served_client(env: dict[str, str], source: Path, pids: list[int]) -> str:
+    """Which model client served: `offline`, or what the served checkout's
+    `orrery.agents.protocol.client_for` picks for this environment (asked in a process of its own,
+    as the server's settings read it), with `+litellm` when litellm is loaded in the server anyway
+    and `litellm?` when it should serve but is not loaded (its native `fastuuid` module mapped or
+    not). Read after the server's turns: litellm may be imported at its first call."""
+    if env.get("ORRERY_MODEL", "offline") == "offline":
+        return "offline"
+    child = {**os.environ, **env, "PYTHONPATH": f"{source / 'backend'}{os.pathsep}{source}"}
+    asked = subprocess.run(
+        [sys.executable, "-c", EXPECTED], env=child, cwd="/tmp", capture_output=True, text=True, check=True
+    )
+    expected = asked.stdout.strip().splitlines()[-1]
+    loaded = procs.maps_library(pids, "fastuuid")
+    if expected == "litellm":
+        return "litellm" if loaded else "litellm?"
+    return f"{expected}+litellm" if loaded else expected
 
 
 def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:

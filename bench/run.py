@@ -16,6 +16,7 @@ from bench import (
     knowledge,
     load,
     load_workers,
+    loop,
     mcp_startup,
     model_floor,
     ops,
@@ -45,6 +46,7 @@ RUNNERS: dict[str, Callable[[list[str]], None]] = {
     "direct": direct.main,
     "embedding": embedding.main,
     "recall": recall.main,
+    "loop": loop.main,
 }
 
 

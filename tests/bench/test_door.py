@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import door, profiling
+from bench import common, door, door_report, profiling
 from tests.conftest import DIALECTS
 
 
@@ -29,14 +29,23 @@ def _spread(cell: str) -> tuple[float, float, float]:
 
 
 def test_median_window_is_the_middle_cpu_and_spans_the_rest() -> None:
-    def window(cpu: float, elapsed: float) -> door.Window:
-        return door.Window(turns=[door.Turn(latency=0.1)] * 10, elapsed=elapsed, cpu_seconds=cpu)
+    def window(cpu: float, elapsed: float) -> door_report.Window:
+        turns = [door_report.Turn(latency=0.1)] * 10
+        return door_report.Window(turns=turns, elapsed=elapsed, cpu_seconds=cpu)
 
     windows = [window(0.3, 1.0), window(0.1, 2.0), window(0.2, 0.5)]  # 10, 5, 20 turns/s
-    chosen, cpu, rate = door.median_window(windows)
+    chosen, cpu, rate = door_report.median_window(windows)
     assert chosen is windows[2]
     assert (cpu, rate) == (" (10.0–30.0)", "10.0 (5.0–20.0)")  # turns/s: its own median
-    assert door.median_window(windows[:1]) == (windows[0], "", "10.0")
+    assert door_report.median_window(windows[:1]) == (windows[0], "", "10.0")
+
+
+def test_reference_loop_is_fixed_work_and_normalises_to_the_reference_speed() -> None:
+    assert common.reference_loop(1000) == common.reference_loop(1000)  # the same work every time
+    times = common.loop_ms(3)
+    assert len(times) == 3 and times == sorted(times) and times[0] > 0
+    assert common.normalised(30.0, 83.0) == 30.0 * 41.5 / 83.0  # a machine half as fast: half the CPU
+    assert common.normalised(30.0, common.REFERENCE_LOOP_MS) == 30.0
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -47,8 +56,10 @@ def test_door_reports_sane_numbers(
     argv = ["--dialect", dialect, "--workers", "2", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
     repeat = 2 if dialect == "sqlite" else 1  # two servers in turn (the cheaper dialect's start-up)
     door.main([*argv, "--long", "3", "--repeat", str(repeat)])
-    rows = _rows(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    rows = _rows(out)
     assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2", "1 x 2 after 4"]
+    assert f"after {2 * 3 + 3 + 6} turns" in out  # warm-ups, the passes, the long session's history
     for column in ("CPU ms/turn", "turns/s"):  # repeated: the median, then the range
         if repeat > 1:
             median, low, high = _spread(rows[0][column])
@@ -59,6 +70,8 @@ def test_door_reports_sane_numbers(
         assert row["workers"] == ("2" if dialect == "postgresql" else "1")
         assert row["errors"] == "0"
         assert float(row["CPU ms/turn"]) > 0
+        assert row["client"] == "offline"
+        assert float(row["at 41.5 ms loop"]) > 0  # the CPU at the reference loop's speed
         assert 0 <= float(row["of which embedding"]) <= float(row["CPU ms/turn"])
         assert float(row["turns/s"]) > 0
         statements, _, kinds = row["SQL/turn"].partition(" ")
@@ -71,6 +84,16 @@ def test_door_reports_sane_numbers(
         assert deltas > 0 and tools >= 0
         assert float(row["ready s"]) > 0
         assert all(float(x) > 0 for x in row["first byte / first text p50 ms"].split(" / "))
+    idle, after = (_memory(cell) for cell in rows[0]["RSS (PSS) MB idle / after"].split(" / "))
+    assert 0 < idle[1] <= idle[0] and 0 < after[1] <= after[0]  # PSS never above RSS
+    assert after[0] > 50 and idle[0] > 50  # a served app, workers included
+    assert [r["RSS (PSS) MB idle / after"] for r in rows[1:]] == ["–", "–"]  # the server's, once
+
+
+def _memory(cell: str) -> tuple[float, float]:
+    """`412 (371)` -> (412.0, 371.0)."""
+    rss, _, pss = cell.partition(" (")
+    return float(rss), float(pss.rstrip(")"))
 
 
 def test_profile_summary_groups_samples_by_owner() -> None:
@@ -164,16 +187,25 @@ def test_provider_streams_a_tool_call_then_the_reply_with_usage() -> None:
         assert stream[-1]["usage"] == provider.USAGE and stream[-1]["choices"] == []
 
 
+def test_model_client_is_refused_without_the_provider_or_unknown() -> None:
+    for argv in (["--model-client", "litellm"], ["--provider", "--model-client", "nope"]):
+        with pytest.raises(SystemExit):
+            door.main(argv)
+
+
 def test_door_through_the_fake_provider_streams_its_tool_call_and_reply(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`--provider`: the server streams from the fake OpenAI-compatible provider through litellm (a
-    tool call, then text), with no error; nothing is timed."""
+    """`--provider`: the server streams from the fake OpenAI-compatible provider (a tool call, then
+    text) through its own model client and through litellm, with no error; nothing is timed."""
     monkeypatch.setattr(door, "FORK_FOR_TESTS", True)
     argv = ["--provider", "--dialect", "sqlite", "--sessions", "2", "--turns", "2", "--quiet-turns", "2"]
-    door.main([*argv, "--distinct"])
+    door.main([*argv, "--distinct", "--model-client", "auto,litellm"])
     rows = _rows(capsys.readouterr().out)
-    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2"]
+    assert [r["sessions x turns"] for r in rows] == ["2 x 2", "1 x 2"] * 2
+    # the server's own choice (the direct client, where the checkout wires it), then litellm's by
+    # ORRERY_MODEL_CLIENT, each as the server had it loaded
+    assert rows[0]["client"] in ("direct", "direct+litellm") and rows[2]["client"] == "litellm"
     for row in rows:
         assert row["errors"] == "0"
         deltas, tools = (float(x) for x in row["deltas / tools per turn"].split(" / "))

@@ -20,9 +20,9 @@ def test_paired_alternates_two_servers_and_reports_the_difference(
     out = capsys.readouterr().out
     windows = [line.split()[0] for line in out.splitlines() if line.endswith("turns/s")]
     assert windows == ["before", "after", "after", "before"]
-    assert "errors 0 / 0" in out
+    assert "model client offline / offline, errors 0 / 0" in out
     rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
-    for label in ("server CPU ms/turn", "turns/s"):
+    for label in ("server CPU ms/turn", "at 41.5 ms loop", "turns/s"):
         cells = [c.strip() for c in rows[label].strip("|").split("|")]
         assert float(cells[1]) > 0 and float(cells[2]) > 0
         assert "±" in cells[4]
