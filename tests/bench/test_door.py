@@ -211,3 +211,13 @@ def test_door_through_the_fake_provider_streams_its_tool_call_and_reply(
         deltas, tools = (float(x) for x in row["deltas / tools per turn"].split(" / "))
         assert deltas > 0 and tools == 1.0  # the provider's search_knowledge call, then its reply
         assert float(row["CPU ms/turn"]) > 0
+
+
+def test_letta_comparison_needs_a_letta_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench.letta` drives the user's own Letta install; without one it refuses before starting
+    anything (Orrery ships none of Letta's code)."""
+    from bench import letta
+
+    monkeypatch.delenv("LETTA_PYTHON", raising=False)
+    with pytest.raises(SystemExit):
+        letta.main([])
