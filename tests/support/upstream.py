@@ -17,12 +17,17 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+CLIENTS = ("direct", "litellm")
+"""The two clients of an `openai/...` model: Orrery's direct OpenAI client and litellm."""
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 UNAUTHORIZED = {
     "error": {
@@ -149,3 +154,17 @@ def provider_env(base: str) -> dict[str, str]:
         "ORRERY_MODEL_TIMEOUT_SECONDS": "120",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
+
+
+def client_model(
+    client: str, name: str, base: str, *, api_key: str = "sk-test", num_retries: int = 0
+) -> Model:
+    """`name` (an `openai/...` id) on one client, pointed at the fake provider's `base`."""
+    if client == "direct":
+        from orrery.agents.openai_model import OpenAIModel
+
+        sent = name.split("/", 1)[1]
+        return OpenAIModel(name, sent_name=sent, base_url=base, api_key=api_key, num_retries=num_retries)
+    from orrery.agents.litellm_model import LiteLLMModel
+
+    return LiteLLMModel(name, api_base=base, api_key=api_key, num_retries=num_retries)
