@@ -2,11 +2,13 @@
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
 text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
-until the mode changes), or `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection). Requests for `model_modes[model]` get that mode instead (a fallback
-model answering while the first fails). Every request body is kept in `requests`, so tests count
-upstream calls and read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
-`provider_env`)."""
+until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
+then loses its connection), `unauthorized` (HTTP 401), or `error_event` (a 200 stream whose second
+event is an `error`, as vLLM-style servers report a failure mid-stream). Requests for
+`model_modes[model]` get that mode instead (a fallback model answering while the first fails).
+Every request body is kept in `requests`, so tests count upstream calls and read what the model
+was given. A server process reaches it with `LITELLM_API_BASE` (see `provider_env`), or with
+`OPENAI_BASE_URL`; `client_model` builds an `openai/...` model on either client pointed at it."""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ UNAUTHORIZED = {
     }
 }
 
+OVERLOADED = {"error": {"message": "the engine is overloaded", "type": "server_error", "code": 503}}
+
 
 class FakeProvider:
     """The provider's state: how it answers now, and what it was asked."""
@@ -68,6 +72,9 @@ class FakeProvider:
             return JSONResponse(UNAUTHORIZED, status_code=401)
         if mode == "drop":
             return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
+        if mode == "error_event":
+            failed = iter([next(_stream(body["model"], "")), f"data: {json.dumps(OVERLOADED)}\n\n"])
+            return StreamingResponse(failed, media_type="text/event-stream")
         if mode == "fail":
             while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
                 await asyncio.sleep(0.05)

@@ -127,7 +127,9 @@ def openai_messages(messages: list[ModelMessage]) -> list[dict[str, Any]]:
                 for p in message.parts
                 if isinstance(p, ToolCallPart)
             ]
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            entry: dict[str, Any] = {"role": "assistant"}
+            if text:  # no `content: null` beside tool calls: litellm drops it, so both send the same
+                entry["content"] = text
             if calls:
                 entry["tool_calls"] = calls
             out.append(entry)
