@@ -151,16 +151,19 @@ def fake_provider() -> Iterator[tuple[FakeProvider, str]]:
         thread.join(timeout=10)
 
 
-def provider_env(base: str) -> dict[str, str]:
-    """A server process's environment for the fake provider (pydantic-ai's OpenAI client through
-    `LITELLM_API_BASE`)."""
-    return {
-        "LITELLM_API_BASE": base,
-        "LITELLM_API_KEY": "sk-test",
+def provider_env(base: str, client: str = "proxy") -> dict[str, str]:
+    """A server process's environment for the fake provider: as a litellm proxy (`LITELLM_API_BASE`,
+    called by Orrery's direct client), or as OpenAI's API (`OPENAI_BASE_URL`) through the `direct`
+    client or `litellm` (`ORRERY_MODEL_CLIENT=litellm`)."""
+    env = {
         "ORRERY_MODEL": "openai/fake-model",
         "ORRERY_MODEL_TIMEOUT_SECONDS": "120",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
+    if client == "proxy":
+        return env | {"LITELLM_API_BASE": base, "LITELLM_API_KEY": "sk-test"}
+    choice = "litellm" if client == "litellm" else "auto"
+    return env | {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "sk-test", "ORRERY_MODEL_CLIENT": choice}
 
 
 def client_model(
