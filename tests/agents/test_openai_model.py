@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -211,3 +213,40 @@ def test_a_direct_model_never_imports_litellm(provider: tuple[FakeProvider, str]
         [sys.executable, "-c", NO_LITELLM], env=env, capture_output=True, text=True, check=True
     )
     assert json.loads(out.stdout.splitlines()[-1]) == ["echo: hello", "echo: again", False], out.stderr
+
+
+WHOLE_TURN = """
+import sys
+from orrery.cli.commands import app
+sys.argv = ["orrery", "chat", "--demo", "--once", "Hello"]
+try:
+    app()
+finally:
+    print("litellm imported:", "litellm" in sys.modules)
+"""
+
+
+def _turns_import_no_provider_module() -> bool:
+    """Whether the turn's provider preload knows direct models (`agents.preload`, made litellm-free
+    with the credentials check and the cost in the same change)."""
+    from orrery.agents.preload import provider_module
+
+    return provider_module("openai/gpt-4o-mini", _settings()) != "litellm"
+
+
+@pytest.mark.skipif(not _turns_import_no_provider_module(), reason="the turn's preload still imports litellm")
+def test_a_whole_turn_on_a_direct_model_never_imports_litellm(
+    provider: tuple[FakeProvider, str], sqlite_demo_template: Path, tmp_path: Path
+) -> None:
+    """`orrery chat` checks the key, preloads the provider, runs the turn and prices the reply."""
+    _, base = provider
+    shutil.copy(sqlite_demo_template, tmp_path / "orrery.db")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORRERY_", "OPENAI_", "LITELLM_API"))}
+    env |= {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "sk-test", "ORRERY_MODEL": "openai/gpt-4o-mini"}
+    env |= {
+        "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'orrery.db'}",
+        "ORRERY_SECRET_KEY": "test-secret",
+    }
+    run = [sys.executable, "-c", WHOLE_TURN]
+    out = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-2:] == ["echo: Hello", "litellm imported: False"], out.stderr
