@@ -15,7 +15,6 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic_ai import Agent
-
 from pydantic_ai.models import Model
 
 from orrery.agents.litellm_model import LiteLLMModel

@@ -164,8 +164,9 @@ async def test_content_is_traced_only_when_asked_and_a_failed_model_call_is_an_e
 async def test_chat_spans_carry_the_response_and_the_error_by_the_conventions(
     settings: Settings, db: Database, demo: Any, client: str
 ) -> None:
-    """Through either client (direct, litellm) against a fake provider: the `chat` span has `gen_ai.response.id` and
-    `gen_ai.response.finish_reasons`, the `invoke_agent` span names provider and model; a refused
+    """Through either client (direct, litellm) against a fake provider: the `chat` span has
+    `gen_ai.response.id` and `gen_ai.response.finish_reasons` and names the client it went through
+    (`gen_ai.system`), the `invoke_agent` span names provider and model; a refused
     key ends both with `error.type`. With `ORRERY_TRACE_SQL`, statements are spans with the stable
     `db.query.text`."""
     exporter = InMemorySpanExporter()
