@@ -250,3 +250,20 @@ def test_a_whole_turn_on_a_direct_model_never_imports_litellm(
     run = [sys.executable, "-c", WHOLE_TURN]
     out = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-2:] == ["echo: Hello", "litellm imported: False"], out.stderr
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_request_timeout_is_retried_then_raised(
+    provider: tuple[FakeProvider, str], client: str
+) -> None:
+    """The client's own timeout (`ORRERY_MODEL_TIMEOUT_SECONDS` is the attempt's, around it): the
+    SDK's `APITimeoutError` (litellm's `Timeout` is one), retried once, then raised."""
+    fake, base = provider
+    fake.mode = "hang"
+    model = client_model(client, "openai/fake-model", base, num_retries=1, timeout=0.5)
+    try:
+        with pytest.raises(openai.APITimeoutError):
+            await _send(model, stream=True)
+        assert len(fake.requests) == 2
+    finally:
+        fake.mode = "echo"

@@ -167,14 +167,22 @@ def provider_env(base: str, client: str = "proxy") -> dict[str, str]:
 
 
 def client_model(
-    client: str, name: str, base: str, *, api_key: str = "sk-test", num_retries: int = 0
+    client: str,
+    name: str,
+    base: str,
+    *,
+    api_key: str = "sk-test",
+    num_retries: int = 0,
+    timeout: float = 60.0,
 ) -> Model:
     """`name` (an `openai/...` id) on one client, pointed at the fake provider's `base`."""
     if client == "direct":
         from orrery.agents.openai_model import OpenAIModel
 
         sent = name.split("/", 1)[1]
-        return OpenAIModel(name, sent_name=sent, base_url=base, api_key=api_key, num_retries=num_retries)
+        return OpenAIModel(
+            name, sent_name=sent, base_url=base, api_key=api_key, num_retries=num_retries, timeout=timeout
+        )
     from orrery.agents.litellm_model import LiteLLMModel
 
-    return LiteLLMModel(name, api_base=base, api_key=api_key, num_retries=num_retries)
+    return LiteLLMModel(name, api_base=base, api_key=api_key, num_retries=num_retries, timeout=timeout)
