@@ -267,3 +267,17 @@ async def test_a_request_timeout_is_retried_then_raised(
         assert len(fake.requests) == 2
     finally:
         fake.mode = "echo"
+
+
+async def test_a_proxy_is_called_directly_with_the_model_id_as_it_is(
+    provider: tuple[FakeProvider, str],
+) -> None:
+    """`LITELLM_API_BASE`: the whole id goes to the proxy; a refused key names `LITELLM_API_KEY`."""
+    fake, base = provider
+    proxied = _settings(litellm_api_base=base, litellm_api_key="sk-proxy")
+    await _send(build_model("anthropic/claude-sonnet-4-5", proxied), stream=True, text=True)
+    assert fake.requests[-1]["model"] == "anthropic/claude-sonnet-4-5"
+    fake.mode = "unauthorized"
+    with pytest.raises(ProviderCredentialsError, match="refused the credentials: set LITELLM_API_KEY$"):
+        await _send(build_model("openai/gpt-4o-mini", proxied), stream=False)
+    assert len(fake.requests) == 2
