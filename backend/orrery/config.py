@@ -89,8 +89,9 @@ class Settings(BaseSettings):
     """The key for the litellm proxy, if it needs one."""
 
     model_client: Literal["auto", "litellm"] = "auto"
-    """`auto`: an OpenAI-protocol provider (`openai/...`) is called by Orrery's direct client, every
-    other provider through litellm; `litellm`: every model through litellm."""
+    """`auto`: an OpenAI-protocol provider (`openai/...`) is called by Orrery's direct client (except
+    the OpenAI models whose requests litellm rewrites: the o-series, gpt-5.4 and later), every other
+    provider through litellm; `litellm`: every model through litellm."""
 
     pattern_refresh_minutes: float = Field(default=10, ge=0)
     """After a reply, the pattern analyst refreshes the person's summary in the background when it

@@ -1,4 +1,5 @@
-"""The in-process litellm adapter against a fake OpenAI-compatible server on loopback (real HTTP)."""
+"""Both clients of a real model (Orrery's direct OpenAI client and the in-process litellm adapter)
+against a fake OpenAI-compatible server on loopback (real HTTP): the same behaviour from each."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic_ai import Agent
+from pydantic_ai.models import Model
 
 from orrery.agents.litellm_model import LiteLLMModel
+from orrery.agents.openai_model import OpenAIModel
 from orrery.agents.orchestrator import Orchestrator
 from orrery.config import Settings
 from orrery.db.engine import Database
@@ -153,9 +156,26 @@ def fake() -> Iterator[tuple[FakeOpenAI, str]]:
     thread.join(timeout=5)
 
 
-def _agent(base: str) -> Agent[None, str]:
-    model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)
-    agent = Agent(model, instructions="Be brief.")
+@pytest.fixture(params=["direct", "litellm"])
+def client(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _model(client: str, base: str) -> Model:
+    if client == "direct":
+        return OpenAIModel(
+            "openai/fake-model",
+            sent_name="fake-model",
+            base_url=base,
+            api_key="sk-test",
+            num_retries=0,
+            timeout=10,
+        )
+    return LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)
+
+
+def _agent(base: str, client: str = "litellm") -> Agent[None, str]:
+    agent = Agent(_model(client, base), instructions="Be brief.")
 
     @agent.tool_plain
     def echo_tool(text: str) -> str:
@@ -169,10 +189,10 @@ def _agent(base: str) -> Agent[None, str]:
     return agent
 
 
-async def test_request_with_tool_call_round_trip(fake: tuple[FakeOpenAI, str]) -> None:
+async def test_request_with_tool_call_round_trip(fake: tuple[FakeOpenAI, str], client: str) -> None:
     server, base = fake
     server.requests.clear()
-    result = await _agent(base).run("please CALL the tool")
+    result = await _agent(base, client).run("please CALL the tool")
     assert result.output.startswith("echo: tool saw hi")
     first, second = server.requests
     assert first["messages"][0] == {"role": "system", "content": "Be brief."}
@@ -182,14 +202,14 @@ async def test_request_with_tool_call_round_trip(fake: tuple[FakeOpenAI, str]) -
     assert result.usage.input_tokens == 22 and result.usage.output_tokens == 14
 
 
-async def test_streaming_text_and_tool_calls(fake: tuple[FakeOpenAI, str]) -> None:
+async def test_streaming_text_and_tool_calls(fake: tuple[FakeOpenAI, str], client: str) -> None:
     from pydantic_ai import AgentRunResultEvent
     from pydantic_ai.messages import FunctionToolCallEvent, PartDeltaEvent, PartStartEvent, TextPart
 
     server, base = fake
     server.requests.clear()
     deltas, calls, output = [], [], None
-    async with _agent(base).run_stream_events("please CALL the tool") as events:
+    async with _agent(base, client).run_stream_events("please CALL the tool") as events:
         async for event in events:
             if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                 deltas.append(event.part.content)
@@ -205,21 +225,21 @@ async def test_streaming_text_and_tool_calls(fake: tuple[FakeOpenAI, str]) -> No
     assert all(r.get("stream") for r in server.requests)
 
 
-async def test_server_errors_surface_as_exceptions(fake: tuple[FakeOpenAI, str]) -> None:
+async def test_server_errors_surface_as_exceptions(fake: tuple[FakeOpenAI, str], client: str) -> None:
     server, base = fake
     server.fail_next = 500
     with pytest.raises(Exception, match=r"(?i)(500|server|try later)"):
-        await _agent(base).run("hello")
-    assert (await _agent(base).run("hello again")).output == "echo: hello again"
+        await _agent(base, client).run("hello")
+    assert (await _agent(base, client).run("hello again")).output == "echo: hello again"
 
 
 async def test_a_turn_whose_stream_ends_without_finish_reason_is_stored_truncated(
-    fake: tuple[FakeOpenAI, str], db: Database, settings: Settings, demo: Any
+    fake: tuple[FakeOpenAI, str], db: Database, settings: Settings, demo: Any, client: str
 ) -> None:
     server, base = fake
     async with db.transaction() as s:
         sid = (await chat.create_session(s, demo.user_id, project_id=demo.project_id)).id
-    model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0, timeout=10)
+    model = _model(client, base)
     orch = Orchestrator(db, settings, lambda _n, _s: model)
     server.truncate_next = True
     cut = [e async for e in orch.turn(demo.user_id, sid, "hello there")]

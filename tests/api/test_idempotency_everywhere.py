@@ -29,31 +29,32 @@ def _session_of(exc: openai.APIStatusError) -> str:
 
 
 @pytest.mark.demo_db
+@pytest.mark.parametrize("client", ["proxy", "direct", "litellm"])
 async def test_sdk_retries_store_one_message_and_a_resend_answers_it(
-    db_url: str, provider: tuple[FakeProvider, str]
+    db_url: str, provider: tuple[FakeProvider, str], client: str
 ) -> None:
     fake, base_url = provider
     settings = settings_for(db_url)
     demo = await load_demo_into(settings)
     fake.mode = "fail"
     conversation: Any = [{"role": "user", "content": "Retry me, SDK"}]
-    with killable_server(db_url, settings.secret_key, provider_env(base_url)) as server:
-        client = openai.AsyncOpenAI(base_url=f"{server.base}/v1", api_key=demo.api_key, max_retries=2)
+    with killable_server(db_url, settings.secret_key, provider_env(base_url, client)) as server:
+        sdk = openai.AsyncOpenAI(base_url=f"{server.base}/v1", api_key=demo.api_key, max_retries=2)
         with pytest.raises(openai.APIStatusError) as failed:
-            await client.chat.completions.create(model="orrery/coach", messages=conversation)
+            await sdk.chat.completions.create(model="orrery/coach", messages=conversation)
         assert failed.value.status_code == 502
         sid = _session_of(failed.value)
         # one request (`x-should-retry: false`: the provider was retried here), one stored message
         assert await stored_messages(settings, sid) == [("user", "Retry me, SDK", "failed")]
 
         fake.mode = "echo"
-        done = await client.chat.completions.create(model="orrery/coach", messages=conversation)
+        done = await sdk.chat.completions.create(model="orrery/coach", messages=conversation)
         assert done.choices[0].message.content == f"echo: {_last_user(fake)}"
         assert [(r, st) for r, _, st in await stored_messages(settings, sid)] == [
             ("user", "complete"),
             ("assistant", "complete"),
         ]
-        await client.close()
+        await sdk.close()
 
 
 def _last_user(fake: FakeProvider) -> str:

@@ -17,13 +17,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from sqlalchemy import select
 
 from orrery.agents.attempts import with_fallbacks
-from orrery.agents.litellm_model import LiteLLMModel
 from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import Message
 from tests.support.serving import serving
-from tests.support.upstream import fake_provider
+from tests.support.upstream import CLIENTS, client_model, fake_provider
 
 JSON = {"Accept": "application/json"}
 
@@ -75,8 +74,9 @@ async def test_a_timeout_has_the_same_code_in_a_stream_and_in_json(
     assert error["error"]["code"] == "model_timeout"
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 async def test_a_dropped_provider_stream_says_the_connection_was_lost_and_prints_no_banner(
-    api: tuple[Any, httpx.AsyncClient], demo: Any, capfd: pytest.CaptureFixture[str]
+    api: tuple[Any, httpx.AsyncClient], demo: Any, capfd: pytest.CaptureFixture[str], client: str
 ) -> None:
     import litellm
 
@@ -84,7 +84,7 @@ async def test_a_dropped_provider_stream_says_the_connection_was_lost_and_prints
     litellm.suppress_debug_info = False  # as litellm starts: its first failure would print banners
     with fake_provider() as (provider, base):
         provider.mode = "drop"
-        model = LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=0)
+        model = client_model(client, "openai/fake-model", base)
         app.state.orchestrator.model_factory = lambda _n, _s: model
         sid = await _session(client, demo)
         failed = await client.post(f"/v1/sessions/{sid}/messages", json={"content": "hi"}, headers=JSON)
@@ -98,16 +98,17 @@ async def test_a_dropped_provider_stream_says_the_connection_was_lost_and_prints
     assert "Give Feedback" not in printed.out + printed.err and "\033[" not in printed.out + printed.err
 
 
+@pytest.mark.parametrize("clients", [("direct", "direct"), ("litellm", "litellm")])
 async def test_a_fallback_answers_when_the_first_stream_drops_before_any_text(
-    api: tuple[Any, httpx.AsyncClient], demo: Any
+    api: tuple[Any, httpx.AsyncClient], demo: Any, clients: tuple[str, str]
 ) -> None:
     app, client = api
     with fake_provider() as (provider, base):
         provider.model_modes = {"fake-model": "drop"}
         chain = with_fallbacks(
             [
-                LiteLLMModel(f"openai/{name}", api_base=base, api_key="sk-test", num_retries=0)
-                for name in ("fake-model", "fallback-model")
+                client_model(client, f"openai/{name}", base)
+                for client, name in zip(clients, ("fake-model", "fallback-model"), strict=True)
             ],
             60,
         )
@@ -137,14 +138,16 @@ def _price(model: str, message: Message) -> float:
     return float(prompt) + float(completion)
 
 
+@pytest.mark.parametrize("clients", [("direct", "litellm"), ("litellm", "direct")])
 async def test_a_fallbacks_reply_is_stored_priced_and_replayed_with_its_model(
-    api: tuple[Any, httpx.AsyncClient], demo: Any, db: Database
+    api: tuple[Any, httpx.AsyncClient], demo: Any, db: Database, clients: tuple[str, str]
 ) -> None:
+    """A chain mixing both clients: the direct client's failure falls back to litellm, and back."""
     app, client = api
     with fake_provider() as (provider, base):
         provider.model_modes = {"gpt-4o": "drop"}  # the first model fails; its fallback answers
         chain = with_fallbacks(
-            [LiteLLMModel(m, api_base=base, api_key="sk-test", num_retries=0) for m in (FIRST, FALLBACK)], 60
+            [client_model(c, m, base) for c, m in zip(clients, (FIRST, FALLBACK), strict=True)], 60
         )
         app.state.orchestrator.model_factory = lambda _n, _s: chain
         sid = await _session(client, demo)

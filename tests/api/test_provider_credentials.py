@@ -1,11 +1,12 @@
 """A wrong provider key reads as what it is, and a failing provider costs a bounded number of calls.
 
-A live `orrery serve` (its own process) reaches a fake OpenAI-compatible provider on loopback through
-litellm (`ORRERY_MODEL=openai/...`, `OPENAI_API_BASE`), and the real `openai` SDK calls the server with
+A live `orrery serve` (its own process) reaches a fake OpenAI-compatible provider on loopback
+(`ORRERY_MODEL=openai/...`, `OPENAI_API_BASE`) through its direct OpenAI client or, with
+`ORRERY_MODEL_CLIENT=litellm`, through litellm, and the real `openai` SDK calls the server with
 its default retries. The provider answers 401: the client reads which variable to set, gets 502 with
 `x-should-retry: false`, and the provider saw one request; the server logged one line at start (the
 key is present) and one line for the failure, with no traceback and no litellm banner. The provider
-then fails with 500: one SDK call makes at most 3 upstream requests (litellm's 1 + 2 retries; the SDK,
+then fails with 500: one SDK call makes at most 3 upstream requests (Orrery's 1 + 2 retries; the SDK,
 told not to retry, makes one). `orrery chat` without the key says so at start and fails in one line.
 SQLite only: nothing here depends on the database.
 """
@@ -35,8 +36,9 @@ def provider() -> Iterator[tuple[FakeProvider, str]]:
         yield found
 
 
+@pytest.mark.parametrize("client", ["auto", "litellm"])
 async def test_a_refused_key_says_what_to_set_and_is_not_retried(
-    sqlite_demo_template: Path, tmp_path: Path, provider: tuple[FakeProvider, str]
+    sqlite_demo_template: Path, tmp_path: Path, provider: tuple[FakeProvider, str], client: str
 ) -> None:
     fake, base = provider
     shutil.copy(sqlite_demo_template, tmp_path / "orrery.db")
@@ -49,6 +51,7 @@ async def test_a_refused_key_says_what_to_set_and_is_not_retried(
         "LITELLM_API_BASE": "",
         "ORRERY_MODEL_TIMEOUT_SECONDS": "120",
         "ORRERY_LOG_LEVEL": "info",  # the start-up line about the key is INFO when it is present
+        "ORRERY_MODEL_CLIENT": client,  # Orrery's direct OpenAI client, or litellm
     }
     fake.mode = "unauthorized"
     with killable_server(settings.database_url, settings.secret_key, env) as server:
@@ -80,7 +83,7 @@ async def test_a_refused_key_says_what_to_set_and_is_not_retried(
         with pytest.raises(openai.InternalServerError) as outage:
             await client.chat.completions.create(model="orrery/coach", messages=question)  # type: ignore[arg-type]
         assert outage.value.response.headers["x-should-retry"] == "false"
-        assert len(fake.requests) == 3  # litellm's 1 + 2; the SDK did not multiply them
+        assert len(fake.requests) == 3  # Orrery's 1 + 2 retries; the SDK did not multiply them
         await client.close()
         log = server.log.read_text()
     assert f"model {MODEL}: credentials present" in log

@@ -1,25 +1,27 @@
 """Provider retries are visible: each retry of a failing provider call is a `gen_ai.retry` event (the
 attempt and the error) on the model-request span, and the provider is called exactly as often as
-litellm's own retries called it (1 + `num_retries`)."""
+litellm's own retries called it (1 + `num_retries`), through either client of an `openai/...` model."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai.models import Model
 
-from orrery.agents.litellm_model import LiteLLMModel
 from orrery.agents.orchestrator import Orchestrator
 from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.ops.tracing import setup_tracing, shutdown_tracing
 from orrery.repo import chat
-from tests.support.upstream import fake_provider
+from tests.support.upstream import CLIENTS, client_model, fake_provider
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 async def test_each_provider_retry_is_an_event_on_the_model_span(
-    settings: Settings, db: Database, demo: Any
+    settings: Settings, db: Database, demo: Any, client: str
 ) -> None:
     exporter = InMemorySpanExporter()
     app = create_app(settings)
@@ -27,8 +29,8 @@ async def test_each_provider_retry_is_an_event_on_the_model_span(
     with fake_provider() as (provider, base):
         provider.mode = "fail"  # HTTP 500 on every call
 
-        def model(_name: str, _settings: Settings) -> LiteLLMModel:
-            return LiteLLMModel("openai/fake-model", api_base=base, api_key="sk-test", num_retries=2)
+        def model(_name: str, _settings: Settings) -> Model:
+            return client_model(client, "openai/fake-model", base, num_retries=2)
 
         try:
             async with db.transaction() as s:

@@ -7,13 +7,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo
 
-from orrery.agents.litellm_model import LiteLLMModel
 from orrery.agents.orchestrator import Orchestrator
 from orrery.app.http import create_app
 from orrery.config import Settings
@@ -23,7 +24,7 @@ from orrery.repo import chat
 from tests.ops.conftest import focused_session, sse_events
 from tests.support.models import streaming
 from tests.support.serving import serving
-from tests.support.upstream import fake_provider
+from tests.support.upstream import CLIENTS, client_model, fake_provider
 
 MODEL = "openai/fake-model"
 
@@ -159,11 +160,13 @@ async def test_content_is_traced_only_when_asked_and_a_failed_model_call_is_an_e
     assert failed_runs and (failed_runs[0].attributes or {}).get("gen_ai.conversation.id") == str(session.id)
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 async def test_chat_spans_carry_the_response_and_the_error_by_the_conventions(
-    settings: Settings, db: Database, demo: Any
+    settings: Settings, db: Database, demo: Any, client: str
 ) -> None:
-    """Through litellm against a fake provider: the `chat` span has `gen_ai.response.id` and
-    `gen_ai.response.finish_reasons`, the `invoke_agent` span names provider and model; a refused
+    """Through either client (direct, litellm) against a fake provider: the `chat` span has
+    `gen_ai.response.id` and `gen_ai.response.finish_reasons` and names the client it went through
+    (`gen_ai.system`), the `invoke_agent` span names provider and model; a refused
     key ends both with `error.type`. With `ORRERY_TRACE_SQL`, statements are spans with the stable
     `db.query.text`."""
     exporter = InMemorySpanExporter()
@@ -172,8 +175,8 @@ async def test_chat_spans_carry_the_response_and_the_error_by_the_conventions(
     setup_tracing(app, traced, exporter=exporter)
     with fake_provider() as (provider, base):
 
-        def model(_name: str, _settings: Settings) -> LiteLLMModel:
-            return LiteLLMModel(MODEL, api_base=base, api_key="sk-test")
+        def model(_name: str, _settings: Settings) -> Model:
+            return client_model(client, MODEL, base, num_retries=2)
 
         async def say(api: Any, sid: str, text: str) -> int:
             response = await api.post(
@@ -197,6 +200,7 @@ async def test_chat_spans_carry_the_response_and_the_error_by_the_conventions(
     assert (done, failed) == (200, 502)
     [chat_span] = [s for s in ok if s.name.startswith("chat ")]
     attributes = dict(chat_span.attributes or {})
+    assert attributes["gen_ai.system"] == ("openai" if client == "direct" else "litellm")  # who was called
     assert attributes["gen_ai.response.id"] == "c1"
     assert list(attributes["gen_ai.response.finish_reasons"]) == ["stop"]  # type: ignore[arg-type]
     [run] = [s for s in ok if s.name.startswith("invoke_agent")]

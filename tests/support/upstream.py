@@ -2,11 +2,13 @@
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
 text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
-until the mode changes), or `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection). Requests for `model_modes[model]` get that mode instead (a fallback
-model answering while the first fails). Every request body is kept in `requests`, so tests count
-upstream calls and read what the model was given. A server process reaches it with `LITELLM_API_BASE` (see
-`provider_env`)."""
+until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
+then loses its connection), `unauthorized` (HTTP 401), or `error_event` (a 200 stream whose second
+event is an `error`, as vLLM-style servers report a failure mid-stream). Requests for
+`model_modes[model]` get that mode instead (a fallback model answering while the first fails).
+Every request body is kept in `requests`, so tests count upstream calls and read what the model
+was given. A server process reaches it with `LITELLM_API_BASE` (see `provider_env`), or with
+`OPENAI_BASE_URL`; `client_model` builds an `openai/...` model on either client pointed at it."""
 
 from __future__ import annotations
 
@@ -17,12 +19,17 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+CLIENTS = ("direct", "litellm")
+"""The two clients of an `openai/...` model: Orrery's direct OpenAI client and litellm."""
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 UNAUTHORIZED = {
     "error": {
@@ -32,6 +39,8 @@ UNAUTHORIZED = {
         "code": "invalid_api_key",
     }
 }
+
+OVERLOADED = {"error": {"message": "the engine is overloaded", "type": "server_error", "code": 503}}
 
 
 class FakeProvider:
@@ -63,6 +72,9 @@ class FakeProvider:
             return JSONResponse(UNAUTHORIZED, status_code=401)
         if mode == "drop":
             return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
+        if mode == "error_event":
+            failed = iter([next(_stream(body["model"], "")), f"data: {json.dumps(OVERLOADED)}\n\n"])
+            return StreamingResponse(failed, media_type="text/event-stream")
         if mode == "fail":
             while not self.gate.is_set():  # noqa: ASYNC110 - a thread's event
                 await asyncio.sleep(0.05)
@@ -139,13 +151,38 @@ def fake_provider() -> Iterator[tuple[FakeProvider, str]]:
         thread.join(timeout=10)
 
 
-def provider_env(base: str) -> dict[str, str]:
-    """A server process's environment for the fake provider (pydantic-ai's OpenAI client through
-    `LITELLM_API_BASE`)."""
-    return {
-        "LITELLM_API_BASE": base,
-        "LITELLM_API_KEY": "sk-test",
+def provider_env(base: str, client: str = "proxy") -> dict[str, str]:
+    """A server process's environment for the fake provider: as a litellm proxy (`LITELLM_API_BASE`,
+    called by Orrery's direct client), or as OpenAI's API (`OPENAI_BASE_URL`) through the `direct`
+    client or `litellm` (`ORRERY_MODEL_CLIENT=litellm`)."""
+    env = {
         "ORRERY_MODEL": "openai/fake-model",
         "ORRERY_MODEL_TIMEOUT_SECONDS": "120",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
+    if client == "proxy":
+        return env | {"LITELLM_API_BASE": base, "LITELLM_API_KEY": "sk-test"}
+    choice = "litellm" if client == "litellm" else "auto"
+    return env | {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "sk-test", "ORRERY_MODEL_CLIENT": choice}
+
+
+def client_model(
+    client: str,
+    name: str,
+    base: str,
+    *,
+    api_key: str = "sk-test",
+    num_retries: int = 0,
+    timeout: float = 60.0,
+) -> Model:
+    """`name` (an `openai/...` id) on one client, pointed at the fake provider's `base`."""
+    if client == "direct":
+        from orrery.agents.openai_model import OpenAIModel
+
+        sent = name.split("/", 1)[1]
+        return OpenAIModel(
+            name, sent_name=sent, base_url=base, api_key=api_key, num_retries=num_retries, timeout=timeout
+        )
+    from orrery.agents.litellm_model import LiteLLMModel
+
+    return LiteLLMModel(name, api_base=base, api_key=api_key, num_retries=num_retries, timeout=timeout)

@@ -1,9 +1,11 @@
 """One model factory from a string: `offline`, or a litellm model id.
 
-Provider facts live here and nowhere else. A litellm id (`provider/model`) runs in-process through
-`LiteLLMModel` over `litellm.acompletion`; with `LITELLM_API_BASE` set it goes through a litellm
-proxy with pydantic-ai's OpenAI-compatible client (`LiteLLMProvider`) instead. litellm is imported
-only on a real model's first request, never by commands that do not need it. Fallback models
+Provider facts live here and nowhere else. Each model of the chain runs on the client
+`agents.protocol.client_for` names: an `openai/...` model through Orrery's direct OpenAI client
+(`OpenAIModel`), any other provider in-process through `LiteLLMModel` over `litellm.acompletion`
+(every model with `ORRERY_MODEL_CLIENT=litellm`); with `LITELLM_API_BASE` set every model goes
+through that litellm proxy, with the direct client. litellm is imported only on a litellm model's
+first request, never by commands or servers that do not need it. Fallback models
 (`ORRERY_MODEL_FALLBACKS`) are tried by pydantic-ai's `FallbackModel`, each attempt with its own
 `ORRERY_MODEL_TIMEOUT_SECONDS` (see `attempts`).
 """
@@ -14,7 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orrery.agents.attempts import with_fallbacks
+from orrery.agents.credentials import PROXY_KEY
 from orrery.agents.offline import offline_model
+from orrery.agents.protocol import client_for, direct_model_name
 from orrery.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -29,23 +33,37 @@ def build_model(name: str, settings: Settings) -> Model:
     if name == "offline":
         return offline_model()
     names = [name, *(f.strip() for f in settings.model_fallbacks.split(",") if f.strip())]
-    if settings.litellm_api_base:
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.litellm import LiteLLMProvider
+    return with_fallbacks([_one_model(n, settings) for n in names], settings.model_timeout_seconds)
 
-        provider = LiteLLMProvider(api_base=settings.litellm_api_base, api_key=settings.litellm_api_key)
-        proxied: list[Model] = [OpenAIChatModel(n, provider=provider) for n in names]
-        return with_fallbacks(proxied, settings.model_timeout_seconds)
-    for n in names:
-        if "/" not in n:
-            raise ConfigurationError(
-                f"model {n!r} is not a litellm model id: use provider/model (openai/gpt-4o-mini, "
-                "anthropic/claude-sonnet-4-5, ollama/llama3) or ORRERY_MODEL=offline"
-            )
+
+def _one_model(name: str, settings: Settings) -> Model:
+    """One model of the chain, on the client `agents.protocol` names for it."""
+    client = client_for(name, settings)
+    timeout = settings.model_timeout_seconds
+    if client == "proxy":
+        from orrery.agents.openai_model import OpenAIModel
+
+        key = settings.litellm_api_key or "litellm-placeholder"  # a proxy may take no key
+        return OpenAIModel(
+            name,
+            timeout=timeout,
+            base_url=settings.litellm_api_base,
+            api_key=key,
+            key_variable=PROXY_KEY,
+            system="litellm",
+        )
+    if "/" not in name:
+        raise ConfigurationError(
+            f"model {name!r} is not a litellm model id: use provider/model (openai/gpt-4o-mini, "
+            "anthropic/claude-sonnet-4-5, ollama/llama3) or ORRERY_MODEL=offline"
+        )
+    if client == "direct":
+        from orrery.agents.openai_model import OpenAIModel
+
+        return OpenAIModel(name, sent_name=direct_model_name(name), timeout=timeout)
     from orrery.agents.litellm_model import LiteLLMModel
 
-    direct: list[Model] = [LiteLLMModel(n, timeout=settings.model_timeout_seconds) for n in names]
-    return with_fallbacks(direct, settings.model_timeout_seconds)
+    return LiteLLMModel(name, timeout=timeout)
 
 
 def summarizer_for(

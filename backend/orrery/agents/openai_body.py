@@ -1,6 +1,7 @@
 """A chat request's body as the OpenAI SDK would send it, without re-deriving it from type hints.
 
-litellm sends OpenAI-compatible requests through the `openai` SDK, whose `create` walks the whole body
+Orrery's direct client and litellm both send OpenAI-compatible requests through the `openai` SDK
+(`agents.openai_model`, `agents.litellm_model`), whose `create` walks the whole body
 (every message against the six message types, every tool's schema) through its type hints to rename
 aliased keys and format dates (`async_maybe_transform`): a third of the request's CPU, ~5 ms a turn
 at the door benchmark (`bench.door --provider`). For chat completions no key has an alias or a format,
