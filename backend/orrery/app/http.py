@@ -37,6 +37,7 @@ from orrery.memory.history_cache import configure_history_cache
 from orrery.memory.message_index import written_encodings
 from orrery.plugins import ensure_plugins
 from orrery.repo.linked_cache import configure_linked_cache
+from orrery.model_map import model_map
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
@@ -88,6 +89,7 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
             # what a stored message is counted in, and what a turn counts with
             encodings = {*written_encodings(), encoding_name_for(settings.model)}
             await asyncio.to_thread(load_encodings, encodings)
+            await asyncio.to_thread(model_map)  # windows and prices, read once (not inside a turn)
             if not embedding_model(settings).remote:  # loaded before the first message is stored
                 app.state.embedder = start_embedder_warmup()
             async with operations_running(app, orchestrator):
