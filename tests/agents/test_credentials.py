@@ -76,7 +76,8 @@ def test_an_openai_model_s_credentials_import_no_litellm() -> None:
         "from orrery.agents.credentials import credentials_report, refused, credential_names\n"
         "from orrery.config import Settings\n"
         "report = credentials_report(Settings(_env_file=None, model='openai/gpt-4o-mini'))\n"
-        "print(report[0], credential_names('openai/gpt-4o-mini'), refused(RuntimeError(), 'openai/x') is not None)\n"
+        "failure = refused(RuntimeError(), 'openai/x')\n"
+        "print(report[0], credential_names('openai/gpt-4o-mini'), failure is not None)\n"
         "print('litellm' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

@@ -24,7 +24,8 @@ sys.meta_path.insert(0, Spy())
 from orrery.agents.preload import preload_provider
 from orrery.config import Settings
 
-asyncio.run(preload_provider(sys.argv[1], Settings(_env_file=None, **dict(a.split("=", 1) for a in sys.argv[2:]))))
+overrides = dict(a.split("=", 1) for a in sys.argv[2:])
+asyncio.run(preload_provider(sys.argv[1], Settings(_env_file=None, **overrides)))
 print("litellm" in sys.modules, importers, "openai.resources.chat" in sys.modules)
 """
 
@@ -45,7 +46,8 @@ def test_a_direct_or_proxied_model_warms_the_openai_sdk_and_never_imports_litell
 
 
 def test_a_litellm_fallback_is_preloaded_too() -> None:
-    assert _preload("openai/gpt-4o-mini", "model_fallbacks=anthropic/claude-sonnet-4-5") == ["True", "[False]", "True"]
+    chain = _preload("openai/gpt-4o-mini", "model_fallbacks=anthropic/claude-sonnet-4-5")
+    assert chain == ["True", "[False]", "True"]
 
 
 def test_provider_module_per_model() -> None:

@@ -35,9 +35,9 @@ from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import start_embedder_warmup
 from orrery.memory.history_cache import configure_history_cache
 from orrery.memory.message_index import written_encodings
+from orrery.model_map import model_map
 from orrery.plugins import ensure_plugins
 from orrery.repo.linked_cache import configure_linked_cache
-from orrery.model_map import model_map
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
