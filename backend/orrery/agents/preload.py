@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import sys
 
 from orrery.agents import litellm_open, openai_body
 from orrery.agents.protocol import client_for
 from orrery.config import Settings
 
 log = logging.getLogger("orrery.preload")
+_warmed: set[str] = set()
+"""Providers this process has loaded and warmed (a module imported by a forking supervisor, see
+`services.warm`, is imported but not warmed: the warm-up runs in each worker)."""
 
 
 def provider_module(model: str, settings: Settings) -> str | None:
@@ -43,7 +45,7 @@ def provider_modules(model: str, settings: Settings) -> list[str]:
 async def preload_provider(model: str, settings: Settings) -> None:
     """Import the providers of the model's chain in a worker thread (a no-op once loaded)."""
     for module in provider_modules(model, settings):
-        if not _loaded(module):
+        if module not in _warmed:
             await asyncio.to_thread(_load, module, model)
 
 
@@ -57,6 +59,7 @@ def _load(module: str, model: str) -> None:
     _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
     if module == "litellm":
         _warm_litellm(model)
+    _warmed.add(module)
 
 
 def _warm_litellm(model: str) -> None:
@@ -71,9 +74,3 @@ def _warm_litellm(model: str) -> None:
         )
     except Exception as exc:  # a warm-up only: the real first call reports real problems
         log.debug("litellm warm-up for %s: %s", model, exc)
-
-
-def _loaded(module: str) -> bool:
-    """Fully imported (a module another thread is still importing is in sys.modules already)."""
-    found = sys.modules.get(module)
-    return found is not None and not getattr(found.__spec__, "_initializing", False)

@@ -91,6 +91,10 @@ def serve(
     from orrery.services.http_parser import CappedHttpTools
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
+    if workers > 1 and _fork_workers():
+        from orrery.services.warm import load_shared
+
+        load_shared(settings)  # before the workers exist: they share it
     uvicorn.run(
         "orrery.app.boot:create_booting_app",
         factory=True,
@@ -101,6 +105,20 @@ def serve(
         http=CappedHttpTools,  # httptools, with h11's cap on an unfinished request head
         access_log=False,  # `orrery.http` logs each request once, with its id (`orrery.ops.logs`)
     )
+
+
+def _fork_workers() -> bool:
+    """Have uvicorn fork its workers from this process (where the OS can), instead of starting each
+    as a fresh interpreter: what this process loaded before (`services.warm`) is then shared by all
+    of them, not held once per worker. Whether it will."""
+    import multiprocessing
+
+    from uvicorn import _subprocess
+
+    if "fork" not in multiprocessing.get_all_start_methods() or not hasattr(_subprocess, "spawn"):
+        return False
+    setattr(_subprocess, "spawn", multiprocessing.get_context("fork"))  # noqa: B010  # read per worker
+    return True
 
 
 @app.command("mcp")
