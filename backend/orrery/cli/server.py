@@ -118,7 +118,20 @@ def _fork_workers() -> bool:
     if "fork" not in multiprocessing.get_all_start_methods() or not hasattr(_subprocess, "spawn"):
         return False
     setattr(_subprocess, "spawn", multiprocessing.get_context("fork"))  # noqa: B010  # read per worker
+    os.register_at_fork(after_in_child=_default_signals)
     return True
+
+
+def _default_signals() -> None:
+    """A forked worker starts with a fresh interpreter's signal handlers, not the supervisor's (which
+    queue signals for its own loop): stopped while still starting, it stops, until uvicorn installs
+    its own."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP", "SIGTTIN", "SIGTTOU"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @app.command("mcp")
