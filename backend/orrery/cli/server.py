@@ -7,6 +7,7 @@ so `orrery mcp` (stdio) answers `initialize` before the rest of the CLI is impor
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -108,15 +109,15 @@ def serve(
 
 
 def _fork_workers() -> bool:
-    """Have uvicorn fork its workers from this process (where the OS can), instead of starting each
+    """Have uvicorn fork its workers from this process (on Linux), instead of starting each
     as a fresh interpreter: what this process loaded before (`services.warm`) is then shared by all
     of them, not held once per worker. Whether it will."""
     import multiprocessing
 
     from uvicorn import _subprocess
 
-    if "fork" not in multiprocessing.get_all_start_methods() or not hasattr(_subprocess, "spawn"):
-        return False
+    if not sys.platform.startswith("linux") or not hasattr(_subprocess, "spawn"):
+        return False  # macOS can fork, but not safely once system frameworks are loaded
     setattr(_subprocess, "spawn", multiprocessing.get_context("fork"))  # noqa: B010  # read per worker
     os.register_at_fork(after_in_child=_default_signals)
     return True
