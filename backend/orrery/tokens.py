@@ -13,15 +13,14 @@ tokenizers differ by a few percent, so budgets for them are close estimates, not
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from orrery.model_map import litellm_dir, model_map
 
 if TYPE_CHECKING:
     import tiktoken
@@ -43,18 +42,11 @@ _ENCODING_RULES: list[tuple[str, str]] = [
 _KNOWN_WINDOWS = {"offline": 8192}
 
 
-def _litellm_dir() -> Path | None:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def configure_tiktoken_cache() -> None:
     """Point tiktoken at litellm's bundled encodings unless the operator chose a directory."""
     if os.environ.get("TIKTOKEN_CACHE_DIR"):
         return
-    base = _litellm_dir()
+    base = litellm_dir()
     if base is not None and (base / "litellm_core_utils" / "tokenizers").is_dir():
         os.environ["TIKTOKEN_CACHE_DIR"] = str(base / "litellm_core_utils" / "tokenizers")
 
@@ -151,17 +143,12 @@ def counter_for(model: str) -> TokenCounter:
 
 @lru_cache(maxsize=1)
 def _litellm_windows() -> dict[str, int]:
-    """Context windows from litellm's bundled model map, read as JSON (no litellm import)."""
-    base = _litellm_dir()
-    path = base / "model_prices_and_context_window_backup.json" if base else None
-    if path is None or not path.exists():
-        return {}
+    """Context windows from litellm's bundled model map (`orrery.model_map`: no litellm import)."""
     windows: dict[str, int] = {}
-    for model, info in json.loads(path.read_text()).items():
-        if isinstance(info, dict):
-            size = info.get("max_input_tokens") or info.get("max_tokens")
-            if isinstance(size, int) and size > 0:
-                windows[model] = size
+    for model, info in model_map().items():
+        size = info.get("max_input_tokens") or info.get("max_tokens")
+        if isinstance(size, int) and size > 0:
+            windows[model] = size
     return windows
 
 

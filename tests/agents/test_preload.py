@@ -1,5 +1,6 @@
 """Heavy provider imports run in a worker thread, never on the event loop (a fresh interpreter shows
-which thread imported litellm)."""
+which thread imported litellm), and a model called directly or through a proxy loads the openai SDK,
+never litellm."""
 
 from __future__ import annotations
 
@@ -23,19 +24,38 @@ sys.meta_path.insert(0, Spy())
 from orrery.agents.preload import preload_provider
 from orrery.config import Settings
 
-asyncio.run(preload_provider("openai/gpt-4o-mini", Settings(_env_file=None)))
-print("litellm" in sys.modules, importers)
+overrides = dict(a.split("=", 1) for a in sys.argv[2:])
+asyncio.run(preload_provider(sys.argv[1], Settings(_env_file=None, **overrides)))
+print("litellm" in sys.modules, importers, "openai.resources.chat" in sys.modules)
 """
 
 
+def _preload(*args: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
 def test_litellm_is_imported_off_the_event_loop_thread() -> None:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "[False]"], out.stdout + out.stderr
+    assert _preload("anthropic/claude-sonnet-4-5") == ["True", "[False]", "True"]
+    assert _preload("openai/gpt-4o-mini", "model_client=litellm") == ["True", "[False]", "True"]
+
+
+def test_a_direct_or_proxied_model_warms_the_openai_sdk_and_never_imports_litellm() -> None:
+    assert _preload("openai/gpt-4o-mini") == ["False", "[]", "True"]
+    assert _preload("some-alias", "litellm_api_base=http://127.0.0.1:4000") == ["False", "[]", "True"]
+
+
+def test_a_litellm_fallback_is_preloaded_too() -> None:
+    chain = _preload("openai/gpt-4o-mini", "model_fallbacks=anthropic/claude-sonnet-4-5")
+    assert chain == ["True", "[False]", "True"]
 
 
 def test_provider_module_per_model() -> None:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert provider_module("offline", settings) is None
     assert provider_module("anthropic/claude-sonnet-4-5", settings) == "litellm"
+    assert provider_module("openai/gpt-4o-mini", settings) == "openai"
     proxied = settings.model_copy(update={"litellm_api_base": "http://127.0.0.1:4000"})
-    assert provider_module("openai/gpt-4o-mini", proxied) == "pydantic_ai.models.openai"
+    assert provider_module("anthropic/claude-sonnet-4-5", proxied) == "openai"
+    everything = settings.model_copy(update={"model_client": "litellm"})
+    assert provider_module("openai/gpt-4o-mini", everything) == "litellm"

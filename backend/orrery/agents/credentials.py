@@ -5,12 +5,15 @@ A missing or wrong key is a setting to fix, not an outage: retrying cannot help,
 `ProviderCredentialsError` (never retried, answered 502 with `x-should-retry: false`) and its message
 names the variables to set. litellm's `validate_environment` knows which variables each provider
 reads; its answer is a hint (a provider reached through an instance role or a local server may need
-none), so a missing variable is reported, never enforced.
+none), so a missing variable is reported, never enforced. For the providers Orrery calls directly
+(`agents.protocol`) a small table gives the same answer without importing litellm (seconds and
+~150 MB a server of direct models never needs); tests/agents/test_credentials.py holds them equal.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from orrery.errors import ConfigurationError
@@ -22,6 +25,9 @@ log = logging.getLogger("orrery.credentials")
 REFUSED = (401, 403)
 """HTTP statuses of a provider refusing the caller's credentials."""
 PROXY_KEY = "LITELLM_API_KEY"
+DIRECT_KEYS = {"openai": ("OPENAI_API_KEY",)}
+"""The secret variables litellm's `validate_environment` lists for each directly called provider
+(a base URL, `OPENAI_BASE_URL` / `OPENAI_API_BASE`, does not change them)."""
 
 
 class ProviderCredentialsError(ConfigurationError):
@@ -35,9 +41,17 @@ def _litellm() -> Any:
     return litellm
 
 
+def _direct_keys(model: str) -> tuple[str, ...] | None:
+    """The table's variables for `model`'s provider, or None when litellm is to be asked."""
+    return DIRECT_KEYS.get(model.split("/", 1)[0]) if "/" in model else None
+
+
 def missing_credentials(model: str) -> list[str]:
     """The secret variables (keys, tokens) litellm says `model` reads that are not set; a base URL
-    it lists is left out (a local server has a default)."""
+    it lists is left out (a local server has a default). Set means present, even if empty."""
+    direct = _direct_keys(model)
+    if direct is not None:
+        return [name for name in direct if name not in os.environ]
     try:
         missing = _litellm().validate_environment(model)["missing_keys"]
     except Exception:  # an id litellm cannot place: nothing to report
@@ -50,6 +64,9 @@ def credential_names(model: str) -> list[str]:
     missing = missing_credentials(model)
     if missing:
         return missing
+    direct = _direct_keys(model)
+    if direct is not None:
+        return list(direct)
     try:
         provider = _litellm().get_llm_provider(model)[1]
     except Exception:

@@ -5,6 +5,10 @@ would freeze every other request of the process, `/health` included. The server 
 thread during startup, before it accepts requests (an import racing with requests would still stall
 them: it holds the GIL), and every turn awaits the import of its model's provider (again in a
 thread, a no-op once loaded) before it builds a model, so a per-turn model override is covered too.
+
+Which provider: the `openai` SDK for a model called directly or through a proxy (`agents.protocol`),
+litellm for every other; a server whose models are all direct, proxied or offline never imports
+litellm (~150 MB and seconds of CPU).
 """
 
 from __future__ import annotations
@@ -12,51 +16,61 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import sys
 
 from orrery.agents import litellm_open, openai_body
+from orrery.agents.protocol import client_for
 from orrery.config import Settings
 
 log = logging.getLogger("orrery.preload")
+_warmed: set[str] = set()
+"""Providers this process has loaded and warmed (a module imported by a forking supervisor, see
+`services.warm`, is imported but not warmed: the warm-up runs in each worker)."""
 
 
 def provider_module(model: str, settings: Settings) -> str | None:
     """The module a model string needs before its first request (None for `offline`)."""
-    if model == "offline":
+    client = client_for(model, settings)
+    if client == "offline":
         return None
-    return "pydantic_ai.models.openai" if settings.litellm_api_base else "litellm"
+    return "litellm" if client == "litellm" else "openai"
+
+
+def provider_modules(model: str, settings: Settings) -> list[str]:
+    """The modules of `model` and its fallbacks (`ORRERY_MODEL_FALLBACKS`), each once."""
+    chain = [model, *(f.strip() for f in settings.model_fallbacks.split(",") if f.strip())]
+    found = (provider_module(name, settings) for name in chain if name != "offline")
+    return list(dict.fromkeys(m for m in found if m is not None))
 
 
 async def preload_provider(model: str, settings: Settings) -> None:
-    """Import the model's provider in a worker thread (a no-op once it is loaded)."""
-    module = provider_module(model, settings)
-    if module is not None and not _loaded(module):
-        await asyncio.to_thread(_load, module, model)
+    """Import the providers of the model's chain in a worker thread (a no-op once loaded)."""
+    for module in provider_modules(model, settings):
+        if module not in _warmed:
+            await asyncio.to_thread(_load, module, model)
 
 
 def _load(module: str, model: str) -> None:
-    """Import the provider, then let litellm load what its first call would (the openai client's
-    resources and the provider's handler, ~550 more modules) with a mocked, offline completion."""
+    """Import the provider and load what its first call would: the openai client's resources, and
+    for litellm its provider's handler (~550 more modules) through a mocked, offline completion."""
     importlib.import_module(module)
     openai_body.install()  # both providers send through the OpenAI SDK
-    if module != "litellm":
-        return
-    import litellm
     import openai
+
+    _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
+    if module == "litellm":
+        _warm_litellm(model)
+    _warmed.add(module)
+
+
+def _warm_litellm(model: str) -> None:
+    import litellm
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
     litellm_open.install()
     try:
-        _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
         litellm.get_llm_provider(model)
         asyncio.run(
             litellm.acompletion(model=model, messages=[{"role": "user", "content": "-"}], mock_response="-")
         )
     except Exception as exc:  # a warm-up only: the real first call reports real problems
         log.debug("litellm warm-up for %s: %s", model, exc)
-
-
-def _loaded(module: str) -> bool:
-    """Fully imported (a module another thread is still importing is in sys.modules already)."""
-    found = sys.modules.get(module)
-    return found is not None and not getattr(found.__spec__, "_initializing", False)

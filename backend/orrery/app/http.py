@@ -35,6 +35,8 @@ from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import start_embedder_warmup
 from orrery.memory.history_cache import configure_history_cache
 from orrery.memory.message_index import written_encodings
+from orrery.model_map import model_map
+from orrery.ops.heap import release_free_memory
 from orrery.plugins import ensure_plugins
 from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
@@ -88,8 +90,12 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
             # what a stored message is counted in, and what a turn counts with
             encodings = {*written_encodings(), encoding_name_for(settings.model)}
             await asyncio.to_thread(load_encodings, encodings)
+            await asyncio.to_thread(model_map)  # windows and prices, read once (not inside a turn)
             if not embedding_model(settings).remote:  # loaded before the first message is stored
                 app.state.embedder = start_embedder_warmup()
+                app.state.embedder.add_done_callback(lambda _: release_free_memory())
+            else:
+                release_free_memory()  # the warm-up's transients (an encoding's dict, the map)
             async with operations_running(app, orchestrator):
                 try:
                     yield

@@ -7,6 +7,7 @@ so `orrery mcp` (stdio) answers `initialize` before the rest of the CLI is impor
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -91,6 +92,10 @@ def serve(
     from orrery.services.http_parser import CappedHttpTools
 
     prepare_metrics_dir(settings.prometheus_multiproc_dir, workers=workers)
+    if workers > 1 and _fork_workers():
+        from orrery.services.warm import load_shared
+
+        load_shared(settings)  # before the workers exist: they share it
     uvicorn.run(
         "orrery.app.boot:create_booting_app",
         factory=True,
@@ -101,6 +106,33 @@ def serve(
         http=CappedHttpTools,  # httptools, with h11's cap on an unfinished request head
         access_log=False,  # `orrery.http` logs each request once, with its id (`orrery.ops.logs`)
     )
+
+
+def _fork_workers() -> bool:
+    """Have uvicorn fork its workers from this process (on Linux), instead of starting each
+    as a fresh interpreter: what this process loaded before (`services.warm`) is then shared by all
+    of them, not held once per worker. Whether it will."""
+    import multiprocessing
+
+    from uvicorn import _subprocess
+
+    if not sys.platform.startswith("linux") or not hasattr(_subprocess, "spawn"):
+        return False  # macOS can fork, but not safely once system frameworks are loaded
+    setattr(_subprocess, "spawn", multiprocessing.get_context("fork"))  # noqa: B010  # read per worker
+    os.register_at_fork(after_in_child=_default_signals)
+    return True
+
+
+def _default_signals() -> None:
+    """A forked worker starts with a fresh interpreter's signal handlers, not the supervisor's (which
+    queue signals for its own loop): stopped while still starting, it stops, until uvicorn installs
+    its own."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP", "SIGTTIN", "SIGTTOU"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @app.command("mcp")
