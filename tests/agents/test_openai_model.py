@@ -226,15 +226,6 @@ finally:
 """
 
 
-def _turns_import_no_provider_module() -> bool:
-    """Whether the turn's provider preload knows direct models (`agents.preload`, made litellm-free
-    with the credentials check and the cost in the same change)."""
-    from orrery.agents.preload import provider_module
-
-    return provider_module("openai/gpt-4o-mini", _settings()) != "litellm"
-
-
-@pytest.mark.skipif(not _turns_import_no_provider_module(), reason="the turn's preload still imports litellm")
 def test_a_whole_turn_on_a_direct_model_never_imports_litellm(
     provider: tuple[FakeProvider, str], sqlite_demo_template: Path, tmp_path: Path
 ) -> None:
