@@ -4,7 +4,8 @@ are ready first (the project's "what's next").
 
 Two statements whatever the project's size: the candidates (name matches, at most `CANDIDATES`),
 each with its unfinished dependencies and open dependents counted in correlated subqueries, then the
-plans each belongs to.
+plans each belongs to. Their fixed parts are built once per process (`_statements`): building the
+aliased subqueries cost ~4 ms a call, more than running both statements.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.selectable import ScalarSelect
@@ -56,6 +59,29 @@ def _counted(rel_from: str) -> ScalarSelect[int]:
     )
 
 
+@cache
+def _statements() -> tuple[Select[Any], Select[Any]]:
+    """The candidates' columns (their counts included) and the plans of given entities (`ids`, bound
+    per call): constant, so built once per process."""
+    candidates = select(
+        Entity.id,
+        Entity.kind,
+        Entity.name,
+        Entity.state,
+        Entity.due_at,
+        _counted("src").label("deps"),
+        _counted("dst").label("dependents"),
+    )
+    plan = aliased(Entity)
+    plans = (
+        select(Edge.src_id, plan.name)
+        .join(plan, plan.id == Edge.dst_id)
+        .where(Edge.src_id.in_(bindparam("ids", expanding=True)), Edge.rel == "belongs_to_plan")
+        .order_by(plan.name)
+    )
+    return candidates, plans
+
+
 def _root(word: str) -> str:
     """The part a word shares with its stem (`pricing`/`price` -> `pric`): what its forms contain."""
     return os.path.commonprefix([word.lower(), stem(word)]) or word.lower()
@@ -83,15 +109,7 @@ async def find_entities(
     first; tasks before other kinds on a tie); with no words, its open tasks, ready ones first."""
     project = await require_project(session, user_id, project_id)
     words = search_terms(query)
-    stmt = select(
-        Entity.id,
-        Entity.kind,
-        Entity.name,
-        Entity.state,
-        Entity.due_at,
-        _counted("src").label("deps"),
-        _counted("dst").label("dependents"),
-    ).where(Entity.project_id == project.id)
+    stmt = _statements()[0].where(Entity.project_id == project.id)
     if kind:
         stmt = stmt.where(Entity.kind == kind)
     if words:
@@ -111,13 +129,7 @@ async def find_entities(
 async def _with_plans(session: AsyncSession, found: list[Found]) -> list[Found]:
     if not found:
         return []
-    plan = aliased(Entity)
-    rows = await session.execute(
-        select(Edge.src_id, plan.name)
-        .join(plan, plan.id == Edge.dst_id)
-        .where(Edge.src_id.in_([f.id for f in found]), Edge.rel == "belongs_to_plan")
-        .order_by(plan.name)
-    )
+    rows = await session.execute(_statements()[1], {"ids": [f.id for f in found]})
     plans: dict[uuid.UUID, list[str]] = {}
     for src, name in rows.all():
         plans.setdefault(src, []).append(name)
