@@ -15,7 +15,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any
 
 from sqlalchemy import Select, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,8 +58,12 @@ def _counted(rel_from: str) -> ScalarSelect[int]:
     )
 
 
+Candidates = Select[uuid.UUID, str, str, str, datetime | None, int, int]
+"""id, kind, name, state, due_at, open dependencies, open dependents"""
+
+
 @cache
-def _statements() -> tuple[Select[Any], Select[Any]]:
+def _statements() -> tuple[Candidates, Select[uuid.UUID, str]]:
     """The candidates' columns (their counts included) and the plans of given entities (`ids`, bound
     per call): constant, so built once per process."""
     candidates = select(
