@@ -14,9 +14,9 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 
-from sqlalchemy import Select, bindparam, func, or_, select
+from sqlalchemy import ColumnElement, Select, String, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.selectable import ScalarSelect
@@ -85,6 +85,14 @@ def _statements() -> tuple[Candidates, Select[uuid.UUID, str]]:
     return candidates, plans
 
 
+@lru_cache(maxsize=32)
+def _named(words: int) -> ColumnElement[bool]:
+    """A name holding any of `words` roots (bound per call as `root0`, `root1`, ...): built once per
+    count of words, as building `lower(name) LIKE` per word cost more than the search."""
+    name = func.lower(Entity.name)
+    return or_(*(name.contains(bindparam(f"root{i}", type_=String)) for i in range(words)))
+
+
 def _root(word: str) -> str:
     """The part a word shares with its stem (`pricing`/`price` -> `pric`): what its forms contain."""
     return os.path.commonprefix([word.lower(), stem(word)]) or word.lower()
@@ -115,11 +123,12 @@ async def find_entities(
     stmt = _statements()[0].where(Entity.project_id == project.id)
     if kind:
         stmt = stmt.where(Entity.kind == kind)
+    roots = {f"root{i}": _root(w) for i, w in enumerate(words)}
     if words:
-        stmt = stmt.where(or_(*(func.lower(Entity.name).contains(_root(w)) for w in words)))
+        stmt = stmt.where(_named(len(words)))
     else:
         stmt = stmt.where(Entity.kind == "task", Entity.state.not_in(DONE_STATES))
-    rows = (await session.execute(stmt.order_by(Entity.name, Entity.id).limit(CANDIDATES))).all()
+    rows = (await session.execute(stmt.order_by(Entity.name, Entity.id).limit(CANDIDATES), roots)).all()
     found = [
         Found(r.id, r.kind, r.name, r.state, r.due_at, int(r.deps or 0), int(r.dependents or 0)) for r in rows
     ]
