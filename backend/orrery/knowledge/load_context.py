@@ -180,7 +180,7 @@ async def load_context_for_task(
     judged: Judged | None = None,
 ) -> ContextLoad:
     """The KB context for a task description (see the module docstring); `judged`: its step 1,
-    when the caller has it."""
+    when the caller has it (`judge_task` of the same task, with a limit of max(20, max_results))."""
     if not 1 <= max_results <= 100:
         raise ValidationError("max_results must be between 1 and 100")
     if not 0 <= max_hops <= 5:
