@@ -82,6 +82,13 @@ def search_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for w in tokenize(text) for t in _PARTS.findall(w) if len(t) > 1))
 
 
+@lru_cache(maxsize=2048)
+def stems_of(text: str) -> frozenset[str]:
+    """The stems of a text's search terms, kept per process for texts seen again (an entry's text
+    is judged on every search that finds it; a pure function, so nothing to keep coherent)."""
+    return frozenset(stem(w) for w in search_terms(text))
+
+
 def preview(text: str | None, limit: int = 150) -> str:
     """The first `limit` characters, cut at a word boundary, with an ellipsis when cut."""
     flat = " ".join((text or "").split())

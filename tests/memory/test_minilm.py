@@ -113,3 +113,16 @@ def test_embedding_cpu_is_counted_on_metrics() -> None:
     assert EMBEDDING_CPU._value.get() > seconds
     embedder.embed_once([other])  # known: nothing computed, nothing counted
     assert EMBEDDED_TEXTS._value.get() == texts + 2
+
+
+def test_known_texts_answer_without_the_model_and_a_new_one_answers_none() -> None:
+    """`known`: the rows `embed_once` gives when every text was seen (no worker thread needed)."""
+    embedder = load_embedder()
+    assert embedder is not None
+    seen, new = f"a text seen before {uuid.uuid4()}", f"a text never seen {uuid.uuid4()}"
+    assert embedder.known([seen]) is None
+    rows = embedder.embed_once([seen])
+    known = embedder.known([seen, seen])
+    assert known is not None and known.shape == (2, DIMENSIONS)
+    assert np.array_equal(known[0], rows[0]) and np.array_equal(known[1], rows[0])
+    assert embedder.known([seen, new]) is None and embedder.known([]) is None

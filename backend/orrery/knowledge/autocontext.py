@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Entity
 from orrery.knowledge.evidence import is_small_talk
-from orrery.knowledge.load_context import ContextLoad, load_context_for_task
+from orrery.knowledge.load_context import ContextLoad, judge_task, load_context_for_task
 from orrery.knowledge.meaning import ASK_MIN, LEXICAL_ONLY
 from orrery.knowledge.message_intent import asks_for_knowledge, asks_for_work, is_link_question
 from orrery.knowledge.packet import NO_CONTEXT, format_context_packet
@@ -165,9 +165,13 @@ async def _replace_guess(
     packet: str,
 ) -> AutoContext | None:
     """While a low-confidence packet is held: one search; a direct hit on entries the packet does
-    not hold replaces it."""
-    load = await load_context_for_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
+    not hold replaces it. The packet is loaded only then: most messages hit nothing new, and judging
+    the hits is what tells (the walk and the entries' details cost as much again)."""
     held = set(PACKET_CODE.findall(packet))
+    judged = await judge_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
+    if all(h.code in held for h in judged.direct):
+        return None
+    load = await load_context_for_task(session, user_id, chat.project_id, message, judged=judged)  # type: ignore[arg-type]
     direct = [e.code for e in load.entries if e.evidence and e.code not in held]
     if not direct:
         return None

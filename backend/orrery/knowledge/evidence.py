@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orrery.knowledge.search import SearchHit
-from orrery.text import STOP_WORDS, search_terms, stem
+from orrery.text import STOP_WORDS, search_terms, stem, stems_of
 
 DIRECT_COVERAGE = 0.5
 LONG_MATCH_TERMS = 3
@@ -60,12 +60,11 @@ def is_small_talk(message: str) -> bool:
     return bool(search_terms(message)) and not content_terms(message)
 
 
-def entry_words(hit: SearchHit) -> set[str]:
+def entry_words(hit: SearchHit) -> frozenset[str]:
     """Stems of the entry's code, name, description and string data values (not the data's keys)."""
     values = [str(v) for v in hit.data.values() if isinstance(v, str)]
     values += [str(p) for v in hit.data.values() if isinstance(v, list) for p in v if isinstance(p, str)]
-    text = " ".join([hit.code, hit.name, hit.description or "", *values])
-    return {stem(w) for w in search_terms(text)}
+    return stems_of(" ".join([hit.code, hit.name, hit.description or "", *values]))
 
 
 def _one_edit(a: str, b: str) -> bool:

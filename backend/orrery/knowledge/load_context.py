@@ -31,7 +31,13 @@ from orrery.db.models import KbCollection, KbEntry, KbRelation
 from orrery.errors import ValidationError
 from orrery.knowledge.evidence import Evidence, Weights, content_terms, correct_terms, judge, words_of
 from orrery.knowledge.meaning import closest_in_meaning, meaning_scores
-from orrery.knowledge.search import SearchHit, query_codes, search_entries, term_document_counts
+from orrery.knowledge.search import (
+    SearchHit,
+    SearchResult,
+    query_codes,
+    search_entries,
+    term_document_counts,
+)
 from orrery.text import preview, search_terms, stem
 
 Confidence = Literal["high", "medium", "low", "none"]
@@ -124,6 +130,45 @@ def confidence_for(direct: int, total: int) -> Confidence:
     return "low" if total else "none"
 
 
+@dataclass(frozen=True)
+class Judged:
+    """Step 1 of `load_context_for_task`: the search hits, each judged direct or not."""
+
+    found: SearchResult
+    terms: list[str]
+    size: int
+    weights: Weights
+    judged: dict[uuid.UUID, Evidence]
+    scores: dict[uuid.UUID, float] | None
+    idle: bool = False
+    """The task has no code and no content word (a greeting): nothing to be about."""
+
+    @property
+    def direct(self) -> list[SearchHit]:
+        """The direct hits, best first."""
+        return [h for h in self.found.hits if self.judged[h.entry_id].reason]
+
+
+async def judge_task(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, task: str, *, limit: int = 20
+) -> Judged:
+    """Search the KB for the task and judge each hit (step 1 alone: what a caller that only needs
+    the direct hits reads, `autocontext._replace_guess`)."""
+    found = await search_entries(session, user_id, project_id, task, limit=limit)
+    codes = query_codes(task)
+    if not codes and not content_terms(task):  # greetings, thanks: nothing to be about
+        return Judged(found, [], 0, Weights.of(0, {}), {}, None, idle=True)
+    terms = correct_terms(content_terms(task), found.hits)
+    size, counts = (
+        await term_document_counts(session, found.project_id, terms)
+        if terms and found.project_id
+        else (0, {})
+    )
+    weights = Weights.of(size, counts)
+    judged, scores = await _judged(task, found.hits, terms, codes, weights)
+    return Judged(found, terms, size, weights, judged, scores)
+
+
 async def load_context_for_task(
     session: AsyncSession,
     user_id: uuid.UUID,
@@ -132,25 +177,21 @@ async def load_context_for_task(
     *,
     max_results: int = 10,
     max_hops: int = 2,
+    judged: Judged | None = None,
 ) -> ContextLoad:
-    """The KB context for a task description (see the module docstring)."""
+    """The KB context for a task description (see the module docstring); `judged`: its step 1,
+    when the caller has it (`judge_task` of the same task, with a limit of max(20, max_results))."""
     if not 1 <= max_results <= 100:
         raise ValidationError("max_results must be between 1 and 100")
     if not 0 <= max_hops <= 5:
         raise ValidationError("max_hops must be between 0 and 5")
-    found = await search_entries(session, user_id, project_id, task_description, limit=max(20, max_results))
-    codes = query_codes(task_description)
-    if not codes and not content_terms(task_description):  # greetings, thanks: nothing to be about
-        return ContextLoad([], "none", " ".join(found.terms), 0, 0)
-    terms = correct_terms(content_terms(task_description), found.hits)
-    size, counts = (
-        await term_document_counts(session, found.project_id, terms)
-        if terms and found.project_id
-        else (0, {})
+    step = judged or await judge_task(
+        session, user_id, project_id, task_description, limit=max(20, max_results)
     )
-    weights = Weights.of(size, counts)
-    judged, scores = await _judged(task_description, found.hits, terms, codes, weights)
-    direct = [h for h in found.hits if judged[h.entry_id].reason]
+    found = step.found
+    if step.idle:
+        return ContextLoad([], "none", " ".join(found.terms), 0, 0)
+    direct = step.direct
     seeds = found.hits[:SEEDS]
     placed: Placed = {h.entry_id: (0, None, None) for h in direct}
     placed.update({h.entry_id: (0, "partial_match", None) for h in seeds if h.entry_id not in placed})
@@ -161,19 +202,20 @@ async def load_context_for_task(
     entries.sort(
         key=lambda e: (placed[e.id][0], e.priority, placed[e.id][1] is not None, rank.get(e.id, 0), e.code)
     )
-    result = await _entries(session, entries[:max_results], entries, placed, found.hits, judged)
+    result = await _entries(session, entries[:max_results], entries, placed, found.hits, step.judged)
+    scores = step.scores
     return ContextLoad(
         entries=result,
         confidence=confidence_for(len(direct), len(entries)),
         search_terms=" ".join(found.terms),
         total_found=len(entries),
         direct_hits=len(direct),
-        kb_entries=size if terms else None,
-        distinctive=_distinctive(found.hits, judged, weights),
+        kb_entries=step.size if step.terms else None,
+        distinctive=_distinctive(found.hits, step.judged, step.weights),
         excluded=_excluded(entries[max_results:], placed, max_results),
         meaning=scores is not None,
         closest=max(scores.values()) if scores else None,
-        named_loosely=_named_loosely(found.hits, terms),
+        named_loosely=_named_loosely(found.hits, step.terms),
     )
 
 

@@ -45,7 +45,9 @@ async def meaning_scores(message: str, hits: Sequence[SearchHit]) -> dict[uuid.U
     if not hits:
         return {}
     texts = [message[:EMBED_CHARS], *(entry_text(h) for h in hits)]
-    rows = await asyncio.to_thread(embedder.embed_once, texts)
+    rows = embedder.known(texts)  # the message was embedded as it was stored, the entries before
+    if rows is None:
+        rows = await asyncio.to_thread(embedder.embed_once, texts)
     similarity = rows[1:] @ rows[0]
     return {h.entry_id: float(s) for h, s in zip(hits, similarity, strict=True)}
 

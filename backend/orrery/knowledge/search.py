@@ -35,7 +35,7 @@ from orrery.db.direct import Direct
 from orrery.db.models import KbCollection, KbEntry, ProjectMember
 from orrery.knowledge.rescore import Fields, project_bm25
 from orrery.repo.scope import as_uuid, require_project
-from orrery.text import search_terms, stem
+from orrery.text import search_terms, stem, stems_of
 
 DF_SAMPLE_ROWS = 1000
 CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,6})-([0-9]{1,6})\b")
@@ -99,9 +99,7 @@ async def search_entries(
     wanted = {stem(t): t for t in terms}
     hits = []
     for entry, collection, rank in rows[:limit]:
-        words = {
-            stem(w) for w in search_terms(f"{entry.code} {entry.name} {entry.description or ''} {entry.data}")
-        }
+        words = stems_of(f"{entry.code} {entry.name} {entry.description or ''} {entry.data}")
         hits.append(
             SearchHit(
                 entry_id=entry.id,

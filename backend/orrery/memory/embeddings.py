@@ -82,7 +82,18 @@ class LocalEmbedder:
             with _lock:
                 self._seen.update(zip(missing, rows, strict=True))
         with _lock:
-            return np.stack([self._seen.get(t, _zeros()) for t in texts]) if texts else self.embed([])
+            held = [self._seen.get(t) for t in texts]
+        return np.stack([_zeros() if r is None else r for r in held]) if texts else self.embed([])
+
+    def known(self, texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """What `embed_once` returns, when every text was seen already (none to compute: the caller
+        needs no worker thread), else None."""
+        import numpy as np
+
+        with _lock:
+            rows = [self._seen.get(t) for t in texts]
+        found = [r for r in rows if r is not None]
+        return np.stack(found) if rows and len(found) == len(rows) else None
 
 
 MISSING = (

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Hashable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -93,9 +94,11 @@ def _extendable(window: HistoryWindow, lo: int, latest: int) -> bool:
     return window.first_seq <= lo <= window.last_seq + 1 and window.last_seq <= latest
 
 
+@cache
 def window_columns(sqlite: bool) -> tuple[Any, ...]:
     """What a window holds per message, each in its cheapest form to read: counts extracted from
-    the JSON by the database, SQLite's timestamp text parsed by `fromisoformat`."""
+    the JSON by the database, SQLite's timestamp text parsed by `fromisoformat`. Built once per
+    dialect (recall's statements, built per call, reuse them)."""
     return (
         Message.seq,
         Message.role,

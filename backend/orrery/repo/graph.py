@@ -10,9 +10,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import Select, Uuid, bindparam, delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -116,14 +117,19 @@ async def create_entity(
     return entity
 
 
+@cache
+def _visible_entity() -> Select[Entity]:
+    """An entity by id in one of the user's projects (both bound per call), built once per process."""
+    user = bindparam("uid", type_=Uuid())
+    return select(Entity).where(
+        Entity.id == bindparam("eid", type_=Uuid()), Entity.project_id.in_(member_project_ids(user))
+    )
+
+
 async def get_entity(session: AsyncSession, user_id: uuid.UUID, entity_id: uuid.UUID | str) -> Entity:
     """An entity in one of the user's projects, or `NotFoundError`."""
     eid = as_uuid(entity_id, "entity")
-    entity = (
-        await session.execute(
-            select(Entity).where(Entity.id == eid, Entity.project_id.in_(member_project_ids(user_id)))
-        )
-    ).scalar_one_or_none()
+    entity = (await session.execute(_visible_entity(), {"eid": eid, "uid": user_id})).scalar_one_or_none()
     if entity is None:
         raise NotFoundError("entity", eid)
     return entity

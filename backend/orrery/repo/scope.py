@@ -6,8 +6,9 @@ Anything the user may not see answers `NotFoundError`, exactly as if it did not 
 from __future__ import annotations
 
 import uuid
+from functools import cache
 
-from sqlalchemy import BindParameter, Select, select
+from sqlalchemy import BindParameter, Select, Uuid, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import Project, ProjectMember
@@ -32,18 +33,24 @@ def as_uuid(value: uuid.UUID | str, kind: str) -> uuid.UUID:
         raise NotFoundError(kind, value) from None
 
 
+@cache
+def _membership() -> Select[Project, str]:
+    """The project and the user's role in it (ids bound per call), built once per process: it runs
+    on most requests."""
+    project, user = bindparam("pid", type_=Uuid()), bindparam("uid", type_=Uuid())
+    return (
+        select(Project, ProjectMember.role)
+        .join(ProjectMember, ProjectMember.project_id == Project.id)
+        .where(Project.id == project, ProjectMember.user_id == user)
+    )
+
+
 async def require_project(
     session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, *, write: bool = False
 ) -> Project:
     """The project if the user is a member (an owner or editor when `write`), else not found."""
     pid = as_uuid(project_id, "project")
-    row = (
-        await session.execute(
-            select(Project, ProjectMember.role)
-            .join(ProjectMember, ProjectMember.project_id == Project.id)
-            .where(Project.id == pid, ProjectMember.user_id == user_id)
-        )
-    ).first()
+    row = (await session.execute(_membership(), {"pid": pid, "uid": user_id})).first()
     if row is None:
         raise NotFoundError("project", pid)
     project, role = row
