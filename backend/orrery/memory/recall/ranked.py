@@ -36,6 +36,8 @@ class Offered:
     own: float
     """Its best message's score before neighbours lifted it."""
     boost: float = 0.0
+    terms: Sequence[str] = ()
+    """Its messages' stored search terms (space-separated, `orrery.text.analyze`'s), for the receipt."""
 
 
 @dataclass
@@ -153,9 +155,11 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
     offered = []
     for k in above[np.argsort(-scores[above], kind="stable")]:
         p = parts[units.part[k]]
-        unit = p.window.messages[units.first[k] : units.end[k]]
+        first, end = units.first[k], units.end[k]
+        unit = p.window.messages[first:end]
         if _whole(unit, p.chat):
-            offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k])))
+            terms = p.window.stored_terms(first, end)
+            offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k]), terms))
         if len(offered) == OFFERED:
             break
     return RecallPool(offered, len(units.starts), len(above), notes=list(turn.notes))
