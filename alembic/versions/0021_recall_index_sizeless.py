@@ -8,8 +8,9 @@ picks which matches recall reads with their neighbours; every message read is ra
 with full BM25 (lengths included) and the dense score (`orrery.memory.recall.ranked`).
 
 The table is rebuilt from `messages` with the same contents and triggers (0020rf's, which refer to it
-by name and stay in place). A later migration that rebuilds `recall_fts` creates it with `SIZELESS`
-(here) and fills it with 0020rf's `SQLITE_FILL`. PostgreSQL needs nothing.
+by name and stay in place). A later migration that refills it empties it with `INSERT INTO
+recall_fts(recall_fts) VALUES ('delete-all')` (a contentless table takes no `DELETE FROM`), or
+recreates it with `SIZELESS` (here), then runs 0020rf's `SQLITE_FILL`. PostgreSQL needs nothing.
 
 Revision ID: 0021rs
 Revises: 0020rf
