@@ -1,6 +1,7 @@
 """Migration 0020rf indexes messages written before it for recall, one person at a time (SQLite's
 `recall_fts`; PostgreSQL needs nothing), and its triggers keep the index in step with edits and
-deletions; it downgrades and upgrades again on both databases."""
+deletions; it downgrades and upgrades again on both databases. Since 0021rs the index stores no row
+sizes (ranking its matches reads none), with the same contents."""
 
 from __future__ import annotations
 
@@ -34,12 +35,22 @@ async def _hits(db: Database, user_id: uuid.UUID, terms: list[str]) -> list[tupl
     """(chat id, seq) of each full-text match recall reads for the person, from a new chat."""
     async with db.sessions() as s:
         rows = await matches(s, Scope(user_id, uuid.uuid4(), None), terms, [], 10, 0)
-    return [(str(r[0]), int(r[7])) for r in rows]
+    return [(str(uuid.UUID(str(r[0]))), int(r[7])) for r in rows]
 
 
 async def _indexed(db: Database) -> int:
+    """Messages in `recall_fts`: each has one token in its `chat` column (the table stores no row
+    sizes since 0021rs, so it cannot be scanned to count them)."""
     async with db.sessions() as s:
-        return int((await s.execute(text("SELECT count(*) FROM recall_fts"))).scalar_one())
+        await s.execute(
+            text(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_vocab USING fts5vocab(main, recall_fts, col)"
+            )
+        )
+        total = (
+            await s.execute(text("SELECT sum(doc) FROM temp.recall_vocab WHERE col = 'chat'"))
+        ).scalar_one()
+        return int(total or 0)
 
 
 async def test_existing_messages_are_indexed_per_person_and_kept_in_step(empty_db_url: str) -> None:
@@ -53,6 +64,9 @@ async def test_existing_messages_are_indexed_per_person_and_kept_in_step(empty_d
         assert await _hits(db, ann, ["kirkwal"]) == [(str(ann_chat), 1), (str(ann_chat), 2)]
         if db.dialect == "sqlite":
             assert await _indexed(db) == 2 * len(LINES)
+            async with db.sessions() as s:
+                sizes = text("SELECT count(*) FROM sqlite_master WHERE name = 'recall_fts_docsize'")
+                assert (await s.execute(sizes)).scalar_one() == 0
 
         async with db.transaction() as s:  # an edit supersedes the first message: never recalled
             await s.execute(

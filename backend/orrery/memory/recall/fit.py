@@ -148,7 +148,7 @@ def _item(unit: Offered, tokens: int, reason: str) -> RecalledItem:
 def _why(unit: Offered, terms: set[str]) -> str:
     """Why a unit was recalled, in words: shared words, closeness in meaning, a relevant neighbour,
     the same focus or project."""
-    shared = sorted(terms & {t for m in unit.messages for t in analyze(m.content)})
+    shared = sorted(terms & _words(unit))
     reasons = []
     if unit.own > 0:
         reasons.append(
@@ -159,6 +159,17 @@ def _why(unit: Offered, terms: set[str]) -> str:
     if unit.boost:
         reasons.append(f"+{unit.boost:g} for the same focus or project")
     return "recalled from an earlier chat: " + "; ".join(reasons or ["above average relevance"])
+
+
+def _words(unit: Offered) -> set[str]:
+    """A unit's analysed words: its stored search terms, analysed again only where none are stored."""
+    if len(unit.terms) == len(unit.messages):
+        return {
+            t
+            for stored, m in zip(unit.terms, unit.messages, strict=True)
+            for t in (stored.split() if stored else analyze(m.content))
+        }
+    return {t for m in unit.messages for t in analyze(m.content)}
 
 
 def _left_out(

@@ -25,7 +25,7 @@ from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import DIMENSIONS
 from orrery.memory.history import append_rows, database_key
 from orrery.memory.history_cache import CachedWindow, history_cache
-from orrery.memory.recall.queries import ChatInfo, chat_of, matches, read_spans, recent_chats
+from orrery.memory.recall.queries import ChatInfo, as_uuid, chat_of, matches, read_spans, recent_chats
 from orrery.memory.recall.ranked import Part, RecallPool, RecallRequest, rank_parts
 from orrery.memory.scoping.dense import DenseTurn
 from orrery.memory.scoping.ranking import NEIGHBOUR_HOPS
@@ -140,8 +140,7 @@ def _groups(rows: Sequence[Any], column: int) -> list[tuple[uuid.UUID, Sequence[
     start = 0
     for i in range(1, len(rows) + 1):
         if i == len(rows) or rows[i][column] != rows[start][column]:
-            raw = rows[start][column]
-            out.append((raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)), rows[start:i]))
+            out.append((as_uuid(rows[start][column]), rows[start:i]))
             start = i
     return out
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -91,14 +91,16 @@ RECALLABLE = (LIVE, Message.status != "failed")
 """Of a recallable chat's messages: never superseded (edited away) or failed ones."""
 
 _CHAT_COLUMNS = (
-    ChatSession.id,
+    type_coerce(ChatSession.id, String),
     ChatSession.title,
-    ChatSession.created_at,
+    type_coerce(ChatSession.created_at, String),
     ChatSession.message_count,
-    ChatSession.project_id,
+    type_coerce(ChatSession.project_id, String),
     ChatSession.focus_kind,
-    ChatSession.focus_id,
+    type_coerce(ChatSession.focus_id, String),
 )
+"""Ids and the date read as the driver gives them (text on SQLite), made objects once per chat by
+`_info`, not once per row: a `matches` row repeats its chat's columns for every message read."""
 _FAILED = (
     select(func.count())
     .where(Message.session_id == ChatSession.id, Message.status == "failed")  # a partial index
@@ -111,9 +113,22 @@ _FAILED = (
 def _info(row: Sequence[Any], epoch: int = 0, failed: int = 0) -> ChatInfo:
     cid, title, created, count, project, kind, focus = row[:7]
     count = int(count or 0)
+    if isinstance(created, str):
+        created = datetime.fromisoformat(created).replace(tzinfo=UTC)
     return ChatInfo(
-        cid, title, created, count, project, (kind, focus) if kind else None, (int(epoch), int(failed), count)
+        as_uuid(cid),
+        title,
+        created,
+        count,
+        as_uuid(project) if project is not None else None,
+        (kind, as_uuid(focus)) if kind and focus is not None else None,
+        (int(epoch), int(failed), count),
     )
+
+
+def as_uuid(raw: Any) -> uuid.UUID:
+    """An id as the driver gives it (text on SQLite, a UUID on PostgreSQL) as a UUID."""
+    return raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw))
 
 
 @lru_cache(maxsize=4)
@@ -163,7 +178,10 @@ async def matches(
 
 FTS_RANKED = 4
 """On SQLite, FTS5 ranks the person's matches outside the chats read otherwise and keeps this many
-times the matches wanted (the index cannot know which chats are remembered or in this project)."""
+times the matches wanted (the index cannot know which chats are remembered or in this project). Its
+`bm25` sees no row sizes (`recall_fts` stores none: migration 0021rs), so it ranks by the terms'
+rarity and counts without length normalisation, 4x cheaper; it only picks which matches are read,
+and every message read is ranked again with full BM25 (`ranked.py`)."""
 OWNER_KEY = 12
 """Hex digits of the owner's id prefixed to each term in `recall_fts` (migration 0020rf)."""
 

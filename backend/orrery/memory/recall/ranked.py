@@ -36,6 +36,8 @@ class Offered:
     own: float
     """Its best message's score before neighbours lifted it."""
     boost: float = 0.0
+    terms: Sequence[str] = ()
+    """Its messages' stored search terms (space-separated, `orrery.text.analyze`'s), for the receipt."""
 
 
 @dataclass
@@ -85,54 +87,46 @@ class Units:
     end: Any
 
 
-def _part_units(window: HistoryWindow) -> tuple[Any, Any, Any]:
-    """A window's units (first row, end row) and which start a run, derived once per window (a
-    chat's held window is never extended: it is read again when its chat changes). Tool results
-    whose call was not read belong to no unit."""
+def _rows(window: HistoryWindow) -> tuple[Any, Any]:
+    """A window's seqs and tool flags as arrays, derived once per window (a chat's held window is
+    never extended: it is read again when its chat changes)."""
     import numpy as np
 
-    cached = window.derived.get("recall_units")
+    cached = window.derived.get("recall_rows")
     if cached is None:
-        tool = np.asarray(window.is_tool, dtype=bool)
         seqs = np.fromiter((m.seq for m in window.messages), dtype=np.int64, count=len(window))
-        gap = np.ones(len(window), dtype=bool)
-        gap[1:] = seqs[1:] != seqs[:-1] + 1
-        run = np.cumsum(gap)
-        first = np.flatnonzero(~tool)
-        if not len(first):
-            return first, first, np.zeros(0, dtype=bool)
-        # a unit ends at the next unit's first row or where its run ends, whichever comes first
-        end = np.minimum(np.append(first[1:], len(window)), np.searchsorted(run, run[first], side="right"))
-        new_run = np.ones(len(first), dtype=bool)
-        new_run[1:] = run[first[1:]] != run[first[:-1]]
-        cached = window.derived["recall_units"] = (first, end, new_run)
+        cached = window.derived["recall_rows"] = (seqs, np.asarray(window.is_tool, dtype=bool))
     return cached
 
 
 def units_of(parts: Sequence[Part]) -> Units:
-    """The units of all parts, as arrays (see `Units`)."""
+    """The units of all parts, as arrays (see `Units`), worked out over all parts' rows at once. A
+    run ends at a gap in seqs or at a part's end; a unit ends at the next unit's first row or at its
+    run's end. Tool results whose call was not read belong to no unit."""
     import numpy as np
 
-    starts: list[Any] = []
-    breaks: list[int] = []
-    part: list[Any] = []
-    firsts: list[Any] = []
-    ends: list[Any] = []
-    offset = count = 0
-    for i, p in enumerate(parts):
-        first, end, new_run = _part_units(p.window)
-        starts.append(first + offset)
-        breaks.extend(int(b) + count for b in np.flatnonzero(new_run))
-        part.append(np.full(len(first), i))
-        firsts.append(first)
-        ends.append(end)
-        offset += len(p.window)
-        count += len(first)
-    if not count:
+    sizes = np.asarray([len(p.window) for p in parts], dtype=np.int64)
+    total = int(sizes.sum()) if len(parts) else 0
+    if not total:
         empty = np.zeros(0, dtype=np.int64)
         return Units(empty, [], empty, empty, empty)
-    join = np.concatenate
-    return Units(join(starts), breaks, join(part), join(firsts), join(ends))
+    rows = [_rows(p.window) for p in parts]
+    seqs = np.concatenate([r[0] for r in rows])
+    tool = np.concatenate([r[1] for r in rows])
+    offsets = np.cumsum(sizes) - sizes
+    gap = np.ones(total, dtype=bool)
+    gap[1:] = seqs[1:] != seqs[:-1] + 1
+    gap[offsets[sizes > 0]] = True  # a part starts a run
+    run = np.cumsum(gap)
+    starts = np.flatnonzero(~tool)
+    if not len(starts):
+        empty = np.zeros(0, dtype=np.int64)
+        return Units(empty, [], empty, empty, empty)
+    ends = np.minimum(np.append(starts[1:], total), np.searchsorted(run, run[starts], side="right"))
+    new_run = np.ones(len(starts), dtype=bool)
+    new_run[1:] = run[starts[1:]] != run[starts[:-1]]
+    part = np.searchsorted(offsets + sizes, starts, side="right")
+    return Units(starts, np.flatnonzero(new_run).tolist(), part, starts - offsets[part], ends - offsets[part])
 
 
 async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseTurn) -> RecallPool:
@@ -161,9 +155,11 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
     offered = []
     for k in above[np.argsort(-scores[above], kind="stable")]:
         p = parts[units.part[k]]
-        unit = p.window.messages[units.first[k] : units.end[k]]
+        first, end = units.first[k], units.end[k]
+        unit = p.window.messages[first:end]
         if _whole(unit, p.chat):
-            offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k])))
+            terms = p.window.stored_terms(first, end)
+            offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k]), terms))
         if len(offered) == OFFERED:
             break
     return RecallPool(offered, len(units.starts), len(above), notes=list(turn.notes))

@@ -161,9 +161,8 @@ def fuse(
         fused += dense
     per_unit = np.maximum.reduceat(fused, np.asarray(starts))
     run = np.zeros(len(starts), dtype=np.int64)  # which run (chat) each unit belongs to
-    for b in breaks:
-        if 0 < b < len(starts):
-            run[b:] += 1
+    run[[b for b in breaks if 0 < b < len(starts)]] = 1
+    run = np.cumsum(run)
     near = per_unit.copy()
     for hop in range(1, NEIGHBOUR_HOPS + 1):  # a unit within a few turns of a strong one follows it
         same = run[hop:] == run[:-hop]
@@ -171,4 +170,4 @@ def fuse(
         near[hop:] = np.where(same, np.maximum(near[hop:], lift), near[hop:])
         lift = per_unit[hop:] - NEIGHBOUR_STEP * hop
         near[:-hop] = np.where(same, np.maximum(near[:-hop], lift), near[:-hop])
-    return Ranking([float(x) for x in near], [float(x) for x in per_unit])
+    return Ranking(near.tolist(), per_unit.tolist())

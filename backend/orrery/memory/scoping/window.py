@@ -155,6 +155,10 @@ class HistoryWindow:
             i = seq - self.first_seq
         return i if 0 <= i < len(self.messages) else -1
 
+    def stored_terms(self, start: int, end: int) -> list[str]:
+        """The stored search terms (space-separated) of the messages at `[start, end)`."""
+        return self._terms[start:end]
+
     def costs(self, counter: TokenCounter) -> list[int]:
         """Prompt cost of every message in `counter`'s encoding (stored counts; counted once when a
         message has none for it)."""
