@@ -202,6 +202,39 @@ async def test_at_most_three_queries_and_copies_follow_every_change(db: Database
     assert not {t for t, _ in await recalled(1)} & {"trip"}
 
 
+async def test_a_chat_that_grew_is_read_from_its_new_messages_and_ranks_as_if_read_whole(
+    db: Database, settings: Settings
+) -> None:
+    """Another chat's new messages extend the process's copy of it (only they are read) and the
+    offer equals the one a process holding no copy makes."""
+    from orrery.context.earlier import request_for
+    from orrery.memory.history_cache import history_cache
+    from orrery.memory.recall import gather
+
+    async with db.transaction() as s:
+        ana = await _person(s, "ana")
+        project = await create_project(s, ana, "Trips")
+        trip = await _chat(s, ana, project.id, "trip", TRIP)
+        await _chat(s, ana, project.id, "garden", ["Tomatoes need sun.", "noted"])
+        current = await create_session(s, ana, project_id=project.id)
+
+    async def offered() -> list[tuple[str, int, float]]:
+        async with db.transaction() as s:
+            pool = await gather(s, request_for(current, ana, QUESTION), settings)
+        return [(o.chat.title or "", o.messages[0].seq, round(o.score, 6)) for o in pool.offered]
+
+    await offered()  # the process now holds both chats
+    async with db.transaction() as s:
+        later = DAY + timedelta(days=2)
+        await append_message(
+            s, ana, trip.id, NewMessage("user", "We sailed back to Kirkwall harbour.", created_at=later)
+        )
+    grown = await offered()
+    history_cache.clear()
+    assert grown == await offered()
+    assert ("trip", 3) in {(t, seq) for t, seq, _ in grown}
+
+
 async def test_older_chats_through_the_full_text_index(
     db: Database, settings: Settings, monkeypatch: Any
 ) -> None:

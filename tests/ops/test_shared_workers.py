@@ -64,3 +64,19 @@ def test_the_heap_s_free_pages_go_back_to_the_os() -> None:
     assert release_free_memory()
     assert _memory(os.getpid())["Rss"] < freed - 50_000  # kB: most of the freed ~100 MB
     assert len(kept) == 500
+
+
+def test_workers_are_not_forked_from_a_process_whose_metrics_count_in_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """This test process imported prometheus_client without a metrics directory: forked workers
+    would count where `/metrics` never reads, so the server starts fresh interpreters instead."""
+    import prometheus_client.values
+
+    from orrery.cli import server
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    assert not getattr(prometheus_client.values.ValueClass, "_multiprocess", False)
+    assert not server._metrics_survive_fork()
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    assert server._metrics_survive_fork()

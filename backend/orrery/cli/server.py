@@ -118,9 +118,22 @@ def _fork_workers() -> bool:
 
     if not sys.platform.startswith("linux") or not hasattr(_subprocess, "spawn"):
         return False  # macOS can fork, but not safely once system frameworks are loaded
+    if not _metrics_survive_fork():
+        return False
     setattr(_subprocess, "spawn", multiprocessing.get_context("fork"))  # noqa: B010  # read per worker
     os.register_at_fork(after_in_child=_default_signals)
     return True
+
+
+def _metrics_survive_fork() -> bool:
+    """prometheus_client picks how it counts when first imported: imported before the metrics
+    directory was set (a host that embeds Orrery, a launcher that forks this command), it counts in
+    each process's memory only, which forked workers would inherit and `/metrics` never read; fresh
+    interpreters import it anew."""
+    values = sys.modules.get("prometheus_client.values")
+    if values is None or not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return True
+    return bool(getattr(values.ValueClass, "_multiprocess", False))
 
 
 def _default_signals() -> None:

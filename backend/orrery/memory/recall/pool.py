@@ -7,8 +7,10 @@ database's full-text matches in older chats with their neighbours. At most three
 chats (with each one's stamp), the messages of the newest chats the process holds no current copy
 of, and the matches with their neighbours when older chats exist. A process keeps each newest
 chat's messages as a window (in the history cache, bounded with the chats' own windows) and uses it
-only while the chat's stamp read this turn matches, so a change by any process is seen on the next
-turn, and a chat deleted or not to be remembered is simply not among the chats read. The ranking
+while the chat's stamp read this turn matches; when the stamp says only messages were added, it
+reads just those and extends the window; any other change (an edit, a message failed) reads the
+chat again. So a change by any process is seen on the next turn, and a chat deleted or not to be
+remembered is simply not among the chats read. The ranking
 is `ranked.py`.
 """
 
@@ -80,6 +82,7 @@ class _Reads:
         self.held: list[Part] = []
         self.spans: list[tuple[uuid.UUID, int, int]] = []
         self.stale: dict[uuid.UUID, ChatInfo] = {}
+        self.grown: dict[uuid.UUID, Part] = {}
         self.lows: dict[uuid.UUID, int] = {}
 
     def _key(self, chat: ChatInfo) -> tuple[str, str, uuid.UUID, str]:
@@ -99,19 +102,28 @@ class _Reads:
             entry = history_cache.take(self._key(chat))
             if entry is not None and entry.epoch == (*chat.stamp, lo):
                 self.held.append(Part(chat, entry.window, kept=True))
+            elif entry is not None and (held := _held_count(entry.epoch, chat, lo)) is not None:
+                self.grown[chat.id] = Part(chat, entry.window, kept=True)  # read only what is new
+                self.spans.append((chat.id, held + 1, chat.message_count))
             else:
                 self.stale[chat.id] = chat
                 self.spans.append((chat.id, lo, chat.message_count))
         return full
 
     def add_newest(self, rows: Sequence[Any]) -> None:
-        """The stale chats' newest parts, read (kept for later turns; an empty one too)."""
+        """The stale chats' newest parts, read, and the grown chats' new messages appended to the
+        copies held (kept for later turns; an empty one too)."""
         for chat_id, group in _groups(rows, 0):
-            self.held.append(
-                Part(self.stale.pop(chat_id), _window([r[1:] for r in group], self.model), kept=True)
-            )
-        for chat in self.stale.values():
-            self.held.append(Part(chat, _window([], self.model), kept=True))
+            grown = self.grown.pop(chat_id, None)
+            if grown is not None:
+                append_rows(grown.window, [r[1:] for r in group])
+                self.held.append(grown)
+            else:
+                window = _window([r[1:] for r in group], self.model)
+                self.held.append(Part(self.stale.pop(chat_id), window, kept=True))
+        self.held.extend(self.grown.values())
+        self.held.extend(Part(chat, _window([], self.model), kept=True) for chat in self.stale.values())
+        self.grown.clear()
         self.stale.clear()
 
     def add_matches(self, rows: Sequence[Any]) -> None:
@@ -132,6 +144,18 @@ class _Reads:
             if part.kept:
                 lo = self.lows[part.chat.id]
                 history_cache.put(self._key(part.chat), CachedWindow((*part.chat.stamp, lo), part.window))
+
+
+def _held_count(epoch: Any, chat: ChatInfo, lo: int) -> int | None:
+    """The messages a held copy was read at, when it differs from the chat only by messages added
+    since (the same history epoch, failed messages and first seq, more messages: each is stored by
+    one statement that also counts it, so every seq up to a count read is there to read); else None."""
+    if not isinstance(epoch, tuple) or len(epoch) != 4:
+        return None
+    epoch_then, failed_then, count_then, lo_then = epoch
+    epoch_now, failed_now, count_now = chat.stamp
+    same = (epoch_then, failed_then, lo_then) == (epoch_now, failed_now, lo)
+    return int(count_then) if same and count_now > count_then else None
 
 
 def _groups(rows: Sequence[Any], column: int) -> list[tuple[uuid.UUID, Sequence[Any]]]:

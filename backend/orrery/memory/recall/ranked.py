@@ -88,8 +88,8 @@ class Units:
 
 
 def _rows(window: HistoryWindow) -> tuple[Any, Any]:
-    """A window's seqs and tool flags as arrays, derived once per window (a chat's held window is
-    never extended: it is read again when its chat changes)."""
+    """A window's seqs and tool flags as arrays, derived once per window until it is extended (a
+    chat's held window grows by the chat's new messages)."""
     import numpy as np
 
     cached = window.derived.get("recall_rows")

@@ -41,7 +41,7 @@ class HistoryWindow:
         self.dense: Any = None
         """While a turn holds the window: its `DenseTurn` (the model's settings, the receipt's notes)."""
         self.derived: dict[str, Any] = {}
-        """What an owner that never extends the window derives from it once (recall's units)."""
+        """What an owner derives from the window's messages (recall's units), until they change."""
 
         self.messages: list[HistoryMessage] = []
         self.is_tool: list[bool] = []
@@ -84,6 +84,7 @@ class HistoryWindow:
         embedding rows (zeros where a message has none)."""
         import numpy as np
 
+        self.derived.clear()
         base = self._offset + len(self.messages)
         expected = self.last_seq + 1 if self.messages else (messages[0].seq if messages else 0)
         if self._positions is None and any(m.seq != expected + i for i, m in enumerate(messages)):
@@ -129,6 +130,7 @@ class HistoryWindow:
         n = max(0, min(len(self.messages), n))
         if not n:
             return
+        self.derived.clear()
         self._length_total -= sum(self._lengths[:n])
         self._offset += n
         if self._positions is not None:
