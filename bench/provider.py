@@ -4,7 +4,9 @@ model's own cost taken out.
 It answers `POST /v1/chat/completions` as a real provider streams a tool-using turn: to a new user
 message, a `search_knowledge` call (role, tool call in three argument pieces, `tool_calls` finish);
 to the tool's result, a text reply in `TEXT_DELTAS` deltas (with the role and finish chunks, 13
-chunks); each stream then a usage chunk and `[DONE]`. Chunks go out one by one, `--gap-ms` apart, as
+chunks) that answers the last user message: the same text to the same question, a new one to a new
+question, so a new reply pays its embedding as a model's would; each stream then a usage chunk and
+`[DONE]`. Chunks go out one by one, `--gap-ms` apart, as
 separate HTTP chunks, so the server reads them as it would a provider's. A request without tools
 (a summary) and a non-streamed one get the reply's text whole.
 
@@ -45,6 +47,15 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, 
     return b"data: " + json.dumps(data | {"choices": choices} | extra).encode() + b"\n\n"
 
 
+def reply_for(body: dict[str, Any]) -> str:
+    """The reply to the request's last user message: the same text to the same question, a new one
+    to a new question, as a model's (so a new reply pays its embedding, a repeated one is cached)."""
+    asked = next(
+        (m.get("content") for m in reversed(body.get("messages") or []) if m.get("role") == "user"), None
+    )
+    return f"On {str(asked)[:120]!r}: {REPLY}" if asked else REPLY
+
+
 def _pieces(text: str, n: int) -> list[str]:
     cuts = [len(text) * i // n for i in range(n + 1)]
     return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
@@ -70,7 +81,7 @@ def stream(body: dict[str, Any]) -> Iterator[bytes]:
             yield _chunk(model, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
         yield _chunk(model, {}, "tool_calls")
     else:
-        for piece in _pieces(REPLY, TEXT_DELTAS):
+        for piece in _pieces(reply_for(body), TEXT_DELTAS):
             yield _chunk(model, {"content": piece})
         yield _chunk(model, {}, "stop")
     yield _chunk(model, None, usage=USAGE)
@@ -79,7 +90,7 @@ def stream(body: dict[str, Any]) -> Iterator[bytes]:
 
 def completion(body: dict[str, Any]) -> bytes:
     """A non-streamed reply: the text whole."""
-    message = {"role": "assistant", "content": REPLY}
+    message = {"role": "assistant", "content": reply_for(body)}
     data = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": body.get("model")}
     return json.dumps(
         data | {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]} | {"usage": USAGE}

@@ -182,6 +182,10 @@ def test_provider_streams_a_tool_call_then_the_reply_with_usage() -> None:
     answered = events({"model": "m", "tools": tools, "messages": [{"role": "tool", "content": "- B-1"}]})
     texts = [c["delta"].get("content") for e in answered for c in e["choices"] if c["delta"].get("content")]
     assert "".join(texts) == provider.REPLY and len(texts) == provider.TEXT_DELTAS
+    history = [{"role": "user", "content": "When is it due?"}, {"role": "tool", "content": "- B-1"}]
+    again = events({"model": "m", "tools": tools, "messages": history})  # a reply to that question
+    text = "".join(c["delta"].get("content") or "" for e in again for c in e["choices"])
+    assert text == provider.reply_for({"messages": history}) == f"On 'When is it due?': {provider.REPLY}"
     for stream in (asked, answered):  # the finish reason, then the usage chunk
         assert stream[-2]["choices"][0]["finish_reason"] in ("tool_calls", "stop")
         assert stream[-1]["usage"] == provider.USAGE and stream[-1]["choices"] == []
