@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from pydantic_ai.messages import (
@@ -272,3 +273,34 @@ async def test_a_proxy_is_called_directly_with_the_model_id_as_it_is(
     with pytest.raises(ProviderCredentialsError, match="refused the credentials: set LITELLM_API_KEY$"):
         await _send(build_model("openai/gpt-4o-mini", proxied), stream=False)
     assert len(fake.requests) == 2
+
+
+async def test_inside_a_server_the_client_speaks_through_aiohttp_and_fails_the_same(
+    provider: tuple[FakeProvider, str],
+) -> None:
+    """A server's clients (`pooled_clients`, the app's lifespan) send through aiohttp: the same
+    body as httpx's, a dropped stream, an error event, a refused key and a timeout fail as they do
+    outside; the clients are closed when the server stops."""
+    from orrery.agents import openai_model
+
+    fake, base = provider
+    await _send(client_model("direct", "openai/gpt-4o-mini", base), stream=True)
+    async with openai_model.pooled_clients():
+        model = client_model("direct", "openai/gpt-4o-mini", base, num_retries=1, timeout=0.5)
+        await _send(model, stream=True)
+        outside, inside = fake.requests
+        assert json.dumps(outside, sort_keys=True) == json.dumps(inside, sort_keys=True)
+        pooled = openai_model.client(base, "sk-test", 0.5)
+        assert type(pooled._client._transport).__name__ == "AiohttpTransport"  # noqa: SLF001
+        for mode, error in [
+            ("drop", httpx.TransportError),  # httpx's, as attempts.py reads a dropped stream
+            ("error_event", openai.APIError),
+            ("unauthorized", ProviderCredentialsError),
+            ("hang", openai.APITimeoutError),
+        ]:
+            fake.mode = mode
+            with pytest.raises(error):
+                await _send(model, stream=True)
+            fake.mode = "echo"
+        await _send(model, stream=False)
+    assert pooled.is_closed()

@@ -8,7 +8,9 @@ requests litellm rewrites further stay on litellm, see `agents.protocol`), and b
 off), a refused or missing key a `ProviderCredentialsError` naming the variable, a stream that ends
 without a finish reason reported truncated. A stream is read as server-sent events straight into
 dicts (`openai_sse`), cheaper than the SDK's chunk objects; HTTP errors are the SDK's exceptions.
-One `AsyncOpenAI` per (base URL, key, timeout) per event loop.
+One `AsyncOpenAI` per (base URL, key, timeout) per event loop; inside a server (`pooled_clients`)
+it speaks HTTP through aiohttp's C parser, ~0.8 ms of CPU less a streamed request than httpx's, and
+is closed when the server stops.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ if TYPE_CHECKING:
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEFAULT_BASE = "https://api.openai.com/v1"
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], AsyncOpenAI]]
+_clients: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str, float, bool], AsyncOpenAI]
+]
 _clients = weakref.WeakKeyDictionary()
 
 
@@ -52,19 +56,51 @@ def openai_base_url() -> str:
     return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or DEFAULT_BASE
 
 
+_served: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+@asynccontextmanager
+async def pooled_clients() -> AsyncIterator[None]:
+    """While a server's loop runs: its clients send through aiohttp (made on first use), and are
+    closed when it stops. Elsewhere (a CLI turn, a test) they use httpx, which needs no closing."""
+    loop = asyncio.get_running_loop()
+    _served.add(loop)
+    try:
+        yield
+    finally:
+        _served.discard(loop)
+        for found in _clients.pop(loop, {}).values():
+            await found.close()
+
+
+def _http_client(timeout: float) -> Any:
+    """aiohttp's transport under the SDK's httpx interface (`openai.DefaultAioHttpClient`)."""
+    from openai import DefaultAioHttpClient
+
+    return DefaultAioHttpClient(timeout=timeout)
+
+
 def client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
-    """The process's client for this endpoint on the running loop (an httpx pool is bound to one
-    loop), made once: no SDK retries (Orrery retries visibly), litellm's organization variable."""
-    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
-    key = (base_url, api_key, timeout)
+    """The process's client for this endpoint on the running loop (a connection pool is bound to
+    one loop), made once: no SDK retries (Orrery retries visibly), litellm's organization variable."""
+    loop = asyncio.get_running_loop()
+    per_loop = _clients.setdefault(loop, {})
+    served = loop in _served
+    key = (base_url, api_key, timeout, served)
     found = per_loop.get(key)
     if found is None:
         from openai import AsyncOpenAI
 
         openai_body.install()  # once; the SDK's body walk skipped where it changes nothing
         organization = os.environ.get("OPENAI_ORGANIZATION") or None
+        http = _http_client(timeout) if served else None
         found = per_loop[key] = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, organization=organization
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            organization=organization,
+            http_client=http,
         )
     return found
 

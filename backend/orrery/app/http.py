@@ -12,6 +12,7 @@ from fastapi_offline import FastAPIOffline
 
 from orrery import __version__
 from orrery.agents.credentials import log_credentials
+from orrery.agents.openai_model import pooled_clients
 from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.preload import preload_provider
 from orrery.api import errors, front_door
@@ -96,7 +97,7 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
                 app.state.embedder.add_done_callback(lambda _: release_free_memory())
             else:
                 release_free_memory()  # the warm-up's transients (an encoding's dict, the map)
-            async with operations_running(app, orchestrator):
+            async with pooled_clients(), operations_running(app, orchestrator):
                 try:
                     yield
                 finally:
