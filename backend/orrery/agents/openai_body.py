@@ -38,6 +38,11 @@ def install() -> bool:
     return True
 
 
+class PlainMessages(list[dict[str, Any]]):
+    """Messages Orrery built from plain JSON values (`openai_chat.request_body`): a body holding
+    them is taken as plain without encoding it once more to find out (the SDK encodes it to send)."""
+
+
 def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     """`original`, except for a plain-JSON body of one of `lean_types`: that body without its omitted
     parameters (what `original` would return for it)."""
@@ -46,7 +51,7 @@ def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     async def transform(data: object, expected_type: object) -> Any:
         if expected_type in lean_types and isinstance(data, dict):
             given = {k: v for k, v in data.items() if is_given(v)}
-            if _plain(given):
+            if isinstance(given.get("messages"), PlainMessages) or _plain(given):
                 return given
         return await original(data, expected_type)
 

@@ -156,6 +156,7 @@ class OpenAIModel(Model):
         self, messages: list[ModelMessage], settings: ModelSettings | None, params: ModelRequestParameters
     ) -> dict[str, Any]:
         body = openai_chat.request_body(self._sent_name, messages, settings, params)
+        body["messages"] = openai_body.PlainMessages(body["messages"])  # plain JSON: not checked again
         for old, new in self._renames.items():
             if old in body:
                 body[new] = body.pop(old)
