@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from bench.common import bench_settings, databases
+from bench.common import REFERENCE_LOOP_MS, bench_settings, databases, loop_ms, normalised
 from orrery.config import Settings
 from orrery.context.earlier import request_for
 from orrery.db.engine import Database
@@ -158,9 +158,12 @@ def main(argv: list[str] | None = None) -> None:
         for dialect in dialects:
             settings = bench_settings(fresh(dialect, "recall_scale"))
             r = asyncio.run(_turns(settings, texts, columns))
+            loop = statistics.median(loop_ms())
             print(
                 f"{dialect}: {args.chats * args.per_chat:,} messages across {args.chats} chats, cap 2,000: "
-                f"recall adds {r['warm_ms']:.1f} ms median CPU per turn ({r['cold_ms']:.1f} ms on a "
+                f"recall adds {r['warm_ms']:.1f} ms median CPU per turn "
+                f"({normalised(r['warm_ms'], loop):.1f} at a {REFERENCE_LOOP_MS} ms loop; this one "
+                f"{loop:.1f} ms) ({r['cold_ms']:.1f} ms on a "
                 f"process's first turn for the person), at most {r['queries']:.0f} queries, "
                 f"{r['tokens']:.0f} tokens recalled on average",
                 flush=True,
