@@ -259,16 +259,32 @@ async def read_spans(
     if not spans:
         return []
     sqlite = session.get_bind().dialect.name == "sqlite"
+    query = _spans_query(len(spans), sqlite, scope.project_id is None)
+    bound = {
+        f"{key}{i}": value for i, span in enumerate(spans) for key, value in zip("clh", span, strict=True)
+    }
+    return list((await (await session.connection()).execute(query, scope.params() | bound)).all())
+
+
+@lru_cache(maxsize=128)
+def _spans_query(n: int, sqlite: bool, no_project: bool) -> Any:
+    """The statement for `n` spans, bound per call (`c0`, `l0`, `h0`, ...): built once per shape,
+    not once per turn (a turn reads up to `RECENT_CHATS` spans)."""
     ranges = or_(
         false(),
-        *(and_(Message.session_id == cid, Message.seq.between(lo, hi)) for cid, lo, hi in spans),
+        *(
+            and_(
+                Message.session_id == bindparam(f"c{i}"),
+                Message.seq.between(bindparam(f"l{i}", type_=Integer()), bindparam(f"h{i}", type_=Integer())),
+            )
+            for i in range(n)
+        ),
     )
-    query = (
+    return (
         select(type_coerce(Message.session_id, String), *window_columns(sqlite))
         .select_from(Message)
         .join(ChatSession, Message.session_id == ChatSession.id)
         .join(User, User.id == ChatSession.user_id)
-        .where(*chats_of(scope.project_id is None), *RECALLABLE, ranges)
+        .where(*chats_of(no_project), *RECALLABLE, ranges)
         .order_by(ChatSession.created_at, Message.session_id, Message.seq)
     )
-    return list((await (await session.connection()).execute(query, scope.params())).all())
