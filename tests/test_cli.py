@@ -8,20 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from orrery.cli import app
-from orrery.config import get_settings
-
-runner = CliRunner()
-
-
-def _env(url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", url)
-    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+from tests.support.cli import cli_environment as _env
+from tests.support.cli import invoke, runner
 
 
 @pytest.fixture
@@ -35,13 +25,6 @@ def migrated_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     """The CLI on a migrated copy (with the demo loaded when the test is marked `demo_db`: its own
     `demo load` then only finds the demo and issues a key)."""
     yield from _env(db_url, monkeypatch)
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    """The exit code and what a terminal shows; with `--json`, stdout alone (what a script parses:
-    log lines go to stderr)."""
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout if "--json" in args else result.output
 
 
 def test_fresh_database_flow(cli_env: None) -> None:

@@ -8,27 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from orrery.cli import app
-from orrery.config import get_settings
+from tests.support.cli import cli_environment, invoke
 
-runner = CliRunner()
 MAYA = "maya@demo.orrery.dev"
 
 
 @pytest.fixture
 def cli_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.output
+    yield from cli_environment(db_url, monkeypatch)
 
 
 @pytest.mark.demo_db

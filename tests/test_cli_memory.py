@@ -8,26 +8,13 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner
 
-from orrery.cli import app
-from orrery.config import get_settings
-
-runner = CliRunner()
+from tests.support.cli import cli_environment, invoke
 
 
 @pytest.fixture
 def cli_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.output
+    yield from cli_environment(db_url, monkeypatch)
 
 
 def test_a_chat_is_remembered_or_not_from_the_cli(cli_env: None) -> None:
