@@ -89,14 +89,6 @@ def test_a_body_it_cannot_vouch_for_takes_the_sdks_path() -> None:
     assert len(calls) == 3
 
 
-def test_messages_orrery_built_are_not_encoded_again_to_vouch_for_them(monkeypatch: Any) -> None:
-    """The direct client's messages (`PlainMessages`) are plain JSON by construction: its body is
-    the SDK's body without the check's extra encoding."""
-    monkeypatch.setattr(openai_body, "_plain", lambda body: (_ for _ in ()).throw(AssertionError(body)))
-    lean, sdk = _both(_body(messages=openai_body.PlainMessages(MESSAGES)))
-    assert json.dumps(lean) == json.dumps(sdk)
-
-
 class Renamed(TypedDict):
     card_id: Annotated[str, PropertyInfo(alias="cardID")]
 

@@ -67,7 +67,7 @@ def provider() -> Iterator[tuple[FakeProvider, str]]:
 
 @pytest.fixture(autouse=True)
 def _fresh(provider: tuple[FakeProvider, str]) -> None:
-    provider[0].mode, provider[0].requests[:] = "echo", []
+    provider[0].mode, provider[0].requests[:], provider[0].peers[:] = "echo", [], []
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -275,13 +275,14 @@ async def test_a_proxy_is_called_directly_with_the_model_id_as_it_is(
     assert len(fake.requests) == 2
 
 
-async def test_inside_a_server_the_client_speaks_through_aiohttp_and_fails_the_same(
+async def test_inside_a_server_requests_share_a_session_and_fail_the_same(
     provider: tuple[FakeProvider, str],
 ) -> None:
-    """A server's clients (`pooled_clients`, the app's lifespan) send through aiohttp: the same
-    body as httpx's, a dropped stream, an error event, a refused key and a timeout fail as they do
-    outside; the clients are closed when the server stops."""
-    from orrery.agents import openai_model
+    """A server's requests (`pooled_clients`, the app's lifespan) share one aiohttp session and
+    its kept-alive connection (a stream is read to its end after `[DONE]`): the same body as a
+    request outside; a dropped stream, an error event, a refused key and a timeout fail as they do
+    outside; the session is closed when the server stops."""
+    from orrery.agents import openai_http, openai_model
 
     fake, base = provider
     await _send(client_model("direct", "openai/gpt-4o-mini", base), stream=True)
@@ -289,9 +290,12 @@ async def test_inside_a_server_the_client_speaks_through_aiohttp_and_fails_the_s
         model = client_model("direct", "openai/gpt-4o-mini", base, num_retries=1, timeout=0.5)
         await _send(model, stream=True)
         outside, inside = fake.requests
+        for _ in range(3):
+            await _send(model, stream=True)
+        assert len(set(fake.peers[1:])) == 1  # one connection for the four requests
         assert json.dumps(outside, sort_keys=True) == json.dumps(inside, sort_keys=True)
-        pooled = openai_model.client(base, "sk-test", 0.5)
-        assert type(pooled._client._transport).__name__ == "AiohttpTransport"  # noqa: SLF001
+        pooled = openai_http.served_session()
+        assert pooled is not None
         for mode, error in [
             ("drop", httpx.TransportError),  # httpx's, as attempts.py reads a dropped stream
             ("error_event", openai.APIError),
@@ -303,4 +307,5 @@ async def test_inside_a_server_the_client_speaks_through_aiohttp_and_fails_the_s
                 await _send(model, stream=True)
             fake.mode = "echo"
         await _send(model, stream=False)
-    assert pooled.is_closed()
+        assert openai_http.served_session() is pooled
+    assert pooled.closed

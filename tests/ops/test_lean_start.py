@@ -1,8 +1,9 @@
 """A server whose model is called directly (`openai/...` at an OpenAI-compatible base URL) starts
 without importing litellm: a cold `orrery serve` process (not forked from the test launcher, which
 preloads litellm) runs its whole start-up — credentials line, provider preload, encodings, embedder
-— answers `/health`, and Python's own import log (`PYTHONPROFILEIMPORTTIME`) names no litellm module,
-while the openai SDK was loaded. SQLite only: nothing here depends on the database."""
+— answers `/health`, and Python's own import log (`PYTHONPROFILEIMPORTTIME`) names no litellm module
+and not the openai SDK's client (the direct client posts with aiohttp). SQLite only: nothing here
+depends on the database."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def test_a_direct_model_s_server_starts_without_litellm(
             proc.wait(timeout=60)
         text = log_path.read_text()
     imported = _imported(text)
-    assert "openai.resources.chat.completions" in imported and "tiktoken" in imported, text[-2000:]
+    assert "aiohttp" in imported and "tiktoken" in imported, text[-2000:]
+    assert "openai.resources.chat.completions" not in imported
     assert not {m for m in imported if m == "litellm" or m.startswith("litellm.")}
     assert "model openai/fake-model: credentials present" in text

@@ -52,6 +52,8 @@ class FakeProvider:
         self.gate = threading.Event()
         self.gate.set()
         self.requests: list[dict[str, Any]] = []
+        self.peers: list[int | None] = []
+        """Each request's client port: one per connection (a kept-alive connection repeats it)."""
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self.complete)
 
@@ -65,6 +67,7 @@ class FakeProvider:
     async def complete(self, request: Request) -> Any:
         body = await request.json()
         self.requests.append(body)
+        self.peers.append(request.client.port if request.client else None)
         while self.mode == "hang":  # noqa: ASYNC110 - set from the test's thread
             await asyncio.sleep(0.05)
         mode = self.model_modes.get(body["model"], self.mode)

@@ -1,7 +1,7 @@
 """A chat request's body as the OpenAI SDK would send it, without re-deriving it from type hints.
 
-Orrery's direct client and litellm both send OpenAI-compatible requests through the `openai` SDK
-(`agents.openai_model`, `agents.litellm_model`), whose `create` walks the whole body
+litellm sends OpenAI-compatible requests through the `openai` SDK (`agents.litellm_model`; Orrery's
+direct client posts its body itself, `agents.openai_http`), whose `create` walks the whole body
 (every message against the six message types, every tool's schema) through its type hints to rename
 aliased keys and format dates (`async_maybe_transform`): a third of the request's CPU, ~5 ms a turn
 at the door benchmark (`bench.door --provider`). For chat completions no key has an alias or a format,
@@ -38,11 +38,6 @@ def install() -> bool:
     return True
 
 
-class PlainMessages(list[dict[str, Any]]):
-    """Messages Orrery built from plain JSON values (`openai_chat.request_body`): a body holding
-    them is taken as plain without encoding it once more to find out (the SDK encodes it to send)."""
-
-
 def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     """`original`, except for a plain-JSON body of one of `lean_types`: that body without its omitted
     parameters (what `original` would return for it)."""
@@ -51,7 +46,7 @@ def lean_transform(original: Transform, lean_types: set[Any]) -> Transform:
     async def transform(data: object, expected_type: object) -> Any:
         if expected_type in lean_types and isinstance(data, dict):
             given = {k: v for k, v in data.items() if is_given(v)}
-            if isinstance(given.get("messages"), PlainMessages) or _plain(given):
+            if _plain(given):
                 return given
         return await original(data, expected_type)
 

@@ -1,24 +1,20 @@
 """Orrery's direct client for a provider that speaks OpenAI's chat completions (`openai/...`, a
-litellm proxy): the `openai` SDK's `AsyncOpenAI`, without litellm's per-call machinery or its import.
+litellm proxy): without litellm's per-call machinery or its import, and without the `openai` SDK's
+request layers (`agents.openai_http` posts with aiohttp and fails with the SDK's exceptions).
 
 It sends what litellm sends for the same model (`openai_chat.request_body`, the same base URL and
 key variables, litellm's `max_tokens` -> `max_completion_tokens` for the gpt-5 series; models whose
 requests litellm rewrites further stay on litellm, see `agents.protocol`), and behaves as
-`LiteLLMModel` does: retries in Orrery's visible loop (`openai_chat.with_retries`; the SDK's own are
-off), a refused or missing key a `ProviderCredentialsError` naming the variable, a stream that ends
-without a finish reason reported truncated. A stream is read as server-sent events straight into
-dicts (`openai_sse`), cheaper than the SDK's chunk objects; HTTP errors are the SDK's exceptions.
-One `AsyncOpenAI` per (base URL, key, timeout) per event loop; inside a server (`pooled_clients`)
-it speaks HTTP through aiohttp's C parser, ~0.8 ms of CPU less a streamed request than httpx's, and
-is closed when the server stops.
+`LiteLLMModel` does: retries in Orrery's visible loop (`openai_chat.with_retries`), a refused or
+missing key a `ProviderCredentialsError` naming the variable, a stream that ends without a finish
+reason reported truncated. A stream is read as server-sent events straight into dicts
+(`openai_sse`). Inside a server (`pooled_clients`) requests share one connection pool per event
+loop, closed when the server stops.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,74 +31,22 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 
-from orrery.agents import openai_body, openai_chat, openai_sse
+from orrery.agents import openai_chat, openai_http, openai_sse
 from orrery.agents.credentials import REFUSED, ProviderCredentialsError
 
 if TYPE_CHECKING:
-    import httpx
-    from openai import AsyncOpenAI
+    import aiohttp
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEFAULT_BASE = "https://api.openai.com/v1"
-_clients: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str, str, float, bool], AsyncOpenAI]
-]
-_clients = weakref.WeakKeyDictionary()
+pooled_clients = openai_http.pooled
+"""While a server's loop runs, its requests share one aiohttp session, closed when it stops."""
 
 
 def openai_base_url() -> str:
     """Where litellm sends an `openai/...` model (pinned litellm: `OPENAI_BASE_URL`, then
     `OPENAI_API_BASE`, then OpenAI's API)."""
     return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or DEFAULT_BASE
-
-
-_served: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
-
-
-@asynccontextmanager
-async def pooled_clients() -> AsyncIterator[None]:
-    """While a server's loop runs: its clients send through aiohttp (made on first use), and are
-    closed when it stops. Elsewhere (a CLI turn, a test) they use httpx, which needs no closing."""
-    loop = asyncio.get_running_loop()
-    _served.add(loop)
-    try:
-        yield
-    finally:
-        _served.discard(loop)
-        for found in _clients.pop(loop, {}).values():
-            await found.close()
-
-
-def _http_client(timeout: float) -> Any:
-    """aiohttp's transport under the SDK's httpx interface (`openai.DefaultAioHttpClient`)."""
-    from openai import DefaultAioHttpClient
-
-    return DefaultAioHttpClient(timeout=timeout)
-
-
-def client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
-    """The process's client for this endpoint on the running loop (a connection pool is bound to
-    one loop), made once: no SDK retries (Orrery retries visibly), litellm's organization variable."""
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
-    served = loop in _served
-    key = (base_url, api_key, timeout, served)
-    found = per_loop.get(key)
-    if found is None:
-        from openai import AsyncOpenAI
-
-        openai_body.install()  # once; the SDK's body walk skipped where it changes nothing
-        organization = os.environ.get("OPENAI_ORGANIZATION") or None
-        http = _http_client(timeout) if served else None
-        found = per_loop[key] = AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=0,
-            organization=organization,
-            http_client=http,
-        )
-    return found
 
 
 def _renames(model: str) -> dict[str, str]:
@@ -146,17 +90,19 @@ class OpenAIModel(Model):
     def base_url(self) -> str:
         return self._base_url or openai_base_url()
 
-    def _client(self) -> AsyncOpenAI:
+    def _url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
         key = self.api_key or os.environ.get(self.key_variable)
         if not key:
             raise ProviderCredentialsError(f"the model provider needs credentials: set {self.key_variable}")
-        return client(self.base_url, key, self.timeout)
+        return openai_http.headers(key, os.environ.get("OPENAI_ORGANIZATION") or None)
 
     def _body(
         self, messages: list[ModelMessage], settings: ModelSettings | None, params: ModelRequestParameters
     ) -> dict[str, Any]:
         body = openai_chat.request_body(self._sent_name, messages, settings, params)
-        body["messages"] = openai_body.PlainMessages(body["messages"])  # plain JSON: not checked again
         for old, new in self._renames.items():
             if old in body:
                 body[new] = body.pop(old)
@@ -174,11 +120,13 @@ class OpenAIModel(Model):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         settings, params = self.prepare_request(model_settings, model_request_parameters)
-        body, completions = self._body(messages, settings, params), self._client().chat.completions
-        raw = await openai_chat.with_retries(
-            lambda: completions.with_raw_response.create(**body), self.num_retries, self._refused
-        )
-        data = json.loads(raw.http_response.content)
+        body, url, sent = self._body(messages, settings, params), self._url(), self._headers()
+
+        async def attempt() -> Any:
+            async with openai_http.post(url, body, sent, self.timeout) as response:
+                return await openai_http.read_json(response)
+
+        data = await openai_chat.with_retries(attempt, self.num_retries, self._refused)
         choice = (data.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         parts: list[Any] = [TextPart(message["content"])] if message.get("content") else []
@@ -205,10 +153,10 @@ class OpenAIModel(Model):
     ) -> AsyncGenerator[StreamedResponse]:
         settings, params = self.prepare_request(model_settings, model_request_parameters)
         body = self._body(messages, settings, params) | openai_chat.STREAM
-        completions = self._client().chat.completions
+        url, sent = self._url(), self._headers()
         async with AsyncExitStack() as stack:
-            opened = await openai_chat.with_retries(
-                lambda: stack.enter_async_context(completions.with_streaming_response.create(**body)),
+            response = await openai_chat.with_retries(
+                lambda: stack.enter_async_context(openai_http.post(url, body, sent, self.timeout)),
                 self.num_retries,
                 self._refused,
             )
@@ -216,7 +164,8 @@ class OpenAIModel(Model):
                 model_request_parameters=params,
                 _model_name=self._model_name,
                 _provider_name=self._system,
-                _response=opened.http_response,
+                _response=response,
+                _url=url,
             )
 
 
@@ -226,12 +175,13 @@ class OpenAIStreamedResponse(StreamedResponse):
 
     _model_name: str = ""
     _provider_name: str = "openai"
-    _response: httpx.Response | None = None
+    _response: aiohttp.ClientResponse | None = None
+    _url: str = ""
     _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         assert self._response is not None
-        async for chunk in openai_sse.chunks(self._response):
+        async for chunk in openai_sse.chunks(openai_http.lines(self._response), self._url):
             self.provider_response_id = self.provider_response_id or chunk.get("id")
             if chunk.get("usage"):
                 self._usage = openai_chat.usage(chunk["usage"])
@@ -251,7 +201,7 @@ class OpenAIStreamedResponse(StreamedResponse):
 
     async def close_stream(self) -> None:
         if self._response is not None:
-            await self._response.aclose()
+            self._response.release()
 
     @property
     def model_name(self) -> str:

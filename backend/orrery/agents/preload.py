@@ -6,9 +6,9 @@ thread during startup, before it accepts requests (an import racing with request
 them: it holds the GIL), and every turn awaits the import of its model's provider (again in a
 thread, a no-op once loaded) before it builds a model, so a per-turn model override is covered too.
 
-Which provider: the `openai` SDK for a model called directly or through a proxy (`agents.protocol`),
-litellm for every other; a server whose models are all direct, proxied or offline never imports
-litellm (~150 MB and seconds of CPU).
+Which provider: aiohttp for a model called directly or through a proxy (`agents.protocol`; the
+`openai` SDK only when a request fails, for its exceptions), litellm for every other; a server whose
+models are all direct, proxied or offline never imports litellm (~150 MB and seconds of CPU).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def provider_module(model: str, settings: Settings) -> str | None:
     client = client_for(model, settings)
     if client == "offline":
         return None
-    return "litellm" if client == "litellm" else "openai"
+    return "litellm" if client == "litellm" else "aiohttp"
 
 
 def provider_modules(model: str, settings: Settings) -> list[str]:
@@ -50,13 +50,9 @@ async def preload_provider(model: str, settings: Settings) -> None:
 
 
 def _load(module: str, model: str) -> None:
-    """Import the provider and load what its first call would: the openai client's resources, and
-    for litellm its provider's handler (~550 more modules) through a mocked, offline completion."""
+    """Import the provider and, for litellm, load what its first call would: the openai client's
+    resources and its provider's handler (~550 more modules) through a mocked, offline completion."""
     importlib.import_module(module)
-    openai_body.install()  # both providers send through the OpenAI SDK
-    import openai
-
-    _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
     if module == "litellm":
         _warm_litellm(model)
     _warmed.add(module)
@@ -64,8 +60,11 @@ def _load(module: str, model: str) -> None:
 
 def _warm_litellm(model: str) -> None:
     import litellm
+    import openai
 
     litellm.suppress_debug_info = True  # its coloured banners print() outside the log's format
+    openai_body.install()  # litellm sends through the OpenAI SDK
+    _ = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9").chat.completions
     litellm_open.install()
     try:
         litellm.get_llm_provider(model)
