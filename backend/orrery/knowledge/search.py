@@ -14,6 +14,7 @@ import math
 import re
 import uuid
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
@@ -22,6 +23,7 @@ from sqlalchemy import (
     String,
     Uuid,
     bindparam,
+    column,
     exists,
     func,
     literal_column,
@@ -136,39 +138,46 @@ async def term_document_counts(
     """How many of the project's entries there are, and how many contain each term as a whole
     (stemmed) word, not as a prefix: the document frequencies behind idf weights and distinctiveness.
     One statement; on PostgreSQL counted over at most `DF_SAMPLE_ROWS` of the project's entries."""
-    bind = session.get_bind()
-    counts: list[Any] = []
-    if bind.dialect.name == "sqlite":
+    postgres = session.get_bind().dialect.name != "sqlite"
+    params: dict[str, Any] = {"p": project_id}
+    params |= {f"t{i}": t if postgres else f'"{t}"' for i, t in enumerate(terms)}
+    row = (await _counts_query(postgres, len(terms)).rows(session, params))[0]
+    return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
+
+
+@lru_cache(maxsize=64)
+def _counts_query(postgres: bool, n: int) -> Direct:
+    """`term_document_counts`' statement for `n` terms, built once per process (bound per call:
+    building and keying it per search cost ~0.4 ms a turn)."""
+    project = bindparam("p", type_=KbEntry.__table__.c.project_id.type)
+    if not postgres:
         # the FTS index drives each count (CROSS JOIN fixes the loop order); the project filter is
         # checked per match by rowid
-        parts = ["(SELECT count(*) FROM kb_entries WHERE project_id = :p)"] + [
+        parts = ["(SELECT count(*) FROM kb_entries WHERE project_id = :p) AS c"] + [
             f"(SELECT count(*) FROM kb_entries_fts CROSS JOIN kb_entries AS e "
-            f"ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :m{i} AND e.project_id = :p)"
-            for i in range(len(terms))
+            f"ON e.rowid = kb_entries_fts.rowid WHERE kb_entries_fts MATCH :t{i} AND e.project_id = :p) "
+            f"AS c{i}"
+            for i in range(n)
         ]
         statement = text("SELECT " + ", ".join(parts)).bindparams(
-            bindparam("p", project_id, type_=KbEntry.__table__.c.project_id.type),
-            *(bindparam(f"m{i}", f'"{t}"') for i, t in enumerate(terms)),
+            project, *(bindparam(f"t{i}", type_=String) for i in range(n))
         )
-        row = (await session.execute(statement)).one()
-    else:
-        # checking every row's tsvector costs ~1 ms per 1,000 entries and term: estimate the
-        # frequencies on a bounded sample of the project's entries (exact for smaller KBs)
-        sample = (
-            select(literal_column("kb_entries.search_vector").label("v"))
-            .select_from(KbEntry)
-            .where(KbEntry.project_id == project_id)
-            .limit(DF_SAMPLE_ROWS)
-            .subquery("sample")
-        )
-        counts = [
-            func.count().filter(
-                sample.c.v.op("@@")(func.to_tsquery(literal_column("'english'::regconfig"), term))
-            )
-            for term in terms
-        ]
-        row = (await session.execute(select(func.count(), *counts).select_from(sample))).one()
-    return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
+        return Direct(statement.columns(*(column(f"c{i}", Integer) for i in ["", *range(n)])))
+    # checking every row's tsvector costs ~1 ms per 1,000 entries and term: estimate the
+    # frequencies on a bounded sample of the project's entries (exact for smaller KBs)
+    sample = (
+        select(literal_column("kb_entries.search_vector").label("v"))
+        .select_from(KbEntry)
+        .where(KbEntry.project_id == project)
+        .limit(DF_SAMPLE_ROWS)
+        .subquery("sample")
+    )
+    regconfig = literal_column("'english'::regconfig")
+    counts = [
+        func.count().filter(sample.c.v.op("@@")(func.to_tsquery(regconfig, bindparam(f"t{i}", type_=String))))
+        for i in range(n)
+    ]
+    return Direct(select(func.count(), *counts).select_from(sample))
 
 
 async def _by_code(
