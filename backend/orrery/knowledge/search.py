@@ -172,7 +172,7 @@ def _counts_query(postgres: bool, n: int) -> Direct:
         .limit(DF_SAMPLE_ROWS)
         .subquery("sample")
     )
-    regconfig = literal_column("'english'::regconfig")
+    regconfig: Any = literal_column("'english'::regconfig")
     counts = [
         func.count().filter(sample.c.v.op("@@")(func.to_tsquery(regconfig, bindparam(f"t{i}", type_=String))))
         for i in range(n)
