@@ -6,12 +6,14 @@ normalisation, over the batch's tokens as rows (batch × length, hidden). ONNX R
 (skip-layer-norm, bias-GELU) and runs it in float32, giving the same vectors as PyTorch does
 (checked against a NumPy reference and the published similarities in the tests).
 
-With `int8`, the products run in int8 (`MatMulInteger`, VNNI on x86): every weight matrix is stored
-as int8 with one scale per output channel (the word embeddings one per word), and each product's
-input is quantized token by token (one scale per row, `QuantizeLinear` on axis 0), so a text's
-vector does not depend on the batch it is run in, as ONNX Runtime's dynamic quantization's (one
-scale per batch) would. Attention's own products, norms and GELU stay float32. This is the model
-Orrery ships (`minilm_export`).
+With `ranges` (`minilm_export` measures them), the products run in int8 (`MatMulIntegerToFloat`,
+VNNI on x86; query, key and value as one product): every weight matrix is stored as int8 with one
+scale per output channel (the word embeddings one per word), and each product's input is quantized
+token by token (one scale per row, `QuantizeLinear` on axis 0), so a text's vector does not depend
+on the batch it is run in, as ONNX Runtime's dynamic quantization's (one scale per batch) would.
+The few input channels that run far larger than the rest are first moved into the weights
+(`_smoothing`). Attention's own products, norms and GELU stay float32. This is the model Orrery
+ships: half the float32 graph's CPU, within cosine 0.997 of its vectors.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class _Graph:
 
 
 SMOOTHING = 0.6
+"""SmoothQuant's α: how much of an input channel's range moves into the weight (0.5-0.7 did best)."""
 
 
 def _smoothing(inputs: Any, weight: Any) -> Any:
