@@ -141,7 +141,7 @@ EMBED_CHARS = 4000
 
 
 def message_vector(embedder: LocalEmbedder, content: str) -> bytes | None:
-    """The stored embedding of one message (~5-50 ms of CPU), inline: in a worker thread (the
+    """The stored embedding of one message (~1-17 ms of CPU), inline: in a worker thread (the
     runtime releases the GIL) one process served more turns, but two processes fewer, and each
     turn cost ~1 ms more (`bench.door --distinct`, three runs each way).
     Through `embed_once`: a client's retry, a regenerated turn and an evaluation asking one question
