@@ -58,3 +58,24 @@ def test_positions_still_work_when_seqs_skip() -> None:
     assert [window.index_of(s) for s in (1, 2, 5, 6, 3)] == [0, 1, 2, 3, -1]
     window.drop_before(5)
     assert [window.index_of(s) for s in (5, 6, 2)] == [0, 1, -1] and window.vectors() is None
+
+
+def test_a_copy_grows_apart_and_answers_as_the_window_it_copied() -> None:
+    """A copy (of a window that slid) answers as the window; each then grows without the other."""
+    window = HistoryWindow(DIMENSIONS)
+    window.costs(COUNTER)
+    _add(window, [_message(seq) for seq in range(1, 40)])
+    window.drop_before(10)
+    twin = window.copy()
+    _add(twin, [_message(seq) for seq in range(40, 49)])
+    held = [_message(seq) for seq in range(10, 49)]
+    fresh = window_of(held, [" ".join(analyze(m.content)) for m in held], _vectors(held))
+    assert len(window) == 30 and window.last_seq == 39 and len(twin) == len(fresh) == 39
+    assert twin.is_tool == fresh.is_tool and twin.costs(COUNTER) == fresh.costs(COUNTER)
+    assert np.array_equal(twin.vectors(), fresh.vectors())
+    assert np.array_equal(window.vectors(), fresh.vectors()[:30])
+    for query in ("greyhound in lisbon", "friday invoice review", "pricing"):
+        terms = analyze(query)
+        assert twin.search(terms, 10) == fresh.search(terms, 10)
+        assert window.search(terms, 50) == [i for i in fresh.search(terms, 50, before=30)]
+    assert twin.index_of(45) == 35 and window.index_of(45) == -1

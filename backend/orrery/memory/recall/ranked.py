@@ -71,7 +71,6 @@ class Part:
 
     chat: ChatInfo
     window: HistoryWindow
-    kept: bool = False
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,24 @@ class HistoryWindow:
         for encoding, costs in self._costs.items():
             costs.extend(_cost(m, encoding) for m in messages)
 
+    def copy(self) -> HistoryWindow:
+        """A window holding the same messages that grows apart from this one (a shared window is
+        never changed while another turn reads it: `HistoryCache.grow`)."""
+        import numpy as np
+
+        twin = HistoryWindow(self.dimensions, self.model)
+        twin.messages, twin.is_tool = list(self.messages), list(self.is_tool)
+        twin._terms, twin._lengths = list(self._terms), list(self._lengths)
+        twin._postings = {term: list(positions) for term, positions in self._postings.items()}
+        twin._offset, twin._length_total, twin._indexed = self._offset, self._length_total, self._indexed
+        live = self._buffer[self._start : self._start + len(self.messages)]
+        twin._buffer = np.zeros((max(2 * len(live), 64), self.dimensions), dtype=np.float32)
+        twin._buffer[: len(live)] = live
+        twin._has_vector = list(self._has_vector)
+        twin._costs = {encoding: list(costs) for encoding, costs in self._costs.items()}
+        twin._positions = dict(self._positions) if self._positions is not None else None
+        return twin
+
     def _append_vectors(self, rows: npt.NDArray[Any]) -> None:
         import numpy as np
 
