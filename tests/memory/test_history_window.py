@@ -38,6 +38,7 @@ def test_a_sliding_window_equals_a_fresh_one() -> None:
     sliding.costs(COUNTER)  # costs already asked for are kept up to date as messages arrive
     for start in range(1, 400, 9):
         _add(sliding, [_message(seq) for seq in range(start, start + 9)])
+        sliding.search(analyze("greyhound in lisbon"), 10)  # counts remembered until the next change
         sliding.drop_before(max(1, start + 9 - 50))  # keep the newest 50
     held = [_message(seq) for seq in range(sliding.first_seq, sliding.last_seq + 1)]
     fresh = window_of(held, [" ".join(analyze(m.content)) for m in held], _vectors(held))

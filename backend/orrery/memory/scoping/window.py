@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 BM25_K1 = 1.5
 """Okapi constants as in `orrery.text.bm25_scores` (the lexical baseline, the archive on PostgreSQL)."""
 BM25_B = 0.75
+COUNTED_TERMS = 64
+"""Terms whose counts a window remembers (`term_counts`) before it forgets them all."""
+_COUNTED = "term_counts"
 
 
 class HistoryWindow:
@@ -221,12 +224,23 @@ class HistoryWindow:
         return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
 
     def term_counts(self, term: str) -> dict[int, int]:
-        """How often `term` occurs in each message holding it, by absolute position."""
+        """How often `term` occurs in each message holding it, by absolute position (not to be
+        changed: remembered until the window changes, as a held window is asked for the same terms
+        turn after turn, by recall for every chat it ranks)."""
+        counted = self.derived.get(_COUNTED)
+        if counted is None:
+            counted = self.derived[_COUNTED] = {}
+        counts = counted.get(term)
+        if counts is not None:
+            return counts
         positions = self._postings.get(term)
-        counts: dict[int, int] = {}
+        counts = {}
         if positions:
             for position in positions[bisect_left(positions, self._offset) :]:
                 counts[position] = counts.get(position, 0) + 1
+        if len(counted) >= COUNTED_TERMS:
+            counted.clear()
+        counted[term] = counts
         return counts
 
     def corpus(self, terms: Iterable[str]) -> Corpus:
