@@ -227,7 +227,7 @@ class HistoryWindow:
         """How often `term` occurs in each message holding it, by absolute position (not to be
         changed: remembered until the window changes, as a held window is asked for the same terms
         turn after turn, by recall for every chat it ranks)."""
-        counted = self.derived.get(_COUNTED)
+        counted: dict[str, dict[int, int]] | None = self.derived.get(_COUNTED)
         if counted is None:
             counted = self.derived[_COUNTED] = {}
         counts = counted.get(term)
