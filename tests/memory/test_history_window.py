@@ -7,7 +7,7 @@ import numpy as np
 
 from orrery.memory.embeddings import DIMENSIONS
 from orrery.memory.scoping.base import HistoryMessage
-from orrery.memory.scoping.window import HistoryWindow, window_of
+from orrery.memory.scoping.window import ARRAYS_FROM, HistoryWindow, window_of
 from orrery.text import analyze
 from orrery.tokens import counter_for
 
@@ -80,3 +80,26 @@ def test_a_copy_grows_apart_and_answers_as_the_window_it_copied() -> None:
         assert twin.search(terms, 10) == fresh.search(terms, 10)
         assert window.search(terms, 50) == [i for i in fresh.search(terms, 50, before=30)]
     assert twin.index_of(45) == 35 and window.index_of(45) == -1
+
+
+def test_the_score_array_holds_exactly_the_scores() -> None:
+    """Recall's array of BM25 scores equals `scores` bit for bit (so ranking ties fall alike),
+    with pooled statistics, after the window slid and grew, and when asked again."""
+    window = HistoryWindow(DIMENSIONS)
+    others = [_message(seq) for seq in range(300, 330)]
+    other = window_of(others, [" ".join(analyze(m.content)) for m in others], None)
+    _add(window, [_message(seq) for seq in range(1, 180)])
+    for _ in range(6):  # on arrays, then (below `ARRAYS_FROM` messages) through `scores`
+        for query in ("greyhound in lisbon", "friday invoice review budget", "pricing", "nothing"):
+            terms = analyze(query)
+            corpus = window.corpus(terms)
+            pooled = type(corpus).pooled([corpus, other.corpus(terms)])
+            array = window.score_array(terms, pooled)
+            expected = np.zeros(len(window))
+            for row, score in window.scores(terms, corpus=pooled).items():
+                expected[row] = score
+            assert array.tolist() == expected.tolist()
+            assert window.score_array(terms, pooled).tolist() == expected.tolist()
+        window.drop_before(window.first_seq + 40)
+        _add(window, [_message(seq) for seq in range(window.last_seq + 1, window.last_seq + 12)])
+    assert len(window) < ARRAYS_FROM
