@@ -7,7 +7,7 @@ import numpy as np
 
 from orrery.memory.embeddings import DIMENSIONS
 from orrery.memory.scoping.base import HistoryMessage
-from orrery.memory.scoping.window import HistoryWindow, window_of
+from orrery.memory.scoping.window import ARRAYS_FROM, HistoryWindow, window_of
 from orrery.text import analyze
 from orrery.tokens import counter_for
 
@@ -38,6 +38,7 @@ def test_a_sliding_window_equals_a_fresh_one() -> None:
     sliding.costs(COUNTER)  # costs already asked for are kept up to date as messages arrive
     for start in range(1, 400, 9):
         _add(sliding, [_message(seq) for seq in range(start, start + 9)])
+        sliding.search(analyze("greyhound in lisbon"), 10)  # counts remembered until the next change
         sliding.drop_before(max(1, start + 9 - 50))  # keep the newest 50
     held = [_message(seq) for seq in range(sliding.first_seq, sliding.last_seq + 1)]
     fresh = window_of(held, [" ".join(analyze(m.content)) for m in held], _vectors(held))
@@ -58,3 +59,47 @@ def test_positions_still_work_when_seqs_skip() -> None:
     assert [window.index_of(s) for s in (1, 2, 5, 6, 3)] == [0, 1, 2, 3, -1]
     window.drop_before(5)
     assert [window.index_of(s) for s in (5, 6, 2)] == [0, 1, -1] and window.vectors() is None
+
+
+def test_a_copy_grows_apart_and_answers_as_the_window_it_copied() -> None:
+    """A copy (of a window that slid) answers as the window; each then grows without the other."""
+    window = HistoryWindow(DIMENSIONS)
+    window.costs(COUNTER)
+    _add(window, [_message(seq) for seq in range(1, 40)])
+    window.drop_before(10)
+    twin = window.copy()
+    _add(twin, [_message(seq) for seq in range(40, 49)])
+    held = [_message(seq) for seq in range(10, 49)]
+    fresh = window_of(held, [" ".join(analyze(m.content)) for m in held], _vectors(held))
+    assert len(window) == 30 and window.last_seq == 39 and len(twin) == len(fresh) == 39
+    assert twin.is_tool == fresh.is_tool and twin.costs(COUNTER) == fresh.costs(COUNTER)
+    assert np.array_equal(twin.vectors(), fresh.vectors())
+    assert np.array_equal(window.vectors(), fresh.vectors()[:30])
+    for query in ("greyhound in lisbon", "friday invoice review", "pricing"):
+        terms = analyze(query)
+        assert twin.search(terms, 10) == fresh.search(terms, 10)
+        assert window.search(terms, 50) == [i for i in fresh.search(terms, 50, before=30)]
+    assert twin.index_of(45) == 35 and window.index_of(45) == -1
+
+
+def test_the_score_array_holds_exactly_the_scores() -> None:
+    """Recall's array of BM25 scores equals `scores` bit for bit (so ranking ties fall alike),
+    with pooled statistics, after the window slid and grew, and when asked again."""
+    window = HistoryWindow(DIMENSIONS)
+    others = [_message(seq) for seq in range(300, 330)]
+    other = window_of(others, [" ".join(analyze(m.content)) for m in others], None)
+    _add(window, [_message(seq) for seq in range(1, 180)])
+    for _ in range(6):  # on arrays, then (below `ARRAYS_FROM` messages) through `scores`
+        for query in ("greyhound in lisbon", "friday invoice review budget", "pricing", "nothing"):
+            terms = analyze(query)
+            corpus = window.corpus(terms)
+            pooled = type(corpus).pooled([corpus, other.corpus(terms)])
+            array = window.score_array(terms, pooled)
+            expected = np.zeros(len(window))
+            for row, score in window.scores(terms, corpus=pooled).items():
+                expected[row] = score
+            assert array.tolist() == expected.tolist()
+            assert window.score_array(terms, pooled).tolist() == expected.tolist()
+        window.drop_before(window.first_seq + 40)
+        _add(window, [_message(seq) for seq in range(window.last_seq + 1, window.last_seq + 12)])
+    assert len(window) < ARRAYS_FROM

@@ -273,3 +273,77 @@ async def test_older_chats_through_the_full_text_index(
     assert "Kirkwall" in wc.system_prompt
     for harbour in ("Scrabster", "Stromness"):
         assert harbour not in wc.system_prompt
+
+
+async def test_turns_at_once_share_the_copies_and_each_reads_its_own_snapshot(
+    db: Database, settings: Settings, monkeypatch: Any
+) -> None:
+    """A person's turns running at once in one process read the same copies of their other chats
+    (none reads a chat again because another holds it); a turn that adds a chat's new messages while
+    another turn reads that copy adds them to a copy of its own, so the reader's window stays as it
+    read it, and every offer equals the one a process holding no copy makes."""
+    import asyncio
+
+    from orrery.context.earlier import request_for
+    from orrery.memory.embedding_models import embedding_model
+    from orrery.memory.history import database_key
+    from orrery.memory.history_cache import history_cache
+    from orrery.memory.recall import gather, pool
+
+    async with db.transaction() as s:
+        ana = await _person(s, "ana")
+        project = await create_project(s, ana, "Trips")
+        trip = await _chat(s, ana, project.id, "trip", TRIP)
+        await _chat(s, ana, project.id, "garden", ["Tomatoes need sun.", "noted"])
+        currents = [await create_session(s, ana, project_id=project.id) for _ in range(4)]
+        key = (database_key(s), "recall", trip.id, embedding_model(settings).name)
+
+    async def offered(current: ChatSession) -> tuple[int, list[tuple[str, int, float]]]:
+        async with db.transaction() as s:
+            found = await gather(s, request_for(current, ana, QUESTION), settings)
+        return found.queries, [
+            (o.chat.title or "", o.messages[0].seq, round(o.score, 6)) for o in found.offered
+        ]
+
+    async def said(chat: ChatSession, role: str, line: str) -> None:
+        async with db.transaction() as s:
+            later = DAY + timedelta(days=2)
+            await append_message(s, ana, chat.id, NewMessage(role, line, created_at=later))
+
+    history_cache.clear()
+    for current in currents:  # the process now holds every chat
+        await offered(current)
+    await said(trip, "user", "We sailed back to Kirkwall.")
+    if db.dialect != "sqlite":  # (one writer at a time there: turns never overlap)
+        barrier, read = asyncio.Barrier(len(currents)), pool.read_spans
+
+        async def read_together(*args: Any) -> Any:  # every turn has planned before any goes on
+            rows = await read(*args)
+            await barrier.wait()
+            return rows
+
+        monkeypatch.setattr(pool, "read_spans", read_together)
+    misses = history_cache.misses
+    at_once = await asyncio.gather(*(offered(c) for c in currents))
+    assert history_cache.misses == misses  # none read a chat whole because another turn held it
+    monkeypatch.undo()
+    history_cache.clear()
+    assert [offer for _, offer in at_once] == [(await offered(c))[1] for c in currents]
+
+    reader = history_cache.share(key)  # another turn, still reading the trip chat's copy
+    assert reader is not None
+    held = [m.content for m in reader.window.messages]
+    await said(trip, "assistant", "Kirkwall again, noted.")
+    queries, grown = await offered(currents[0])
+    assert queries == 2 and [m.content for m in reader.window.messages] == held
+    now = history_cache.share(key)
+    assert now is not None and now is not reader and len(now.window) == len(held) + 1
+    history_cache.release(reader)
+    history_cache.release(now)
+    await said(trip, "user", "And then home.")
+    queries, alone = await offered(currents[0])
+    assert queries == 2 and history_cache.share(key) is now and len(now.window) == len(held) + 2  # in place
+    history_cache.release(now)
+    history_cache.clear()
+    assert (await offered(currents[0]))[1] == alone
+    assert ("trip", 3) in {(t, seq) for t, seq, _ in at_once[0][1]}

@@ -14,7 +14,7 @@ Bounded by messages held (`ORRERY_HISTORY_CACHE_MESSAGES`, least recently used s
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from cachetools import LRUCache
 
@@ -26,13 +26,15 @@ DEFAULT_MAX_MESSAGES = 20_000
 class CachedWindow:
     """A session's window and the stamp it was read at (history epoch and session creation time)."""
 
-    __slots__ = ("epoch", "last_id", "window")
+    __slots__ = ("epoch", "last_id", "readers", "window")
 
     def __init__(self, epoch: Hashable, window: HistoryWindow) -> None:
         self.epoch = epoch
         self.window = window
         self.last_id: Hashable | None = None
         """The id of the window's newest message: the next read checks that row is still there."""
+        self.readers = 0
+        """Turns reading a shared window (`HistoryCache.share`) now."""
 
 
 class HistoryCache:
@@ -62,6 +64,47 @@ class HistoryCache:
             else:
                 self.hits += 1
             return entry
+
+    def share(self, key: Hashable) -> CachedWindow | None:
+        """A window several turns may read at once (recall's copies of a person's other chats): it
+        stays held and counts the caller as a reader until `release`. No reader changes it; `grow`
+        adds to it in place only for a lone reader. (`take` would leave every concurrent turn of the
+        person without it, to read the chat again.)"""
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            entry.readers += 1
+            return entry
+
+    def release(self, entry: CachedWindow) -> None:
+        """The caller no longer reads a shared window."""
+        with self._lock:
+            entry.readers -= 1
+
+    def grow(
+        self, key: Hashable, entry: CachedWindow, epoch: Hashable, add: Callable[[HistoryWindow], None]
+    ) -> CachedWindow:
+        """A shared `entry` (the caller one of its readers) with newer messages (`add`) under `epoch`:
+        in place while the caller is its only reader, else in a copy that takes its place, so the
+        other readers keep the window they read. The caller reads, and later releases, the one returned."""
+        with self._lock:
+            if entry.readers == 1:
+                add(entry.window)
+                entry.epoch = epoch
+                if self._items.get(key) is entry:  # counted again at its new size
+                    self._items[key] = entry
+                return entry
+        twin = CachedWindow(epoch, entry.window.copy())
+        add(twin.window)
+        twin.readers = 1
+        with self._lock:
+            entry.readers -= 1
+            if self._items.get(key) in (None, entry) and len(twin.window) <= self.max_messages:
+                self._items[key] = twin
+        return twin
 
     def put(self, key: Hashable, entry: CachedWindow) -> None:
         """Keep a window (not when caching is off or it alone exceeds the bound)."""

@@ -58,16 +58,18 @@ ContextDetail = Literal["digest", "full"]
 
 
 def sse(event: Any, context: ContextDetail = "full") -> str:
-    """One Server-Sent Event; a `context` event carries only the prompt's digest unless `full`."""
+    """One Server-Sent Event; a `context` event carries only the prompt's digest unless `full`.
+    Events hold plain values built for the turn, never a cycle: the encoder does not look for one
+    (looking cost 40% of encoding a receipt that recalled 200 units, ~80 KB)."""
     data = event.data if event.type != "context" or context == "full" else digested(event.data)
-    return f"event: {event.type}\ndata: {json.dumps(data, default=str)}\n\n"
+    return f"event: {event.type}\ndata: {json.dumps(data, default=str, check_circular=False)}\n\n"
 
 
 def digested(data: dict[str, Any]) -> dict[str, Any]:
     """The `context` event without the prompt's text: a digest that changes when the system prompt
     or the messages do, and their sizes. `GET /v1/sessions/{id}/context?at=SEQ` shows the text."""
     prompt, messages = data.get("system_prompt", ""), data.get("messages", [])
-    body = json.dumps([prompt, messages], ensure_ascii=False, default=str).encode()
+    body = json.dumps([prompt, messages], ensure_ascii=False, default=str, check_circular=False).encode()
     slim = {k: v for k, v in data.items() if k not in ("system_prompt", "messages")}
     slim["digest"] = {
         "sha256": hashlib.sha256(body).hexdigest(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from orrery.memory.recall.queries import ChatInfo
 from orrery.memory.recall.ranked import Offered, RecallPool
@@ -66,11 +67,30 @@ def chat_line(chat: ChatInfo) -> str:
 
 def message_line(message: HistoryMessage) -> str:
     day = f"[{message.created_at.date().isoformat()}] " if message.created_at else ""
-    return f'- {day}{message.role}: "{inline_data(message.content)}"'
+    return f'- {day}{message.role}: "{_quoted(message.content)[0]}"'
 
 
-def _escapes(content: str) -> int:
-    return len(_ESCAPED.findall(content))
+REMEMBERED_CHARS = 2_000
+"""Messages up to this long have their quoted form remembered (recall offers the same messages
+turn after turn; an LRU of 8,192 per process)."""
+
+
+def _quoted(content: str) -> tuple[str, int]:
+    """A message's text quoted (`inline_data`) and the characters escaping adds to its cost."""
+    return _remembered_quote(content) if len(content) <= REMEMBERED_CHARS else _quote(content)
+
+
+def _quote(content: str) -> tuple[str, int]:
+    return inline_data(content), len(_ESCAPED.findall(content))
+
+
+_remembered_quote = lru_cache(maxsize=8192)(_quote)
+
+
+@lru_cache(maxsize=8192)
+def _stored_words(stored: str) -> frozenset[str]:
+    """A message's stored search terms as a set (remembered, as `_quoted`)."""
+    return frozenset(stored.split())
 
 
 def render(chosen: Sequence[Offered]) -> str:
@@ -104,7 +124,7 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
         if used + floor > budget:  # even its bare messages cannot fit: not rendered to find out
             over.append((unit, floor))
             continue
-        cost = floor + LINE_EXTRA * len(unit.messages) + sum(_escapes(m.content) for m in unit.messages)
+        cost = floor + LINE_EXTRA * len(unit.messages) + sum(_quoted(m.content)[1] for m in unit.messages)
         if unit.chat.id not in titled:
             cost += counter.count(chat_line(unit.chat)) + 1
         if used + cost > budget:
@@ -120,26 +140,38 @@ def fit(pool: RecallPool, budget: int, counter: TokenCounter, query: str | None)
         text = render(chosen) if chosen else ""
     tokens = counter.count(text) + 1 if text else 0
     terms = set(analyze(query or ""))
+    labels: dict[object, tuple[str, str, str]] = {}
     return Fitted(
         text,
         tokens,
-        [_item(u, c, _why(u, terms)) for u, c in zip(chosen, costs, strict=True)],
-        _left_out(over, pool, terms, len(chosen)),
+        [_item(u, c, _why(u, terms), labels) for u, c in zip(chosen, costs, strict=True)],
+        _left_out(over, pool, terms, len(chosen), labels),
     )
 
 
-def _item(unit: Offered, tokens: int, reason: str) -> RecalledItem:
+def _item(
+    unit: Offered, tokens: int, reason: str, labels: dict[object, tuple[str, str, str]]
+) -> RecalledItem:
+    """A unit's receipt line (`labels`: each chat's id, title and date as text, worked out once a turn)."""
     first, last = unit.messages[0], unit.messages[-1]
     span = f"seq {first.seq}" if first.seq == last.seq else f"seq {first.seq}-{last.seq}"
+    chat = unit.chat
+    label = labels.get(chat.id)
+    if label is None:
+        label = labels[chat.id] = (
+            str(chat.id),
+            chat.title or "untitled chat",
+            chat.created_at.date().isoformat(),
+        )
     return RecalledItem(
         KIND,
-        f"chat {unit.chat.id} {span}",
+        f"chat {label[0]} {span}",
         tokens,
         reason,
         round(unit.score, 3),
-        chat_id=str(unit.chat.id),
-        chat_title=unit.chat.title or "untitled chat",
-        chat_date=unit.chat.created_at.date().isoformat(),
+        chat_id=label[0],
+        chat_title=label[1],
+        chat_date=label[2],
         date=first.created_at.date().isoformat() if first.created_at else "",
         seq=first.seq,
     )
@@ -161,19 +193,24 @@ def _why(unit: Offered, terms: set[str]) -> str:
     return "recalled from an earlier chat: " + "; ".join(reasons or ["above average relevance"])
 
 
-def _words(unit: Offered) -> set[str]:
+def _words(unit: Offered) -> frozenset[str] | set[str]:
     """A unit's analysed words: its stored search terms, analysed again only where none are stored."""
     if len(unit.terms) == len(unit.messages):
-        return {
-            t
-            for stored, m in zip(unit.terms, unit.messages, strict=True)
-            for t in (stored.split() if stored else analyze(m.content))
-        }
+        if len(unit.terms) == 1 and unit.terms[0]:
+            return _stored_words(unit.terms[0])
+        words: set[str] = set()
+        for stored, m in zip(unit.terms, unit.messages, strict=True):
+            words.update(_stored_words(stored) if stored else analyze(m.content))
+        return words
     return {t for m in unit.messages for t in analyze(m.content)}
 
 
 def _left_out(
-    over: list[tuple[Offered, int]], pool: RecallPool, terms: set[str], kept: int
+    over: list[tuple[Offered, int]],
+    pool: RecallPool,
+    terms: set[str],
+    kept: int,
+    labels: dict[object, tuple[str, str, str]],
 ) -> list[ReceiptItem]:
     """The best units the budget left out by name, the rest in one line, and the units that were
     ranked but not related enough to be offered."""
@@ -182,6 +219,7 @@ def _left_out(
             u,
             cost,
             _why(u, terms).replace("recalled from", "related, from") + "; over the earlier-chats budget",
+            labels,
         )
         for u, cost in over[:LISTED_OVER_BUDGET]
     ]

@@ -10,7 +10,9 @@ chat's messages as a window (in the history cache, bounded with the chats' own w
 while the chat's stamp read this turn matches; when the stamp says only messages were added, it
 reads just those and extends the window; any other change (an edit, a message failed) reads the
 chat again. So a change by any process is seen on the next turn, and a chat deleted or not to be
-remembered is simply not among the chats read. The ranking
+remembered is simply not among the chats read. The copies are shared: the person's turns running at
+once in a process read the same windows, and one that adds messages adds them in place only when no
+other turn reads that window, else to its own copy (which then replaces the held one). The ranking
 is `ranked.py`.
 """
 
@@ -56,9 +58,9 @@ async def gather(session: AsyncSession, request: RecallRequest, settings: Settin
         return RecallPool(status="no earlier chat may be recalled", queries=1)
     model = embedding_model(settings)
     reads = _Reads(database_key(session), model.name)
-    full = reads.plan(chats)
     queries = 1
     try:
+        full = reads.plan(chats)
         if reads.spans:
             queries += 1
             reads.add_newest(await read_spans(session, request.scope, reads.spans))
@@ -75,7 +77,8 @@ async def gather(session: AsyncSession, request: RecallRequest, settings: Settin
 
 class _Reads:
     """Which messages a turn needs and where they come from: the process's copies of the newest
-    chats while their stamp matches, else one read; then the full-text matches' neighbourhoods."""
+    chats while their stamp matches (shared with the person's other turns, which read them at the
+    same time), else one read; then the full-text matches' neighbourhoods."""
 
     def __init__(self, database: str, model: str) -> None:
         self.database, self.model = database, model
@@ -84,6 +87,8 @@ class _Reads:
         self.stale: dict[uuid.UUID, ChatInfo] = {}
         self.grown: dict[uuid.UUID, Part] = {}
         self.lows: dict[uuid.UUID, int] = {}
+        self.shared: dict[uuid.UUID, CachedWindow] = {}
+        """The process's copies this turn reads (released by `keep`)."""
 
     def _key(self, chat: ChatInfo) -> tuple[str, str, uuid.UUID, str]:
         return (self.database, "recall", chat.id, self.model)
@@ -99,32 +104,51 @@ class _Reads:
             room -= chat.message_count - lo + 1
             self.lows[chat.id] = lo
             full += [chat.id] if lo == 1 else []
-            entry = history_cache.take(self._key(chat))
+            entry = history_cache.share(self._key(chat))
             if entry is not None and entry.epoch == (*chat.stamp, lo):
-                self.held.append(Part(chat, entry.window, kept=True))
+                self.shared[chat.id] = entry
+                self.held.append(Part(chat, entry.window))
             elif entry is not None and (held := _held_count(entry.epoch, chat, lo)) is not None:
-                self.grown[chat.id] = Part(chat, entry.window, kept=True)  # read only what is new
+                self.shared[chat.id] = entry
+                self.grown[chat.id] = Part(chat, entry.window)  # read only what is new
                 self.spans.append((chat.id, held + 1, chat.message_count))
             else:
+                if entry is not None:
+                    history_cache.release(entry)
                 self.stale[chat.id] = chat
                 self.spans.append((chat.id, lo, chat.message_count))
         return full
 
     def add_newest(self, rows: Sequence[Any]) -> None:
-        """The stale chats' newest parts, read, and the grown chats' new messages appended to the
+        """The stale chats' newest parts, read, and the grown chats' new messages added to the
         copies held (kept for later turns; an empty one too)."""
         for chat_id, group in _groups(rows, 0):
             grown = self.grown.pop(chat_id, None)
             if grown is not None:
-                append_rows(grown.window, [r[1:] for r in group])
-                self.held.append(grown)
+                self._grow(grown, [r[1:] for r in group])
             else:
-                window = _window([r[1:] for r in group], self.model)
-                self.held.append(Part(self.stale.pop(chat_id), window, kept=True))
-        self.held.extend(self.grown.values())
-        self.held.extend(Part(chat, _window([], self.model), kept=True) for chat in self.stale.values())
+                self._fresh(self.stale.pop(chat_id), _window([r[1:] for r in group], self.model))
+        for grown in self.grown.values():  # nothing recallable was added after all
+            self._grow(grown, [])
+        for chat in self.stale.values():
+            self._fresh(chat, _window([], self.model))
         self.grown.clear()
         self.stale.clear()
+
+    def _grow(self, part: Part, rows: Sequence[Any]) -> None:
+        epoch = (*part.chat.stamp, self.lows[part.chat.id])
+        entry = history_cache.grow(
+            self._key(part.chat), self.shared[part.chat.id], epoch, lambda w: append_rows(w, rows)
+        )
+        self.shared[part.chat.id] = entry
+        self.held.append(Part(part.chat, entry.window))
+
+    def _fresh(self, chat: ChatInfo, window: HistoryWindow) -> None:
+        entry = CachedWindow((*chat.stamp, self.lows[chat.id]), window)
+        entry.readers = 1  # this turn's, from the start: shared as soon as it is held
+        history_cache.put(self._key(chat), entry)
+        self.shared[chat.id] = entry
+        self.held.append(Part(chat, window))
 
     def add_matches(self, rows: Sequence[Any]) -> None:
         """The matches' neighbourhoods, never what a chat's newest part already holds."""
@@ -139,11 +163,10 @@ class _Reads:
         return sorted(self.held, key=lambda p: (p.chat.created_at, str(p.chat.id), p.window.first_seq))
 
     def keep(self) -> None:
-        """Give the chats' copies back to the process (their stamp says when they are stale)."""
-        for part in self.held:
-            if part.kept:
-                lo = self.lows[part.chat.id]
-                history_cache.put(self._key(part.chat), CachedWindow((*part.chat.stamp, lo), part.window))
+        """The turn no longer reads the process's copies (their stamps say when they are stale)."""
+        for entry in self.shared.values():
+            history_cache.release(entry)
+        self.shared.clear()
 
 
 def _held_count(epoch: Any, chat: ChatInfo, lo: int) -> int | None:

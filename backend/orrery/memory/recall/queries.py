@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from orrery.db.direct import Direct
 from orrery.db.models import ChatSession, Message, User
 from orrery.memory.history import LIVE, window_columns
 
@@ -132,9 +133,9 @@ def as_uuid(raw: Any) -> uuid.UUID:
 
 
 @lru_cache(maxsize=4)
-def _recent_query(no_project: bool) -> Any:
-    """`recent_chats`'s statement, built once per process (and project or none)."""
-    return (
+def _recent_query(no_project: bool) -> Direct:
+    """`recent_chats`'s statement, built once per process (and project or none), run on the driver."""
+    return Direct(
         select(User.recall_across_chats, *_CHAT_COLUMNS, ChatSession.history_epoch, _FAILED)
         .select_from(User)
         .outerjoin(ChatSession, and_(*chats_of(no_project)))
@@ -147,8 +148,7 @@ def _recent_query(no_project: bool) -> Any:
 async def recent_chats(session: AsyncSession, scope: Scope, limit: int) -> tuple[bool, list[ChatInfo]]:
     """(recall on, the newest recallable chats, the same project's first): one query, the person's
     row outer-joined to their chats so the setting comes back even when no chat may be recalled."""
-    query = _recent_query(scope.project_id is None)
-    rows = (await (await session.connection()).execute(query, {**scope.params(), "limit": limit})).all()
+    rows = await _recent_query(scope.project_id is None).rows(session, {**scope.params(), "limit": limit})
     if not rows:
         return False, []
     return bool(rows[0][0]), [_info(r[1:8], r[8], r[9]) for r in rows if r[1] is not None]
@@ -263,13 +263,13 @@ async def read_spans(
     bound = {
         f"{key}{i}": value for i, span in enumerate(spans) for key, value in zip("clh", span, strict=True)
     }
-    return list((await (await session.connection()).execute(query, scope.params() | bound)).all())
+    return await query.rows(session, scope.params() | bound)
 
 
 @lru_cache(maxsize=128)
-def _spans_query(n: int, sqlite: bool, no_project: bool) -> Any:
+def _spans_query(n: int, sqlite: bool, no_project: bool) -> Direct:
     """The statement for `n` spans, bound per call (`c0`, `l0`, `h0`, ...): built once per shape,
-    not once per turn (a turn reads up to `RECENT_CHATS` spans)."""
+    not once per turn (a turn reads up to `RECENT_CHATS` spans), run on the driver."""
     ranges = or_(
         false(),
         *(
@@ -280,7 +280,7 @@ def _spans_query(n: int, sqlite: bool, no_project: bool) -> Any:
             for i in range(n)
         ),
     )
-    return (
+    return Direct(
         select(type_coerce(Message.session_id, String), *window_columns(sqlite))
         .select_from(Message)
         .join(ChatSession, Message.session_id == ChatSession.id)

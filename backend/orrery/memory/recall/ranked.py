@@ -71,7 +71,6 @@ class Part:
 
     chat: ChatInfo
     window: HistoryWindow
-    kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,12 +137,7 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
         return RecallPool(status="no earlier message to recall")
     terms = analyze(request.query)
     corpus = Corpus.pooled([p.window.corpus(terms) for p in parts])
-    lexical = np.zeros(sum(len(p.window) for p in parts))
-    offset = 0
-    for p in parts:
-        for row, score in p.window.scores(terms, corpus=corpus).items():
-            lexical[offset + row] = score
-        offset += len(p.window)
+    lexical = np.concatenate([p.window.score_array(terms, corpus) for p in parts])
     dense = await _dense(parts, request.query, turn)
     head = int(units.starts[0])
     starts = units.starts - head

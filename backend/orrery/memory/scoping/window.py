@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from orrery.memory.scoping.base import HistoryMessage, message_tokens
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
 BM25_K1 = 1.5
 """Okapi constants as in `orrery.text.bm25_scores` (the lexical baseline, the archive on PostgreSQL)."""
 BM25_B = 0.75
+COUNTED_TERMS = 64
+"""Terms whose counts a window remembers (`term_counts`) before it forgets them all."""
+_COUNTED = "term_counts"
+ARRAYS_FROM = 100
+"""Messages from which `score_array` works on arrays (below, numpy's per-call cost loses to a loop
+over the few matches: 22 against 9 µs at 25 messages, 26 against 67 at 300)."""
 
 
 class HistoryWindow:
@@ -113,6 +120,24 @@ class HistoryWindow:
             )
         for encoding, costs in self._costs.items():
             costs.extend(_cost(m, encoding) for m in messages)
+
+    def copy(self) -> HistoryWindow:
+        """A window holding the same messages that grows apart from this one (a shared window is
+        never changed while another turn reads it: `HistoryCache.grow`)."""
+        import numpy as np
+
+        twin = HistoryWindow(self.dimensions, self.model)
+        twin.messages, twin.is_tool = list(self.messages), list(self.is_tool)
+        twin._terms, twin._lengths = list(self._terms), list(self._lengths)
+        twin._postings = {term: list(positions) for term, positions in self._postings.items()}
+        twin._offset, twin._length_total, twin._indexed = self._offset, self._length_total, self._indexed
+        live = self._buffer[self._start : self._start + len(self.messages)]
+        twin._buffer = np.zeros((max(2 * len(live), 64), self.dimensions), dtype=np.float32)
+        twin._buffer[: len(live)] = live
+        twin._has_vector = list(self._has_vector)
+        twin._costs = {encoding: list(costs) for encoding, costs in self._costs.items()}
+        twin._positions = dict(self._positions) if self._positions is not None else None
+        return twin
 
     def _append_vectors(self, rows: npt.NDArray[Any]) -> None:
         import numpy as np
@@ -203,17 +228,70 @@ class HistoryWindow:
         return sorted(scores, key=lambda i: (-scores[i], -i))[:limit]
 
     def term_counts(self, term: str) -> dict[int, int]:
-        """How often `term` occurs in each message holding it, by absolute position."""
+        """How often `term` occurs in each message holding it, by absolute position (not to be
+        changed: remembered until the window changes, as a held window is asked for the same terms
+        turn after turn, by recall for every chat it ranks)."""
+        counted: dict[str, dict[int, int]] | None = self.derived.get(_COUNTED)
+        if counted is None:
+            counted = self.derived[_COUNTED] = {}
+        counts = counted.get(term)
+        if counts is not None:
+            return counts
         positions = self._postings.get(term)
-        counts: dict[int, int] = {}
+        counts = {}
         if positions:
             for position in positions[bisect_left(positions, self._offset) :]:
                 counts[position] = counts.get(position, 0) + 1
+        if len(counted) >= COUNTED_TERMS:
+            counted.clear()
+        counted[term] = counts
         return counts
 
     def corpus(self, terms: Iterable[str]) -> Corpus:
         """This window's BM25 statistics for `terms` (what `Corpus.pooled` adds up over windows)."""
         return Corpus(len(self.messages), self._length_total, {t: len(self.term_counts(t)) for t in terms})
+
+    def score_array(self, terms: Iterable[str], corpus: Corpus) -> npt.NDArray[np.float64]:
+        """`scores(terms, corpus=corpus)` for every message as an array (0 where no term matches),
+        the same values worked out on arrays: recall scores every held chat's window each turn."""
+        import numpy as np
+
+        out = np.zeros(len(self.messages))
+        n = corpus.messages
+        if not len(self.messages) or not n:
+            return out
+        if len(self.messages) < ARRAYS_FROM:
+            for row, score in self.scores(terms, corpus=corpus).items():
+                out[row] = score
+            return out
+        average = corpus.length_total / n or 1.0
+        lengths = self._arrays("lengths", lambda: np.asarray(self._lengths, dtype=np.int64))
+        for term in dict.fromkeys(terms):
+            rows, counts = self._arrays(("rows", term), partial(self._term_rows, term))
+            if not len(rows):
+                continue
+            df = corpus.frequencies.get(term, len(rows))
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[rows] / average)
+            out[rows] += idf * counts * (BM25_K1 + 1) / (counts + norm)
+        return out
+
+    def _term_rows(self, term: str) -> tuple[Any, Any]:
+        import numpy as np
+
+        counts = self.term_counts(term)
+        rows = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)) - self._offset
+        return rows, np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+
+    def _arrays(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """What `make` derives from the window's messages, remembered until they change."""
+        arrays = self.derived.setdefault("score_arrays", {})
+        found = arrays.get(key)
+        if found is None:
+            if len(arrays) >= COUNTED_TERMS:
+                arrays.clear()
+            found = arrays[key] = make()
+        return found
 
     def scores(
         self, terms: Iterable[str], before: int | None = None, corpus: Corpus | None = None
