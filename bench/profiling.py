@@ -20,7 +20,20 @@ def py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 
 OWNERS = (  # (group, path prefixes); the innermost frame matching one of them owns the sample
     ("litellm", ("litellm/",)),
-    ("openai SDK, httpx (the provider's HTTP client)", ("openai/", "httpx/", "httpcore/", "h2/")),
+    (
+        "the provider's HTTP client (openai SDK, httpx, aiohttp)",
+        (
+            "openai/",
+            "httpx/",
+            "httpcore/",
+            "h2/",
+            "aiohttp/",
+            "aiohappyeyeballs/",
+            "yarl/",
+            "multidict/",
+            "orrery/agents/openai_http.py",
+        ),
+    ),
     ("pydantic (validation, models)", ("pydantic/", "pydantic_core/")),
     (
         "embedding (ONNX Runtime, tokenizer)",
