@@ -155,9 +155,20 @@ async def test_resume_stream_is_204_when_idle_and_the_reply_when_a_turn_runs(ctx
 
     app.state.orchestrator.model_factory = lambda _n, _s: FunctionModel(stream_function=slow)
     body = {"trigger": "submit-message", "id": "c", "messages": [_ui("user", "Plan my week", 0)]}
+    locks = app.state.orchestrator.locks
+    live, seen_live = locks.live, asyncio.Event()
+
+    async def spied_live(session_id: uuid.UUID) -> bool:
+        running = await live(session_id)
+        if running:
+            seen_live.set()
+        return running
+
+    locks.live = spied_live
     turn = asyncio.create_task(api.post(f"/v1/sessions/{sid}/chat", json=body))
     await started.wait()  # the turn runs: the client reloads and calls resumeStream()
     resumed = asyncio.create_task(api.get(f"/v1/sessions/{sid}/chat/stream"))
+    await seen_live.wait()  # the resume saw the running turn (else a slow machine answers 204)
     release.set()
     original, again = await turn, await resumed
     assert again.status_code == 200 and again.headers["x-accel-buffering"] == "no"
