@@ -84,10 +84,8 @@ def _window(side: Side, args: argparse.Namespace) -> str:
     side.rates.append(rate(w))
     side.database_ms.append(database_ms(w))
     side.errors += sum(t.error is not None for t in w.turns)
-    return (
-        f"{side.cpu_ms[-1]:6.1f} ms/turn (loop {side.loops[-1]:.1f} ms) {side.rates[-1]:6.1f} turns/s"
-        f", database {side.database_ms[-1]:.2f} ms/turn"
-    )
+    line = f"{side.cpu_ms[-1]:6.1f} ms/turn (loop {side.loops[-1]:.1f} ms) {side.rates[-1]:6.1f} turns/s"
+    return line + (f", PostgreSQL {side.database_ms[-1]:.2f} ms/turn" if args.dialect == "postgresql" else "")
 
 
 def _client(side: Side, args: argparse.Namespace) -> str:
