@@ -30,7 +30,8 @@ async def test_a_turns_read_is_planned_once_and_generically(db: Database) -> Non
         user = await create_user(s, f"ann-{uuid.uuid4().hex[:6]}@example.org", "Ann")
         chat = await create_session(s, user.id, title="plans")
         for i in range(3):
-            await append_message(s, user.id, chat.id, NewMessage("user" if i % 2 == 0 else "assistant", f"m{i}"))
+            role = "user" if i % 2 == 0 else "assistant"
+            await append_message(s, user.id, chat.id, NewMessage(role, f"m{i}"))
     async with db.readers() as s:  # one connection: its prepared statements and their plans
         assert (await s.execute(text("SHOW plan_cache_mode"))).scalar_one() == "force_generic_plan"
         for _ in range(3):

@@ -194,7 +194,10 @@ def _session_state_query(lateral: bool) -> Direct:
     )
 
 
-_SESSION_STATE = {"sqlite": _session_state_query(lateral=False), "postgresql": _session_state_query(lateral=True)}
+_SESSION_STATE = {
+    "sqlite": _session_state_query(lateral=False),
+    "postgresql": _session_state_query(lateral=True),
+}
 
 
 async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
