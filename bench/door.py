@@ -139,10 +139,11 @@ def server_pids(port: int) -> list[int]:
     return procs.tree(root, table)
 
 
-def _database_pids(url: str) -> list[int]:
-    """PostgreSQL's processes serving the benchmark (SQLite runs inside the server)."""
+def database_cpu_seconds(url: str) -> float:
+    """PostgreSQL's CPU so far (its server and backends, ended ones too); 0 on SQLite, which runs
+    inside the server."""
     port = make_url(url).port or 5432
-    return procs.postgres_pids(port) if url.startswith("postgresql") else []
+    return procs.postgres_cpu_seconds(port) if url.startswith("postgresql") else 0.0
 
 
 async def _counters(http: aiohttp.ClientSession) -> tuple[dict[str, float], float, float]:
@@ -189,13 +190,13 @@ async def measure(
         before_sql, before_tx, before_embedding = await _counters(http)
         pids = server_pids(port)
         spy = py_spy(pids[0], profile) if profile else None
-        before_cpu, before_db = procs.cpu_seconds(pids), procs.cpu_seconds(_database_pids(url))
+        before_cpu, before_db = procs.cpu_seconds(pids), database_cpu_seconds(url)
         before_client, started = time.process_time(), time.perf_counter()
         done = await asyncio.gather(*(_converse(http, s, turns, distinct) for s in sids))
         window.elapsed = time.perf_counter() - started
         window.client_seconds = time.process_time() - before_client
         window.cpu_seconds = procs.cpu_seconds(pids) - before_cpu
-        window.database_seconds = procs.cpu_seconds(_database_pids(url)) - before_db
+        window.database_seconds = database_cpu_seconds(url) - before_db
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile and exits
             spy.wait(timeout=60)

@@ -94,6 +94,11 @@ def cpu_ms(w: Window) -> float:
     return w.cpu_seconds * 1000 / max(len(w.turns), 1)
 
 
+def database_ms(w: Window) -> float:
+    """PostgreSQL's CPU ms per measured turn (its server and backends; 0 on SQLite)."""
+    return w.database_seconds * 1000 / max(len(w.turns), 1)
+
+
 def rate(w: Window) -> float:
     """Turns answered without error per second of the window."""
     return sum(t.error is None for t in w.turns) / w.elapsed if w.elapsed else 0.0

@@ -180,12 +180,12 @@ async def _letta_window(base: str, agents: list[str], turns: int, pids: list[int
             return [await _letta_turn(http, agent) for _ in range(turns)]
 
         window = Window()
-        cpu, db = procs.cpu_seconds(pids), procs.cpu_seconds(procs.postgres_pids(pg_port))
+        cpu, db = procs.cpu_seconds(pids), procs.postgres_cpu_seconds(pg_port)
         started = time.perf_counter()
         done = await asyncio.gather(*(converse(a) for a in agents))
         window.elapsed = time.perf_counter() - started
         window.cpu_seconds = procs.cpu_seconds(pids) - cpu
-        window.database_seconds = procs.cpu_seconds(procs.postgres_pids(pg_port)) - db
+        window.database_seconds = procs.postgres_cpu_seconds(pg_port) - db
     window.turns = [t for session in done for t in session]
     return window
 

@@ -15,7 +15,8 @@ its own). `--provider` serves both from one fake OpenAI-compatible provider (`be
 through the normal model settings, so each side's own model client serves (printed; `--model-client
 litellm` sends both through litellm); `--distinct` asks a new question every turn. Before each
 window the reference loop is timed (`bench.common.reference_loop`), and the table gives the CPU
-loop-normalised too (× 41.5 / loop ms, approximate).
+loop-normalised too (× 41.5 / loop ms, approximate). On PostgreSQL both sides share one server, and
+the table adds its CPU a turn (its server and backends, read from /proc while the other side waits).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from bench import door
 from bench.common import REFERENCE_LOOP_MS, databases, loop_ms, normalised
-from bench.door_report import cpu_ms, rate
+from bench.door_report import cpu_ms, database_ms, rate
 from bench.provider import CLIENTS, client_env, model_env, served_client
 from tests.support.load import ROOT, prepare_database, server_process
 
@@ -50,6 +51,9 @@ class Side:
     loops: list[float] = field(default_factory=list)
     """The reference loop's median ms just before each window."""
     rates: list[float] = field(default_factory=list)
+    database_ms: list[float] = field(default_factory=list)
+    """PostgreSQL's CPU ms a turn in each window (both sides share one server; the other side is
+    idle while one is measured)."""
     errors: int = 0
 
     @property
@@ -78,8 +82,10 @@ def _window(side: Side, args: argparse.Namespace) -> str:
     )
     side.cpu_ms.append(cpu_ms(w))
     side.rates.append(rate(w))
+    side.database_ms.append(database_ms(w))
     side.errors += sum(t.error is not None for t in w.turns)
-    return f"{side.cpu_ms[-1]:6.1f} ms/turn (loop {side.loops[-1]:.1f} ms) {side.rates[-1]:6.1f} turns/s"
+    line = f"{side.cpu_ms[-1]:6.1f} ms/turn (loop {side.loops[-1]:.1f} ms) {side.rates[-1]:6.1f} turns/s"
+    return line + (f", PostgreSQL {side.database_ms[-1]:.2f} ms/turn" if args.dialect == "postgresql" else "")
 
 
 def _client(side: Side, args: argparse.Namespace) -> str:
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:6} {_window(sides[name], args)}", flush=True)
         clients = [_client(side, args) for side in sides.values()]
     before, after = sides["before"], sides["after"]
+    pg = args.dialect == "postgresql"
     loops = sorted(before.loops + after.loops)
     print(
         f"\n{args.dialect}, {args.workers} worker(s), {args.pairs} pairs of {args.sessions} x {args.turns}, "
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{_difference('server CPU ms/turn', before.cpu_ms, after.cpu_ms)}\n"
         f"{_difference(f'at {REFERENCE_LOOP_MS} ms loop', before.normalised, after.normalised)}\n"
         f"{_difference('turns/s', before.rates, after.rates)}"
+        + (f"\n{_difference('PostgreSQL CPU ms/turn', before.database_ms, after.database_ms)}" * pg)
     )
 
 

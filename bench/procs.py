@@ -58,6 +58,21 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / CLOCK_TICKS
 
 
+def postgres_cpu_seconds(port: int) -> float:
+    """The CPU so far of the PostgreSQL server on `port`: its live processes', plus its postmaster's
+    cutime + cstime, what the backends that ended spent (the postmaster reaps them). Without the
+    latter, a window in which a pool closed connections beyond its size read too little, even
+    below 0."""
+    pids = postgres_pids(port)
+    if not pids:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return cpu_seconds(pids)
+    return cpu_seconds(pids) + (int(fields[13]) + int(fields[14])) / CLOCK_TICKS  # fields 16, 17 of proc(5)
+
+
 def _kb(pid: int, field: str, name: str) -> int:
     try:
         for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():

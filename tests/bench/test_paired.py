@@ -18,7 +18,7 @@ def test_paired_alternates_two_servers_and_reports_the_difference(
     argv = ["--before", here, "--after", here, "--dialect", DIALECTS[0], "--pairs", "2"]
     paired.main([*argv, "--sessions", "2", "--turns", "1"])
     out = capsys.readouterr().out
-    windows = [line.split()[0] for line in out.splitlines() if line.endswith("turns/s")]
+    windows = [line.split()[0] for line in out.splitlines() if "turns/s" in line and "|" not in line]
     assert windows == ["before", "after", "after", "before"]
     assert "model client offline / offline, errors 0 / 0" in out
     rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
@@ -26,3 +26,8 @@ def test_paired_alternates_two_servers_and_reports_the_difference(
         cells = [c.strip() for c in rows[label].strip("|").split("|")]
         assert float(cells[1]) > 0 and float(cells[2]) > 0
         assert "±" in cells[4]
+    if DIALECTS[0] == "postgresql":  # the database's CPU too (SQLite's is the server's own)
+        cells = [c.strip() for c in rows["PostgreSQL CPU ms/turn"].strip("|").split("|")]
+        assert float(cells[1]) >= 0 and float(cells[2]) >= 0  # a few clock ticks at this size
+    else:
+        assert "PostgreSQL CPU ms/turn" not in rows

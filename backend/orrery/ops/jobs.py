@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from sqlalchemy import and_, delete, exists, literal, or_, select, update
+from sqlalchemy import and_, delete, exists, literal, literal_column, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
@@ -67,8 +67,10 @@ async def enqueue_once(
     if failed_within is None:
         statement = insert.values(**values)
     else:
-        failed = exists().where(
-            Job.dedupe_key == key, Job.status == "failed", Job.updated_at > utcnow() - failed_within
+        failed = exists().where(  # a literal status: `ix_jobs_failed_dedupe_key`'s own condition
+            Job.dedupe_key == key,
+            Job.status == literal_column("'failed'"),
+            Job.updated_at > utcnow() - failed_within,
         )
         row = select(*(literal(v, Job.__table__.c[k].type) for k, v in values.items())).where(~failed)
         statement = insert.from_select(list(values), row)

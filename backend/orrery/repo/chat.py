@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select
+from sqlalchemy import Uuid, and_, bindparam, delete, literal_column, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -140,9 +140,16 @@ class SessionState:
 _CHAT, _MESSAGE, _FOCUS = Loader.of(ChatSession), Loader.of(Message), Loader.of(Entity)
 
 
-def _session_state_query() -> Direct:
+def _session_state_query(lateral: bool) -> Direct:
     """The statement of `session_and_latest`, built once per process (its ids are bound per call):
-    building it per turn cost more than running it."""
+    building it per turn cost more than running it.
+
+    With `lateral` (PostgreSQL), the latest message and the focus are each read by a `LATERAL`
+    subquery that stops at one row, so the message is found by its (session_id, seq) key whatever
+    the planner knows of the tables. Joined plainly, a plan made without statistics (a new or small
+    database, before autovacuum's first ANALYZE) read every message of the session by `session_id`
+    and then filtered on `seq`: a turn's read grew with the conversation (119 rows at 60 turns).
+    SQLite has no `LATERAL`; its planner looks the message up by the key in either form."""
     user_id, sid = bindparam("user_id", type_=Uuid()), bindparam("sid", type_=Uuid())
     other = aliased(Message)
     any_failed = (
@@ -163,16 +170,34 @@ def _session_state_query() -> Direct:
         Entity.kind == ChatSession.focus_kind,
         Entity.project_id.in_(member_project_ids(user_id)),
     )
+    if not lateral:
+        return Direct(
+            select(*_CHAT.columns, *_MESSAGE.columns, *_FOCUS.columns, any_failed.label("any_failed"))
+            .select_from(ChatSession)
+            .outerjoin(Message, latest)
+            .outerjoin(Entity, focused)
+            .where(ChatSession.id == sid, ChatSession.user_id == user_id)
+        )
+    message = select(*_MESSAGE.columns).where(latest).limit(1).correlate(ChatSession).lateral("latest")
+    focus = select(*_FOCUS.columns).where(focused).limit(1).correlate(ChatSession).lateral("focus")
     return Direct(
-        select(*_CHAT.columns, *_MESSAGE.columns, *_FOCUS.columns, any_failed.label("any_failed"))
+        select(
+            *_CHAT.columns,
+            *(message.c[c.name] for c in _MESSAGE.columns),
+            *(focus.c[c.name] for c in _FOCUS.columns),
+            any_failed.label("any_failed"),
+        )
         .select_from(ChatSession)
-        .outerjoin(Message, latest)
-        .outerjoin(Entity, focused)
+        .outerjoin(message, true())
+        .outerjoin(focus, true())
         .where(ChatSession.id == sid, ChatSession.user_id == user_id)
     )
 
 
-_SESSION_STATE = _session_state_query()
+_SESSION_STATE = {
+    "sqlite": _session_state_query(lateral=False),
+    "postgresql": _session_state_query(lateral=True),
+}
 
 
 async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> SessionState:
@@ -180,7 +205,8 @@ async def session_and_latest(session: AsyncSession, user_id: uuid.UUID, sid: uui
     appending and truncating keep true), its focused entity (checked as `check_focus` does) and
     whether a user message failed, in one round trip; `NotFoundError` if the session is not theirs
     or its focus is gone."""
-    rows = await _SESSION_STATE.rows(session, {"user_id": user_id, "sid": sid})
+    statement = _SESSION_STATE.get(session.get_bind().dialect.name, _SESSION_STATE["sqlite"])
+    rows = await statement.rows(session, {"user_id": user_id, "sid": sid})
     if not rows:
         raise NotFoundError("session", sid)
     chat_values, message_values, focus_values = parts(rows[0], _CHAT, _MESSAGE, _FOCUS)

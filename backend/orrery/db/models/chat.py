@@ -56,7 +56,9 @@ class ChatSession(UUIDPrimaryKey, Timestamps, Base):
         ),
         CheckConstraint("(focus_kind IS NULL) = (focus_id IS NULL)", name="focus_complete"),
         CheckConstraint("focus_kind IS NULL OR project_id IS NOT NULL", name="focus_needs_project"),
-        Index("ix_chat_sessions_user_updated", "user_id", "updated_at"),
+        Index("ix_chat_sessions_user", "user_id"),
+        # `updated_at` changes with every message: indexed, no update of the row could be HOT
+        {"postgresql_with": {"fillfactor": 70}},
     )
 
 
