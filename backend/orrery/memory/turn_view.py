@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
@@ -139,7 +139,7 @@ async def unanswered_texts(session: AsyncSession, session_id: uuid.UUID, *, live
                 select(Message.content).where(
                     Message.session_id == session_id,
                     Message.role == "user",
-                    Message.status == "failed",
+                    Message.status == literal_column("'failed'"),  # `ix_messages_failed`'s condition
                     Message.superseded_at.is_(None),  # an edited-away message is no longer in the talk
                 )
             )

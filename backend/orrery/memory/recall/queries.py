@@ -104,7 +104,9 @@ _CHAT_COLUMNS = (
 `_info`, not once per row: a `matches` row repeats its chat's columns for every message read."""
 _FAILED = (
     select(func.count())
-    .where(Message.session_id == ChatSession.id, Message.status == "failed")  # a partial index
+    # a literal, the partial index's own condition: a generic plan (`db.engine`) cannot use the
+    # index for a bound status, and would read every message of every earlier chat
+    .where(Message.session_id == ChatSession.id, Message.status == literal_column("'failed'"))
     .correlate(ChatSession)
     .scalar_subquery()
 )
