@@ -41,7 +41,8 @@ class Settings(BaseSettings):
 
     db_pool_size: int = Field(default=20, ge=1, le=200)
     """Connection pool size per process (kept open once opened: at 50 concurrent chats a pool of
-    10 plus 10 overflow opened and closed ~100 connections a second, each a PostgreSQL backend)."""
+    10 plus 10 overflow opened and closed 100-150 connections, each a PostgreSQL backend, in a few
+    seconds)."""
 
     db_max_overflow: int = Field(default=0, ge=0, le=200)
     """Connections opened beyond the pool under bursts, per process (closed when returned)."""
