@@ -12,6 +12,7 @@ from orrery.config import Settings
 from orrery.context.working_context import assemble_working_context
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession
+from orrery.memory.recall.fit import HEADING as EARLIER_CHATS
 from orrery.repo import chat, facts
 from tests.support.factories import make_user
 from tests.support.models import calls, streaming
@@ -64,7 +65,10 @@ async def test_offline_model_remembers_supersedes_and_forgets(
     assert tools == ["forget_fact"]
     async with db.sessions() as s:
         assert await facts.list_facts(s, demo.user_id, history=True) == []  # the lineage went too
-    assert "sister" not in (await _prompt(db, settings, demo)).system_prompt
+    after = await _prompt(db, settings, demo)
+    profile = after.system_prompt.split(EARLIER_CHATS, 1)[0]  # recalled transcripts are apart
+    assert "sister" not in profile and "[fact " not in profile
+    assert not any(r.name == "facts" and r.included for r in after.receipt.sections)
 
 
 async def test_a_dont_remember_chat_saves_no_fact(db: Database, settings: Settings, demo: Any) -> None:
