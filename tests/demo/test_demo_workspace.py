@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import func, select
 
 from orrery.db.engine import Database
 from orrery.db.models import ApiKey, CheckIn, Edge, Entity, KbEntry, KbRelation, User
-from orrery.demo.workspace import load_demo
+from orrery.demo.workspace import DEMO_NAMESPACE, FOCUS_KEYS, load_demo
 from orrery.docs.index import get_context_summary
 from orrery.repo import graph, identity, memory
 from orrery.repo.summary import project_summary
@@ -66,3 +68,14 @@ async def test_demo_json_document(db: Database) -> None:
     assert set(data) == {"user_id", "project_id", "api_key", "focus"}
     assert set(data["focus"]) == {"task", "plan", "goal", "document"}
     assert all(isinstance(v, str) for v in data["focus"].values())
+
+
+async def test_demo_entity_ids_are_the_same_wherever_it_is_loaded(db: Database) -> None:
+    """The demo's prompts quote entity ids: fixed ids make them read (and cost, in tokens) the same
+    on every machine, so what fits a section's budget does not depend on random ids."""
+    demo = await load_demo(db, "s")
+    expected = {kind: uuid.uuid5(DEMO_NAMESPACE, key) for kind, key in FOCUS_KEYS.items()}
+    assert demo.focus == expected
+    async with db.sessions() as s:
+        ids = (await s.execute(select(Entity.id).where(Entity.project_id == demo.project_id))).scalars().all()
+    assert {i.version for i in ids} == {5}  # every entity, not only the focus ones

@@ -26,6 +26,9 @@ from orrery.repo import chat, graph, identity, knowledge, memory
 DEMO_KEY_NAME = "demo"
 DEMO_DOCS = Path(__file__).resolve().parent / "docs"
 """A small PRD, OpenAPI file, Prisma schema and zod schemas, indexed into the demo project."""
+DEMO_NAMESPACE = uuid.UUID("6f0b6a52-0c1e-5d8a-9a51-0a7c3e0d2b11")
+"""The demo's entity ids are `uuid5(DEMO_NAMESPACE, key)`: the same on every machine, so the demo's
+prompts (which quote ids) read and cost the same wherever it is loaded."""
 FOCUS_KEYS = {"task": "t_pricing_page", "plan": "p_marketing", "goal": "g_ga", "document": "d_brief"}
 
 
@@ -148,7 +151,8 @@ async def _create_entities(
         )
     ids: dict[str, uuid.UUID] = {}
     for key, spec in specs.items():
-        ids[key] = (await graph.create_entity(session, user_id, project_id, spec)).id
+        fixed = uuid.uuid5(DEMO_NAMESPACE, key)
+        ids[key] = (await graph.create_entity(session, user_id, project_id, spec, entity_id=fixed)).id
     return ids
 
 

@@ -89,12 +89,19 @@ _ENTITY_RULES = {
 
 
 async def create_entity(
-    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str, spec: EntitySpec
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    project_id: uuid.UUID | str,
+    spec: EntitySpec,
+    *,
+    entity_id: uuid.UUID | None = None,
 ) -> Entity:
-    """Create an entity in a project the user may write to."""
+    """Create an entity in a project the user may write to (`entity_id`: a fixed id, for content
+    that must read the same wherever it is loaded, the demo's; else a new one)."""
     validate_entity_spec(spec)
     project = await require_project(session, user_id, project_id, write=True)
     entity = Entity(
+        id=entity_id or uuid.uuid4(),
         project_id=project.id,
         kind=spec.kind,
         name=spec.name.strip(),
