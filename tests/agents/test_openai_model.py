@@ -278,15 +278,15 @@ async def test_a_proxy_is_called_directly_with_the_model_id_as_it_is(
 async def test_inside_a_server_requests_share_a_session_and_fail_the_same(
     provider: tuple[FakeProvider, str],
 ) -> None:
-    """A server's requests (`pooled_clients`, the app's lifespan) share one aiohttp session and
+    """A server's requests (`openai_http.pooled`, the app's lifespan) share one aiohttp session and
     its kept-alive connection (a stream is read to its end after `[DONE]`): the same body as a
     request outside; a dropped stream, an error event, a refused key and a timeout fail as they do
     outside; the session is closed when the server stops."""
-    from orrery.agents import openai_http, openai_model
+    from orrery.agents import openai_http
 
     fake, base = provider
     await _send(client_model("direct", "openai/gpt-4o-mini", base), stream=True)
-    async with openai_model.pooled_clients():
+    async with openai_http.pooled():
         model = client_model("direct", "openai/gpt-4o-mini", base, num_retries=1, timeout=0.5)
         await _send(model, stream=True)
         outside, inside = fake.requests

@@ -102,7 +102,7 @@ async def post(
             response = await stack.enter_async_context(
                 session.post(url, data=data, headers=sent, timeout=limits, allow_redirects=False)
             )
-        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
+        except TimeoutError as exc:  # aiohttp's ServerTimeoutError is one
             raise _timeout(url) from exc
         except (aiohttp.ClientError, OSError) as exc:
             raise _unreachable(url, exc) from exc
@@ -115,7 +115,7 @@ async def _read(response: aiohttp.ClientResponse) -> bytes:
     """The whole body; a connection lost or stalled while it is read fails as httpx's stream does."""
     try:
         return await response.read()
-    except BaseException as exc:
+    except MID_BODY as exc:
         raise _mid_body(exc) from exc
 
 
@@ -132,7 +132,7 @@ async def lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
     while True:
         try:
             chunk = await anext(chunks, b"")
-        except BaseException as exc:
+        except MID_BODY as exc:
             raise _mid_body(exc) from exc
         if not chunk:
             break
@@ -150,15 +150,18 @@ def request_of(url: str) -> httpx.Request:
     return httpx.Request("POST", url)
 
 
-def _mid_body(exc: BaseException) -> BaseException:
-    """httpx's error for a body that stalled or was cut off; anything else (a cancellation) as it is."""
+MID_BODY = (TimeoutError, aiohttp.ClientError, OSError)
+"""What reading a body raises when it stalls or is cut off (aiohttp's `ServerTimeoutError` is a
+`TimeoutError` too); anything else, a cancellation, passes as it is."""
+
+
+def _mid_body(exc: Exception) -> Exception:
+    """httpx's error for a body that stalled (`ReadTimeout`) or was cut off (`ReadError`)."""
     import httpx
 
-    if isinstance(exc, (TimeoutError, aiohttp.ServerTimeoutError)):
+    if isinstance(exc, TimeoutError):
         return httpx.ReadTimeout(str(exc) or "the provider's stream stalled")
-    if isinstance(exc, (aiohttp.ClientError, OSError)):
-        return httpx.ReadError(str(exc) or "the provider's stream was cut off")
-    return exc
+    return httpx.ReadError(str(exc) or "the provider's stream was cut off")
 
 
 def _timeout(url: str) -> Exception:

@@ -8,7 +8,7 @@ requests litellm rewrites further stay on litellm, see `agents.protocol`), and b
 `LiteLLMModel` does: retries in Orrery's visible loop (`openai_chat.with_retries`), a refused or
 missing key a `ProviderCredentialsError` naming the variable, a stream that ends without a finish
 reason reported truncated. A stream is read as server-sent events straight into dicts
-(`openai_sse`). Inside a server (`pooled_clients`) requests share one connection pool per event
+(`openai_sse`). Inside a server (`openai_http.pooled`) requests share one connection pool per event
 loop, closed when the server stops.
 """
 
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEFAULT_BASE = "https://api.openai.com/v1"
-pooled_clients = openai_http.pooled
-"""While a server's loop runs, its requests share one aiohttp session, closed when it stops."""
 
 
 def openai_base_url() -> str:

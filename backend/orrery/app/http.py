@@ -12,7 +12,7 @@ from fastapi_offline import FastAPIOffline
 
 from orrery import __version__
 from orrery.agents.credentials import log_credentials
-from orrery.agents.openai_model import pooled_clients
+from orrery.agents.openai_http import pooled as pooled_clients
 from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.preload import preload_provider
 from orrery.api import errors, front_door
