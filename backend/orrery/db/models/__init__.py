@@ -6,7 +6,7 @@ from orrery.db.models.docs import DocChunk, DocIndex
 from orrery.db.models.graph import Edge, Entity
 from orrery.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
 from orrery.db.models.knowledge import KbCollection, KbEntry, KbEntryRevision, KbRelation
-from orrery.db.models.memory import CheckIn, Fact, UserSummary
+from orrery.db.models.memory import ChatDigest, CheckIn, Fact, UserSummary
 from orrery.db.models.ops import Job, UsageCounter
 from orrery.db.models.web import TurnReceipt, WebToken
 
@@ -14,6 +14,7 @@ __all__ = [
     "AgentTransition",
     "ApiKey",
     "Base",
+    "ChatDigest",
     "ChatSession",
     "CheckIn",
     "DocChunk",
