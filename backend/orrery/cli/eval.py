@@ -30,13 +30,29 @@ eval_app = typer.Typer(
 def make_dataset_command(
     out_file: Annotated[Path, typer.Option("--out", help="Where to write the dataset JSON.")],
     seed: Annotated[int, typer.Option(help="Random seed; the same seed writes the same file.")] = 7,
-    conversations: Annotated[int, typer.Option(min=1, max=50, help="How many conversations.")] = 5,
+    conversations: Annotated[
+        int | None, typer.Option(min=1, max=50, help="How many conversations (default 5, project 6).")
+    ] = None,
+    kind: Annotated[
+        str,
+        typer.Option(
+            help="coaching: long everyday chats with planted facts; project: one person's project over "
+            "5-10 dated chats (instructions, preferences, changed values, milestones)."
+        ),
+    ] = "coaching",
 ) -> None:
     """Write a deterministic long-conversation dataset with planted facts and questions."""
     from orrery.evaluation.files import save_dataset
     from orrery.evaluation.make_dataset import make_dataset
+    from orrery.evaluation.project_data import make_project_dataset
 
-    dataset = make_dataset(seed, conversations)
+    if kind not in ("coaching", "project"):
+        err.print(f"[bold red]error:[/] --kind must be coaching or project, got {kind!r}")
+        raise typer.Exit(2)
+    if kind == "project":
+        dataset = make_project_dataset(seed, conversations or 6)
+    else:
+        dataset = make_dataset(seed, conversations or 5)
     try:
         save_dataset(dataset, out_file)
     except OSError as exc:

@@ -22,7 +22,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-CATEGORIES = ("single_hop", "multi_hop", "temporal", "open_domain", "knowledge_update", "adversarial")
+CATEGORIES = (
+    "single_hop",
+    "multi_hop",
+    "temporal",
+    "open_domain",
+    "knowledge_update",
+    "instruction",
+    "preference",
+    "contradiction",
+    "event_order",
+    "summary",
+    "multi_session",
+    "adversarial",
+)
 """Known categories in report order; `adversarial` questions have no answer in the conversation and
 are reported apart from the headline recall."""
 UNANSWERABLE = frozenset({"adversarial"})
@@ -66,6 +79,9 @@ class Question(BaseModel):
     category: str
     evidence: list[str] = Field(min_length=1)
     answer: str = ""
+    superseded: list[str] = Field(default_factory=list)
+    """For a value that changed: the older statements the evidence replaced (a context holding one of
+    them without the evidence is counted as "older alone")."""
 
 
 class Conversation(BaseModel):
@@ -82,7 +98,7 @@ class Conversation(BaseModel):
         if len(ids) != sum(len(s.turns) for s in self.sessions):
             raise ValueError(f"conversation {self.id}: turn ids are not unique")
         for q in self.qa:
-            missing = [e for e in q.evidence if e not in ids]
+            missing = [e for e in [*q.evidence, *q.superseded] if e not in ids]
             if missing:
                 raise ValueError(f"question {q.id}: evidence {missing} is not a turn of {self.id}")
         return self
