@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orrery.cli import app
-from orrery.evaluation.memory import letters_and_digits
+from orrery.evaluation.memory_measures import letters_and_digits
 from tests.evaluation.test_locomo import locomo
 
 

@@ -5,8 +5,10 @@ normal message path (stored token counts, embeddings, full-text index), each cha
 session. Every question is then asked as the first message of a new chat in that project, a day
 after the last session, through the whole working-context assembly (the function a turn calls), at
 each cap of the earlier-chats budget; the question's transaction is rolled back, so questions never
-see each other. Evidence counts as recalled when its text is anywhere in what the model sees (the
-system prompt and the messages), compared on letters and digits only, so quoting costs nothing.
+see each other. Evidence is scored in what the model sees (the system prompt and the messages) by
+`memory_measures`: its whole text on letters and digits, or for the arc of the work (event order,
+summaries) its rarest words. Beside each cap, the plain BM25 control packed into the same budget is
+scored the same way (`memory_measures.Control`).
 
 The conversation budget is pinned to 2,500 tokens (the default at the scale of an 8,192-token
 window), raised to the cap plus 500 when the cap is larger, so the cap is what is measured.
@@ -14,7 +16,6 @@ window), raised to the cap plus 500 when the cap is larger, so the cap is what i
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 import uuid
@@ -26,15 +27,10 @@ from typing import Any
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.evaluation.dataset import UNANSWERABLE, Conversation, Dataset, Question
+from orrery.evaluation.memory_measures import Control, Scorer
 
 DEFAULT_CAPS = (1000, 2000, 4000)
 CONVERSATION_BUDGET = 2500
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
-
-
-def letters_and_digits(text: str) -> str:
-    """Text as the score compares it: lowercase letters and digits only."""
-    return _NOT_ALNUM.sub("", text.lower())
 
 
 @dataclass
@@ -47,6 +43,19 @@ class MemoryRow:
     cpu: list[float] = field(default_factory=list)
     recall_cpu: list[float] = field(default_factory=list)
     over_budget: int = 0
+    older_alone: int = 0
+    """Questions about a changed value whose context holds an older statement and not the newer."""
+
+    def add(
+        self, question: Question, scored: tuple[float, bool], tokens: int, cpu: float, own: float
+    ) -> None:
+        """One question's score, cost and CPU."""
+        self.categories[question.category].append(scored[0])
+        self.older_alone += scored[1]
+        self.tokens.append(tokens)
+        self.over_budget += tokens > self.cap
+        self.cpu.append(cpu)
+        self.recall_cpu.append(own)
 
     def as_dict(self) -> dict[str, Any]:
         """The `--json` shape."""
@@ -61,6 +70,7 @@ class MemoryRow:
             "tokens_mean": round(statistics.fmean(self.tokens), 1) if self.tokens else 0.0,
             "tokens_max": max(self.tokens, default=0),
             "over_budget": self.over_budget,
+            "older_alone": self.older_alone,
             "cpu_ms_median": _ms(self.cpu),
             "recall_cpu_ms_median": _ms(self.recall_cpu),
             "questions": len(answerable) + len(unanswerable),
@@ -82,7 +92,7 @@ class Person:
     conversation: Conversation
     user_id: uuid.UUID
     project_id: uuid.UUID
-    texts: dict[str, str]
+    scorer: Scorer
     asked_at: datetime
 
 
@@ -103,19 +113,27 @@ async def load_person(db: Database, conversation: Conversation) -> Person:
                 new = NewMessage(turn.role, turn.text, created_at=session.turn_time(i))
                 await append_message(s, user.id, chat.id, new)
     last = conversation.sessions[-1].started() if conversation.sessions else datetime.now(UTC)
-    texts = {t.id: letters_and_digits(t.text) for _, t in conversation.turns()}
-    return Person(conversation, user.id, project.id, texts, last + timedelta(days=1))
+    return Person(conversation, user.id, project.id, Scorer.of(conversation), last + timedelta(days=1))
 
 
 class _Discard(Exception):
     """Rolls a question's transaction back once its context is taken."""
 
 
-async def ask(
-    db: Database, person: Person, question: Question, settings: Settings
-) -> tuple[str, int, float, float]:
-    """The question as the first message of a new chat: (everything the model sees, the recalled
-    section's tokens, the assembly's CPU seconds, recall's own CPU seconds)."""
+@dataclass(frozen=True)
+class Asked:
+    """A question asked in a new chat: everything the model sees, the recalled section's tokens,
+    the assembly's CPU seconds, recall's own, and the budget recall had."""
+
+    seen: str
+    tokens: int
+    cpu: float
+    recall_cpu: float
+    budget: int
+
+
+async def ask(db: Database, person: Person, question: Question, settings: Settings) -> Asked:
+    """The question as the first message of a new chat, its transaction rolled back."""
     from orrery.context.earlier import fitted_section, request_for, room
     from orrery.context.working_context import assemble_working_context
     from orrery.memory.messages import append_message
@@ -123,7 +141,7 @@ async def ask(
     from orrery.repo.chat import NewMessage, create_session
     from orrery.tokens import Budgets, counter_for
 
-    taken: list[tuple[str, int, float, float]] = []
+    taken: list[Asked] = []
     try:
         async with db.transaction() as s:
             chat = await create_session(s, person.user_id, project_id=person.project_id)
@@ -155,7 +173,7 @@ async def ask(
                 counter,
                 question.question,
             )
-            taken.append((seen, section.tokens, cpu, time.process_time() - own))
+            taken.append(Asked(seen, section.tokens, cpu, time.process_time() - own, budget))
             raise _Discard
     except _Discard:
         pass
@@ -172,22 +190,27 @@ def settings_for(settings: Settings, cap: int) -> Settings:
 
 async def evaluate_memory(
     db: Database, dataset: Dataset, settings: Settings, caps: list[int]
-) -> list[MemoryRow]:
-    """Every question at every cap; rows in cap order."""
+) -> tuple[list[MemoryRow], list[MemoryRow]]:
+    """Every question at every cap, in a new chat and with the BM25 control in recall's place in the
+    same budget; rows in cap order."""
+    from orrery.tokens import counter_for
+
+    counter = counter_for(settings.model)
     people = [await load_person(db, c) for c in dataset.conversations]
-    rows = []
+    controls = [Control.of(p.conversation, counter) for p in people]
+    rows, bm25 = [], []
     for cap in caps:
-        row = MemoryRow(cap)
+        row, control_row = MemoryRow(cap), MemoryRow(cap)
         capped = settings_for(settings, cap)
-        for person in people:
+        for person, control in zip(people, controls, strict=True):
             for question in person.conversation.qa:
-                seen, tokens, cpu, own = await ask(db, person, question, capped)
-                text = letters_and_digits(seen)
-                hits = [person.texts[e] in text for e in question.evidence]
-                row.categories[question.category].append(sum(hits) / len(hits))
-                row.tokens.append(tokens)
-                row.over_budget += tokens > cap
-                row.cpu.append(cpu)
-                row.recall_cpu.append(own)
+                asked = await ask(db, person, question, capped)
+                scored = person.scorer.score(question, asked.seen)
+                row.add(question, scored, asked.tokens, asked.cpu, asked.recall_cpu)
+                cpu = time.process_time()
+                seen, tokens = control.context(question.question, asked.budget)
+                cpu = time.process_time() - cpu
+                control_row.add(question, person.scorer.score(question, seen), tokens, cpu, cpu)
         rows.append(row)
-    return rows
+        bm25.append(control_row)
+    return rows, bm25

@@ -43,21 +43,31 @@ async def _run(
 
     db = Database.from_settings(settings)
     try:
-        new_chat = [row.as_dict() for row in await evaluate_memory(db, dataset, settings, caps)]
+        recalled, control = await evaluate_memory(db, dataset, settings, caps)
         inside: list[dict[str, Any]] = []
         if within:
             rows = await evaluate(db, dataset, settings, [get_strategy("relevance")], caps)
             inside = [row.as_dict() for row in rows]
-        return {"new_chat": new_chat, "within_chat": inside}
+        return {
+            "new_chat": [row.as_dict() for row in recalled],
+            "bm25_control": [row.as_dict() for row in control],
+            "within_chat": inside,
+        }
     finally:
         await db.dispose()
 
 
 def memory_table(results: dict[str, list[dict[str, Any]]]) -> Table:
-    """One line per cap for a new chat (recall from earlier chats), then the within-chat default at
-    the same budgets: evidence recall anywhere in what the model sees, by category, tokens and CPU."""
+    """One line per cap for a new chat (recall from earlier chats), the plain BM25 control in the
+    same budget, then the within-chat default at the same budgets: evidence recall anywhere in what
+    the model sees, by category, questions with only the older of two values ("older alone"),
+    tokens and CPU."""
     rows: list[tuple[str, Any, dict[str, Any], str, dict[str, Any] | None]] = [
         ("new chat", r["cap"], r, f"{r['tokens_mean']:.0f}/{r['tokens_max']}", r) for r in results["new_chat"]
+    ]
+    rows += [
+        ("bm25 control", r["cap"], r, f"{r['tokens_mean']:.0f}/{r['tokens_max']}", r)
+        for r in results.get("bm25_control", [])
     ]
     rows += [
         ("within chat", r["budget"], r, f"{r['tokens_mean']:.0f}/{r['tokens_max']}", None)
@@ -74,6 +84,7 @@ def memory_table(results: dict[str, list[dict[str, Any]]]) -> Table:
         "unans.",
         "all ev.",
         *(SHORT.get(c, c) for c in cats),
+        "older alone",
         "tokens mean/max",
         "CPU ms p50 (recall)",
     ):
@@ -87,6 +98,7 @@ def memory_table(results: dict[str, list[dict[str, Any]]]) -> Table:
             f"{r['recall_unanswerable']:.1%}",
             f"{r['all_evidence']:.1%}",
             *(f"{r['by_category'].get(c, 0.0):.1%}" for c in cats),
+            str(r["older_alone"]) if memory else "-",
             tokens,
             cpu,
         )

@@ -141,20 +141,26 @@ def reply(rng: random.Random, domain: P.Domain, thing: str, long: bool) -> str:
 def _exchange(story: Story) -> list[tuple[str, str, str | None]]:
     """A filler question and its answer (long more often than not)."""
     rng, thing = story.rng, story.thing()
-    ask = rng.choice(story.domain.asks) if rng.random() < 0.75 else rng.choice(P.FOLLOW_UPS)
+    ask = fill(
+        rng.choice(story.domain.asks) if rng.random() < 0.75 else rng.choice(P.FOLLOW_UPS), {"thing": thing}
+    )
+    if rng.random() < 0.15:  # a pasted draft, code or query
+        ask = fill(rng.choice(P.PASTES), {"ask": ask, "code": rng.choice(story.domain.code)})
     return [
-        ("user", fill(ask, {"thing": thing}), None),
+        ("user", ask, None),
         ("assistant", reply(rng, story.domain, thing, rng.random() < 0.6), None),
     ]
 
 
 def _planted_exchange(story: Story, key: str, text: str) -> list[tuple[str, str, str | None]]:
-    """A planted statement said alone (a short acknowledgement), or inside a longer message."""
+    """A planted statement said alone (a short acknowledgement), or inside a longer message (half
+    the time; a milestone always, as news in passing)."""
     rng = story.rng
-    if rng.random() < 0.35:
+    if key.startswith("event") or rng.random() < 0.5:
         thing = story.thing()
         ask = fill(rng.choice(story.domain.asks), {"thing": thing})
-        carried = fill(rng.choice(P.CARRIERS), {"said": text, "ask": ask[0].lower() + ask[1:]})
+        values = {"said": text, "ask": ask[0].lower() + ask[1:], "code": rng.choice(story.domain.code)}
+        carried = fill(rng.choice(P.CARRIERS), values)
         return [("user", carried, key), ("assistant", reply(rng, story.domain, thing, True), None)]
     return [("user", text, key), ("assistant", rng.choice(P.ACKS), None)]
 
@@ -163,6 +169,14 @@ def _session(story: Story, number: int, topic: str) -> list[tuple[str, str, str 
     """One session: the opening request, filler exchanges with the planted ones among them, a close."""
     rng = story.rng
     opener = fill(rng.choice(P.OPENERS), {"topic": topic})
+    if rng.random() < 0.85:  # the specifics a person gives when starting on something
+        for template in rng.sample(P.DETAILS, rng.randint(1, 2)):
+            detail = {
+                "colleague": rng.choice(P.COLLEAGUES),
+                "tag": rng.choice(P.TAGS),
+                "n": str(rng.randint(2, 28)),
+            }
+            opener += " " + fill(template, detail)
     turns: list[tuple[str, str, str | None]] = [
         ("user", opener, f"open{number}"),
         ("assistant", reply(rng, story.domain, topic, True), None),

@@ -29,6 +29,16 @@ SPRINT = Domain(
         "plan the release",
     ),
     things=(
+        "the first sprint",
+        "the release deadline",
+        "the tickets table",
+        "our standup",
+        "QA",
+        "the retro",
+        "CI",
+        "staging",
+        "the auth module",
+        "the sprint review",
         "story points",
         "the backlog",
         "velocity",
@@ -156,12 +166,15 @@ SPRINT = Domain(
     prefs=(
         Rule(
             ("I prefer Kanban boards over long backlog documents.",),
-            ("How should I lay out the work for the next two weeks?",),
+            (
+                "How should I lay out the work for the next two weeks?",
+                "What's the best way to organise the work for the quarter?",
+            ),
             "a Kanban board",
         ),
         Rule(
             ("I like tables more than paragraphs when comparing options.",),
-            ("Compare Jira and Linear for us.", "Which is better for us, Trello or GitHub Projects?"),
+            ("Compare Jira and Linear for us.", "What are our options for error tracking?"),
             "a table",
         ),
     ),
@@ -195,11 +208,14 @@ SPRINT = Domain(
         ),
     ),
     events=(
-        ("We finally set up CI on GitHub Actions this morning, builds run on every push.", "set up CI"),
-        ("The auth module is written and merged, login and signup both work.", "write the auth module"),
-        ("We held our first sprint review with the stakeholders today.", "hold the first sprint review"),
-        ("We deployed the app to staging last night!", "deploy to staging"),
-        ("Production launch happened today, the site is live.", "launch in production"),
+        (
+            "We finally set up CI on GitHub Actions this morning, builds run on every push.",
+            "automate the test runs",
+        ),
+        ("The auth module is written and merged, login and signup both work.", "get sign-in working"),
+        ("We held our first sprint review with the stakeholders today.", "present to the business side"),
+        ("We deployed the app to staging last night!", "put the app on the test server"),
+        ("Production launch happened today, the site is live.", "go live"),
     ),
     items=Items(
         (
@@ -236,6 +252,15 @@ FLASK_APP = Domain(
         "add rate limiting",
     ),
     things=(
+        "the recipes table",
+        "Flask routes",
+        "the daily quota",
+        "the upload limit",
+        "Docker",
+        "deployment",
+        "the login endpoint",
+        "S3 uploads",
+        "the mobile build",
         "blueprints",
         "the app factory",
         "migrations",
@@ -344,12 +369,15 @@ FLASK_APP = Domain(
     prefs=(
         Rule(
             ("I prefer lightweight, dependency-free libraries where possible.",),
-            ("What should I use to validate incoming JSON?", "Which package would you pick to send emails?"),
+            ("What should I use to validate incoming JSON?", "Which library should I use for rate limiting?"),
             "lightweight libraries",
         ),
         Rule(
             ("I like SQLAlchemy Core better than the ORM.",),
-            ("Write the query that fetches the ten newest recipes.",),
+            (
+                "Write the query that fetches the ten newest recipes.",
+                "How do I write the recipe search with SQLAlchemy?",
+            ),
             "SQLAlchemy Core",
         ),
     ),
@@ -380,11 +408,11 @@ FLASK_APP = Domain(
         ),
     ),
     events=(
-        ("Set up the project skeleton with an app factory today.", "create the app skeleton"),
-        ("The login and signup endpoints are done and tested.", "build authentication"),
-        ("Image upload to S3 works now.", "add image uploads"),
-        ("I shipped the first TestFlight build of the mobile app!", "ship the first mobile build"),
-        ("We deployed the backend to production.", "deploy the backend"),
+        ("Set up the project skeleton with an app factory today.", "scaffold the codebase"),
+        ("The login and signup endpoints are done and tested.", "handle accounts"),
+        ("Image upload to S3 works now.", "store pictures"),
+        ("I shipped the first TestFlight build of the mobile app!", "get the phone app to testers"),
+        ("We deployed the backend to production.", "put the server live"),
     ),
     items=Items(
         (
@@ -421,6 +449,14 @@ GEOMETRY = Domain(
         "prepare for the mock exam",
     ),
     things=(
+        "the law of cosines",
+        "the formula sheet",
+        "the exam",
+        "circle theorems",
+        "congruent triangles",
+        "the mock exam",
+        "my grade",
+        "study time",
         "similar triangles",
         "the inscribed angle theorem",
         "Heron's formula",
@@ -524,7 +560,7 @@ GEOMETRY = Domain(
     prefs=(
         Rule(
             ("I prefer worked examples over abstract explanations.",),
-            ("What is the inscribed angle theorem about?",),
+            ("What is the inscribed angle theorem about?", "Can you explain the tangent-secant theorem?"),
             "a worked example",
         ),
         Rule(
@@ -555,10 +591,10 @@ GEOMETRY = Domain(
         ),
     ),
     events=(
-        ("I finished the chapter on congruent triangles today.", "finish congruent triangles"),
-        ("Took the practice test on similarity, got 14 of 20.", "take the similarity practice test"),
-        ("I finally get circle theorems, did all the exercises.", "work through circle theorems"),
-        ("Did a full mock exam this weekend, timed.", "do the full mock exam"),
+        ("I finished the chapter on congruent triangles today.", "wrap up the congruence unit"),
+        ("Took the practice test on similarity, got 14 of 20.", "sit the first practice paper"),
+        ("I finally get circle theorems, did all the exercises.", "master the chord and tangent rules"),
+        ("Did a full mock exam this weekend, timed.", "do the timed rehearsal"),
     ),
     items=Items(
         ("Add {item} to my formula sheet, please.", "Put {item} on the formula sheet too."),
@@ -603,6 +639,14 @@ THESIS = Domain(
         "prepare the defence",
     ),
     things=(
+        "the reading list",
+        "the survey",
+        "the deadline",
+        "the literature review",
+        "ethics approval",
+        "the proposal",
+        "interviews",
+        "the full draft",
         "the research gap",
         "thematic analysis",
         "the theoretical framework",
@@ -703,7 +747,10 @@ THESIS = Domain(
     prefs=(
         Rule(
             ("I prefer short sentences and active voice.",),
-            ("Rewrite my abstract so it reads better.",),
+            (
+                "Rewrite my abstract so it reads better.",
+                "Fix this sentence: 'It was decided by the team that the survey would be extended.'",
+            ),
             "short active sentences",
         ),
         Rule(
@@ -734,11 +781,11 @@ THESIS = Domain(
         ),
     ),
     events=(
-        ("My proposal got approved by the committee.", "get the proposal approved"),
-        ("Ethics approval came through today.", "get ethics approval"),
-        ("Finished the literature review draft.", "finish the literature review"),
-        ("Data collection is done, finally.", "finish data collection"),
-        ("Sent the full draft to my supervisor.", "send the full draft"),
+        ("My proposal got approved by the committee.", "get the green light on my plan"),
+        ("Ethics approval came through today.", "clear the review board"),
+        ("Finished the literature review draft.", "draft the chapter on prior work"),
+        ("Data collection is done, finally.", "wrap up fieldwork"),
+        ("Sent the full draft to my supervisor.", "hand everything to my advisor"),
     ),
     items=Items(
         ("Add {item} to my reading list.", "Please put {item} on the reading list."),
@@ -778,6 +825,14 @@ LAUNCH = Domain(
         "plan content for the blog",
     ),
     things=(
+        "the waitlist",
+        "launch day",
+        "the ad budget",
+        "paid ads",
+        "Product Hunt",
+        "beta invites",
+        "launch channels",
+        "the competitor",
         "the landing page",
         "positioning",
         "the waitlist",
@@ -876,12 +931,12 @@ LAUNCH = Domain(
     prefs=(
         Rule(
             ("I prefer a playful tone over corporate speak.",),
-            ("Draft the press release intro.",),
+            ("Draft the press release intro.", "What tone should the launch email have?"),
             "playful tone",
         ),
         Rule(
             ("I like data-backed suggestions more than gut feelings.",),
-            ("Should we post on weekends?",),
+            ("Should we post on weekends?", "What data should decide our posting schedule?"),
             "data-backed",
         ),
     ),
@@ -907,10 +962,10 @@ LAUNCH = Domain(
         ),
     ),
     events=(
-        ("The landing page is live.", "put the landing page live"),
-        ("We opened the waitlist today.", "open the waitlist"),
-        ("Beta invites went out this morning.", "send the beta invites"),
-        ("We launched on Product Hunt!", "launch on Product Hunt"),
+        ("The landing page is live.", "publish the website"),
+        ("We opened the waitlist today.", "start collecting emails"),
+        ("Beta invites went out this morning.", "let the first testers in"),
+        ("We launched on Product Hunt!", "do the public debut"),
     ),
     items=Items(
         ("Add {item} to the list of launch channels.", "Put {item} on our channel list as well."),
@@ -943,6 +998,15 @@ PIPELINE = Domain(
         "plan cost reductions",
     ),
     things=(
+        "the orders table",
+        "the events table",
+        "the dashboard SLA",
+        "streaming data",
+        "Kafka",
+        "the nightly job",
+        "the backfill",
+        "the ingestion job",
+        "data quality checks",
         "partitioning",
         "incremental loads",
         "deduplication",
@@ -1034,12 +1098,18 @@ PIPELINE = Domain(
     prefs=(
         Rule(
             ("I prefer plain SQL over pandas when both work.",),
-            ("How do I compute a 7-day rolling average of signups?",),
+            (
+                "How do I compute a 7-day rolling average of signups?",
+                "Should the deduplication step be SQL or Python?",
+            ),
             "plain SQL",
         ),
         Rule(
             ("I like small independent jobs rather than one big DAG.",),
-            ("How should I structure the ingestion of the three new sources?",),
+            (
+                "How should I structure the ingestion of the three new sources?",
+                "How many jobs should the new ingestion be split into?",
+            ),
             "small jobs",
         ),
     ),
@@ -1065,11 +1135,11 @@ PIPELINE = Domain(
         ),
     ),
     events=(
-        ("Set up the orchestrator environment today.", "set up the orchestrator"),
-        ("The first ingestion job is running nightly.", "get the first ingestion job running"),
-        ("Data quality checks are in place now.", "add data quality checks"),
-        ("The revenue dashboard is live for the finance team.", "ship the revenue dashboard"),
-        ("We backfilled two years of history.", "backfill the history"),
+        ("Set up the orchestrator environment today.", "stand up the scheduler"),
+        ("The first ingestion job is running nightly.", "automate the first load"),
+        ("Data quality checks are in place now.", "guard against bad records"),
+        ("The revenue dashboard is live for the finance team.", "give finance their charts"),
+        ("We backfilled two years of history.", "load the old data"),
     ),
     items=Items(
         ("Add a {item} column to the events table.", "The events table should get a {item} column."),

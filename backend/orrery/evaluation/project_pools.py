@@ -101,13 +101,16 @@ NAMES = (
 
 OPENERS = (
     "Today I'd like to {topic}.",
-    "Hi again! Plan for today: {topic}.",
-    "Back at it. Can we {topic} this time?",
-    "OK, new session. The goal is to {topic}.",
-    "Morning! I want to {topic} today, where do we start?",
-    "Picking up where we left off: let's {topic}.",
-    "Hey, quick one today hopefully, I need to {topic}.",
+    "I need to {topic}.",
+    "Can you help me {topic}?",
+    "Next up: {topic}.",
+    "My task this week is to {topic}.",
+    "I have to {topic} and I'm not sure how.",
+    "Right, time to {topic}.",
+    "Back at it. Can we {topic}?",
+    "Help me {topic}, please.",
 )
+"""How a session starts: what it is about (the session's key message for a summary)."""
 
 CLOSINGS = (
     "Thanks, that's enough for today.",
@@ -184,7 +187,11 @@ GENERIC_RULES = (
             "Keep answers short from now on, five sentences at most.",
             "Please keep your replies brief going forward, I read them on my phone.",
         ),
-        ("Walk me through {thing} again?", "What's your take on {thing}?"),
+        (
+            "Walk me through {thing} again?",
+            "What's your take on {thing}?",
+            "Give me a brief overview of {thing}.",
+        ),
         "a short answer (five sentences at most)",
     ),
     Rule(
@@ -213,7 +220,10 @@ GENERIC_PREFS = (
     ),
     Rule(
         ("I prefer British spelling in anything I'll publish.", "I like UK spelling, for what it's worth."),
-        ("Draft the first paragraph for the public page.", "Write a blurb I can post online."),
+        (
+            "Draft the first paragraph for the public page.",
+            "Check the spelling in this blurb: 'Our color palette was optimized for clarity.'",
+        ),
         "British spelling",
     ),
     Rule(
@@ -221,7 +231,7 @@ GENERIC_PREFS = (
             "I'm a visual learner, diagrams or ASCII sketches help me more than walls of text.",
             "Sketches work much better for me than long explanations.",
         ),
-        ("How does {thing} work?", "Explain {thing} to me like I'm new to it."),
+        ("How does {thing} work?", "Can you sketch how {thing} fits together?"),
         "a diagram or sketch",
     ),
 )
@@ -231,6 +241,12 @@ CARRIERS = (
     "{said} Also, {ask}",
     "Two things. First, {said} Second, {ask}",
     "{ask} Oh and {said}",
+    "{said} Here's what I have right now:\n\n{code}\n\n{ask}",
+)
+
+PASTES = (
+    "{ask} This is what I have:\n\n{code}",
+    "{ask}\n\n{code}",
 )
 
 SUMMARY_QUESTIONS = (
@@ -244,4 +260,66 @@ ORDER_QUESTIONS = (
     "In what order did we {events}?",
     "What was the sequence: when did we {events}, relative to each other?",
     "Remind me which came first, we had to {events}.",
+)
+
+DETAILS = (
+    "{colleague} sent me {n} pages of notes on it.",
+    "I have {n} items tagged {tag} for it.",
+    "I blocked {n} hours for it, {colleague} joins at {n}:30.",
+    "It came up in the call with {colleague} about {tag}.",
+    "{colleague} wants an update on {tag} by the {n}th.",
+    "The {tag} folder has {n} open questions on it from {colleague}.",
+)
+"""Specifics a person gives when starting on something: a colleague, a number, a label."""
+
+COLLEAGUES = (
+    "Okonkwo",
+    "Rasmussen",
+    "Tanaka",
+    "Delacroix",
+    "Novak",
+    "Haruki",
+    "Esposito",
+    "Lindahl",
+    "Mwangi",
+    "Petrova",
+    "Quist",
+    "Ferreira",
+    "Abernathy",
+    "Szabo",
+    "Kowalczyk",
+    "Achterberg",
+    "Nakamura",
+    "Oyelaran",
+    "Vasquez",
+    "Holmqvist",
+    "Brannigan",
+    "Eriksen",
+    "Castellano",
+    "Mbatha",
+    "Yilmaz",
+    "Fairbanks",
+)
+
+TAGS = (
+    "ember",
+    "juniper",
+    "falcon",
+    "quartz",
+    "cobalt",
+    "saffron",
+    "orchid",
+    "harbor",
+    "tundra",
+    "meadow",
+    "granite",
+    "lantern",
+    "willow",
+    "comet",
+    "pebble",
+    "marigold",
+    "zephyr",
+    "basalt",
+    "heron",
+    "thistle",
 )

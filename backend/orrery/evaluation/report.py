@@ -20,6 +20,12 @@ SHORT = {
     "temporal": "date",
     "open_domain": "open",
     "knowledge_update": "update",
+    "instruction": "instr.",
+    "preference": "pref.",
+    "contradiction": "clash",
+    "event_order": "order",
+    "summary": "summary",
+    "multi_session": "across",
     "adversarial": "never",
 }
 
