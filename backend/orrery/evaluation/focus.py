@@ -22,7 +22,7 @@ from typing import Any
 
 from orrery.config import Settings
 from orrery.db.engine import Database
-from orrery.evaluation.memory import letters_and_digits
+from orrery.evaluation.memory_measures import letters_and_digits
 
 ENTITIES = (
     "Acme",

@@ -1,6 +1,6 @@
 """`orrery eval make-dataset --kind project`: one person working on one project with an assistant.
 
-Each conversation is one kind of project (`project_domains`) over 5-10 dated sessions a few days
+Each conversation is one kind of project (`project_kinds`) over 5-10 dated sessions a few days
 apart, 15-40 messages each: short user messages, many long assistant replies (paragraphs, lists,
 code). Planted into it, with questions asked after the last session and their evidence turn ids:
 facts stated once (`single_hop`), standing instructions (`instruction`) and preferences
@@ -21,7 +21,7 @@ from datetime import date, time, timedelta
 
 from orrery.evaluation import project_pools as P
 from orrery.evaluation.dataset import Conversation, Dataset, Question, Session, Turn
-from orrery.evaluation.project_domains import DOMAINS
+from orrery.evaluation.project_kinds import DOMAINS
 
 _SLOT = re.compile(r"\{(\w+)\}")
 
@@ -210,7 +210,8 @@ def make_project_conversation(rng: random.Random, domain: P.Domain, index: int) 
         "; ".join(topics),
     )
     day = date(2025, 1, 6) + timedelta(days=rng.randint(0, 200))
-    sessions, ids = [], {}
+    sessions: list[Session] = []
+    ids: dict[str, str] = {}
     for number, topic in enumerate(topics):
         raw = _session(story, number, topic)
         turns = [Turn(id=f"D{number + 1}:{i + 1}", role=r, text=t) for i, (r, t, _) in enumerate(raw)]
