@@ -182,7 +182,7 @@ def _session(story: Story, number: int, topic: str) -> list[tuple[str, str, str 
         ("assistant", reply(rng, story.domain, topic, True), None),
     ]
     body: list[tuple[str, str, str | None]] = []
-    for _ in range(rng.randint(5, 15)):
+    for _ in range(max(3, rng.randint(6, 17) - len(story.planted.get(number, [])))):
         body += _exchange(story)
     for key, text in story.planted.get(number, []):
         at = 2 * rng.randint(0, len(body) // 2)
