@@ -33,6 +33,9 @@ def test_cli_reports_new_chat_recall_beside_the_within_chat_default(tmp_path: Pa
     assert set(on["by_category"]) == {"single_hop", "multi_hop", "adversarial"}
     assert on["over_budget"] == 0 and on["questions"] == 3
     assert [r["budget"] for r in results["within_chat"]] == [0, 300]
+    control = results["bm25_control"]  # plain BM25 over the same messages, in the same budget
+    assert [r["cap"] for r in control] == [0, 300] and control[0]["tokens_max"] == 0
+    assert 0 < control[1]["tokens_max"] <= 300 and control[1]["older_alone"] == 0
     assert results["within_chat"][1]["strategy"] == "relevance"
     table = runner.invoke(app, ["eval", "memory", str(path), "--caps", "300", "--no-within"])
     assert table.exit_code == 0 and "new chat" in table.output and "within chat" not in table.output

@@ -75,7 +75,7 @@ def memory_table(results: dict[str, list[dict[str, Any]]]) -> Table:
     ]
     cats = categories_of([r for _, _, r, _, _ in rows])
     table = Table(
-        title="Memory evaluation: evidence recall in a new chat (earlier chats) and within the chat"
+        title="Memory evaluation: evidence recall in a new chat, the plain BM25 control, and within the chat"
     )
     for header in (
         "where",
