@@ -237,12 +237,15 @@ GENERIC_PREFS = (
 )
 
 CARRIERS = (
-    "Quick note before I forget: {said} Anyway, {ask}",
     "{said} Also, {ask}",
-    "Two things. First, {said} Second, {ask}",
-    "{ask} Oh and {said}",
-    "{said} Here's what I have right now:\n\n{code}\n\n{ask}",
+    "{ask} And {said}",
+    "{said} {ask}",
+    "{said}\n\n{ask}",
+    "{said} Now, {ask}",
+    "{said} This is what I have:\n\n{code}\n\n{ask}",
 )
+"""A planted statement inside a longer message; the joining words are stop words, so they never
+count among a message's rarest words."""
 
 PASTES = (
     "{ask} This is what I have:\n\n{code}",
@@ -260,7 +263,11 @@ ORDER_QUESTIONS = (
     "In what order did we {events}?",
     "What was the sequence: when did we {events}, relative to each other?",
     "Remind me which came first, we had to {events}.",
+    "List the milestones we reached, in the order they happened.",
+    "What got done first, and what came after that?",
+    "Walk me through the big steps so far, in order.",
 )
+"""Half name the milestones (in other words than the messages did), half do not."""
 
 DETAILS = (
     "{colleague} sent me {n} pages of notes on it.",

@@ -198,6 +198,8 @@ FLASK_APP = Domain(
             "Add a {item} column to the recipes table.",
             "The recipes table needs a {item} column too.",
             "Can we add {item} as a column on recipes?",
+            "Recipes should also store {item}.",
+            "Let's keep {item} for every recipe as well.",
         ),
         ("prep time", "servings", "cuisine", "difficulty", "calories", "author id", "photo url"),
         "How many columns did I ask to add to the recipes table across my requests?",

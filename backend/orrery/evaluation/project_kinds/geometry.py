@@ -179,7 +179,12 @@ GEOMETRY = Domain(
         ("Did a full mock exam this weekend, timed.", "do the timed rehearsal"),
     ),
     items=Items(
-        ("Add {item} to my formula sheet, please.", "Put {item} on the formula sheet too."),
+        (
+            "Add {item} to my formula sheet, please.",
+            "Put {item} on the formula sheet too.",
+            "I keep forgetting {item}, can that go on the sheet?",
+            "Make sure I have {item} written down for the exam.",
+        ),
         (
             "Heron's formula",
             "the law of sines",

@@ -173,7 +173,12 @@ LAUNCH = Domain(
         ("We launched on Product Hunt!", "do the public debut"),
     ),
     items=Items(
-        ("Add {item} to the list of launch channels.", "Put {item} on our channel list as well."),
+        (
+            "Add {item} to the list of launch channels.",
+            "Put {item} on our channel list as well.",
+            "What about {item}? Let's use that too.",
+            "We should be on {item} as well.",
+        ),
         ("Product Hunt", "Hacker News", "our newsletter", "Reddit", "LinkedIn", "a podcast sponsorship"),
         "How many launch channels did I ask you to add?",
     ),

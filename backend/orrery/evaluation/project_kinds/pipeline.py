@@ -176,7 +176,12 @@ PIPELINE = Domain(
         ("We backfilled two years of history.", "load the old data"),
     ),
     items=Items(
-        ("Add a {item} column to the events table.", "The events table should get a {item} column."),
+        (
+            "Add a {item} column to the events table.",
+            "The events table should get a {item} column.",
+            "Events should also carry {item}.",
+            "Can we start recording {item} for each event?",
+        ),
         ("session id", "device type", "country code", "referrer", "app version", "experiment id"),
         "How many columns did I ask to add to the events table across my requests?",
     ),

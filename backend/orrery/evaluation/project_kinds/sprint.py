@@ -223,6 +223,8 @@ SPRINT = Domain(
             "Add a {item} column to the tickets table, please.",
             "Can you also add a column for {item} to the tickets table?",
             "One more column for the tickets table: {item}.",
+            "We should also track {item} on every ticket.",
+            "Tickets need a field for {item} too.",
         ),
         ("priority", "due date", "assignee", "story points", "component", "reviewer", "blocked reason"),
         "How many columns did I ask to add to the tickets table across my requests?",

@@ -186,7 +186,12 @@ THESIS = Domain(
         ("Sent the full draft to my supervisor.", "hand everything to my advisor"),
     ),
     items=Items(
-        ("Add {item} to my reading list.", "Please put {item} on the reading list."),
+        (
+            "Add {item} to my reading list.",
+            "Please put {item} on the reading list.",
+            "I should read {item} at some point.",
+            "Someone mentioned {item}, I want to look at it later.",
+        ),
         (
             "Putnam 2000",
             "Granovetter 1973",
