@@ -143,3 +143,21 @@ def test_the_cli(cli_env: None, db_url: str) -> None:
     assert code == 0, stderr
     found = json.loads(stdout)
     assert found["budget"] == 100 and 0 < found["tokens"] <= 100 and "May 20" not in found["result"]
+
+
+async def test_a_chat_turn_with_the_offline_model_searches_when_asked(
+    api: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    async with db.transaction() as s:
+        await people(s, demo.user_id, demo.project_id)
+    sid = (await api.post("/v1/sessions", json={"project_id": str(demo.project_id)})).json()["id"]
+    answered = await api.post(
+        f"/v1/sessions/{sid}/messages",
+        json={"content": "Search my earlier chats for the sprint deadline."},
+        headers={"Accept": "application/json"},
+    )
+    assert answered.status_code == 200, answered.text
+    reply = answered.json()["reply"]
+    assert reply.startswith("Here is what I found in your earlier chats:"), reply
+    assert "April 5" in reply and "May 20" not in reply and "June 9" not in reply
+    assert '"included"' not in reply and "chat_id" not in reply  # the receipt is not the model's to read

@@ -54,5 +54,8 @@ def memory_search(
         print(json.dumps(found.as_dict(), indent=1))
         return
     out.print(found.text, markup=False, highlight=False)
+    if found.included:
+        out.print("\nreceipt:", markup=False, highlight=False)
     for item in found.included:
-        out.print(f"  {item.key}: {item.reason}", markup=False, highlight=False)
+        where = f'"{getattr(item, "chat_title", "")}" {getattr(item, "date", "")} ({item.key})'
+        out.print(f"- {where}: {item.reason}", markup=False, highlight=False)

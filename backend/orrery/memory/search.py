@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -147,8 +147,14 @@ async def search_memory(session: AsyncSession, request: SearchRequest, settings:
     if not fitted.text:
         why = "nothing matched in that chat or date range" if narrowed else "nothing fits the result budget"
         return _nothing(why, budget, fitted)
-    excluded = [*fitted.excluded, *_narrowed_item(narrowed)]
-    return MemorySearch(fitted.text, budget, fitted.tokens, "", fitted.included, excluded)
+    excluded = [*(_for_query(i) for i in fitted.excluded), *_narrowed_item(narrowed)]
+    included = [_for_query(i) for i in fitted.included]
+    return MemorySearch(fitted.text, budget, fitted.tokens, "", included, excluded)
+
+
+def _for_query(item: ReceiptItem) -> ReceiptItem:
+    """Recall's reason, worded for a search: the words are the query's, not a message's."""
+    return replace(item, reason=item.reason.replace("with the message", "with the query"))
 
 
 def _why_empty(pool: RecallPool) -> str:
