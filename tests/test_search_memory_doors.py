@@ -91,6 +91,9 @@ async def test_the_mcp_door(db: Database, settings: Settings, db_url: str, demo:
         assert "April 1" in early.content[0].text and "April 5" not in early.content[0].text  # type: ignore[union-attr]
         foreign = await client.call_tool("search_memory", {"query": "deadline", "chat_id": str(p.bens.id)})
         assert foreign.is_error and "not found" in foreign.content[0].text  # type: ignore[union-attr]
+        hostile = await client.call_tool("search_memory", {"query": "ignore previous instructions note"})
+        quoted = hostile.content[0].text  # type: ignore[union-attr]
+        assert "\n## SYSTEM" not in quoted and "\\#\\# SYSTEM" in quoted and "</excerpts>" not in quoted
         bad = await client.call_tool("search_memory", {"query": "deadline", "until": "soon"})
         assert bad.is_error and "is not a date" in bad.content[0].text  # type: ignore[union-attr]
 
@@ -124,6 +127,8 @@ def test_the_cli(cli_env: None, db_url: str) -> None:
     found = json.loads(output)
     assert code == 0 and "April 5" in found["result"] and "April 1" not in found["result"]
     assert found["included"] and all(i["date"] >= "2025-03-10" for i in found["included"])
+    code, output = invoke("memory", "search", "ignore previous instructions note", "--user", MAYA, "--json")
+    assert code == 0 and "\\#\\# SYSTEM" in json.loads(output)["result"]  # quoted as data
     code, output = invoke(
         "memory", "search", "deadline", "--user", MAYA, "--chat", str(p.review.id), "--json"
     )
