@@ -145,7 +145,8 @@ async def search_memory(session: AsyncSession, request: SearchRequest, settings:
     kept, narrowed = _narrowed(pool, within, chat)
     fitted = fit(kept, budget, counter_for(settings.model), query)
     if not fitted.text:
-        why = "nothing matched in that chat or date range" if narrowed else "nothing fits the result budget"
+        matched = bool(kept.offered)
+        why = "nothing fits the result budget" if matched else "nothing matched in that chat or date range"
         return _nothing(why, budget, fitted)
     excluded = [*(_for_query(i) for i in fitted.excluded), *_narrowed_item(narrowed)]
     included = [_for_query(i) for i in fitted.included]
