@@ -575,6 +575,7 @@ ELSEWHERE = {
     "command `orrery eval scoping`": "tests/evaluation/test_harness.py",
     "command `orrery jobs`": "tests/ops/test_jobs.py",
     "command `orrery usage`": "tests/ops/test_cost_and_usage.py",
+    "command `orrery memory search`": "tests/test_search_memory_doors.py",
 }
 
 

@@ -138,6 +138,10 @@ class Settings(BaseSettings):
     budget_facts: int = Field(default=250, ge=0)
     """Token budget of the remembered facts, part of the profile section of the prompt."""
 
+    budget_search_memory: int = Field(default=800, ge=50)
+    """Token budget of one `search_memory` result (the model's on-demand search of earlier chats):
+    the excerpts it returns, whole, best first; not scaled by the model's window."""
+
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 

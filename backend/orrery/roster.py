@@ -29,6 +29,8 @@ READ_TOOLS = (
 )
 FACT_TOOLS = ("remember_fact", "forget_fact")
 """Every agent may remember or forget a fact the person states (issue 40 §2)."""
+SEARCH_TOOLS = ("search_memory",)
+"""Every agent may search the person's earlier chats on demand (issue 49 §4)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,8 @@ class AgentDefinition:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Every read tool and the fact tools, plus the writes and extra tools this agent may use."""
-        return READ_TOOLS + FACT_TOOLS + self.write_tools + self.extra_tools
+        """Every read tool, the fact tools and memory search, plus this agent's writes and extra tools."""
+        return READ_TOOLS + FACT_TOOLS + SEARCH_TOOLS + self.write_tools + self.extra_tools
 
     def prompt(self) -> str:
         """The base prompt: `prompt_text`, else `prompts/agents/<id>.md`."""

@@ -35,6 +35,7 @@ from pydantic_ai.messages import (
     RetryInfo,
     TextPart,
     ToolCallPart,
+    ToolReturn,
     ToolReturnPart,
     UserPromptPart,
 )
@@ -131,7 +132,7 @@ async def _call_tool(
     with tool_span(call.tool_name, call.tool_call_id, call.args):
         try:
             result = await tools.execute_tool_call(validated)
-            part = ToolReturnPart(call.tool_name, result, call.tool_call_id)
+            part = _returned(call, result)
         except ToolRetryError as exc:
             assert isinstance(exc.tool_retry, ToolReturnPart)  # a call's retry always answers the call
             part = exc.tool_retry
@@ -139,6 +140,16 @@ async def _call_tool(
             part = exc.tool_failed
     answers.append(part)
     yield FunctionToolResultEvent(part)
+
+
+def _returned(call: ToolCallPart, result: Any) -> ToolReturnPart:
+    """A tool's result as the model reads it: a `ToolReturn` gives its value, and keeps its metadata
+    (a receipt) on the part, unread by the model, as pydantic-ai's own graph does."""
+    if isinstance(result, ToolReturn):
+        return ToolReturnPart(
+            call.tool_name, result.return_value, call.tool_call_id, metadata=result.metadata
+        )
+    return ToolReturnPart(call.tool_name, result, call.tool_call_id)
 
 
 def _request(spec: LoopSpec[Any], parts: list[Any]) -> ModelRequest:

@@ -25,6 +25,7 @@ replies carry no disclaimer: the doors say once per chat that it is offline (`NO
   loaded packet answers a statement too ("Update the usage overage billing rule...").
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - "Remember that ..." / "Forget that ..." -> `remember_fact` / `forget_fact` (`offline_facts`).
+- "Search my earlier chats for ..." -> `search_memory`, then the excerpts it found (`offline_search`).
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
 
@@ -64,6 +65,7 @@ from orrery.agents.offline_entities import (
 )
 from orrery.agents.offline_facts import fact_step
 from orrery.agents.offline_knowledge import after_entry, after_packet, from_packet, greeting, tool_error
+from orrery.agents.offline_search import search_step
 from orrery.agents.offline_stream import OfflineModel
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
@@ -284,7 +286,7 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     tools = {t.name for t in info.function_tools}
     if info.output_tools:  # structured output (e.g. the pattern analyst): offline finds nothing new
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {})])
-    step = fact_step(messages, user, instructions, tools)
+    step = fact_step(messages, user, instructions, tools) or search_step(messages, user, tools)
     if step is not None:
         return _call(step.tool, step.args) if step.tool else _text(step.text)
     if returned:

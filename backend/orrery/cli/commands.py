@@ -21,6 +21,7 @@ from orrery.cli import (
     keys,
     linked,
     memory,
+    memory_search,  # noqa: F401  (adds `memory search` to `memory_app`)
     plugins,
     server,
     sessions,

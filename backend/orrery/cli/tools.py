@@ -35,7 +35,7 @@ async def run_tool(
     from orrery.deps import TurnDeps
     from orrery.errors import NotFoundError, ValidationError
     from orrery.plugins import ensure_plugins
-    from orrery.services.tool_calls import mcp_tool
+    from orrery.services.tool_calls import door_text, mcp_tool
     from orrery.tools.registry import REGISTRY
 
     ensure_plugins(settings)
@@ -58,7 +58,7 @@ async def run_tool(
             raise exc.__cause__ or exc from None
         except ToolError as exc:
             raise ValidationError(str(exc).removeprefix(f"Error executing tool {name}: ")) from None
-        return result if isinstance(result, str) else str(result)
+        return door_text(result)[0]
 
     return await with_db(settings, body)
 

@@ -82,6 +82,37 @@ def _readable_tool_class() -> Any:
     return ReadableTool
 
 
+def _door_annotation(returns: Any) -> Any:
+    """A tool returning pydantic-ai's `ToolReturn` gives the doors an object (`door_result`)."""
+    from pydantic_ai.messages import ToolReturn
+
+    return dict[str, Any] if returns is ToolReturn else returns
+
+
+def door_result(result: Any) -> Any:
+    """A tool's `ToolReturn` at the doors: the text the model reads as the content, and its metadata
+    (a dict: a receipt) as structured content, under `result` with that text; anything else as it is."""
+    from mcp.types import CallToolResult, TextContent
+    from pydantic_ai.messages import ToolReturn
+
+    if not isinstance(result, ToolReturn):
+        return result
+    text = str(result.return_value)
+    extra = result.metadata if isinstance(result.metadata, dict) else {}
+    content = [TextContent(type="text", text=text)]
+    return CallToolResult(content=content, structured_content={**extra, "result": text})
+
+
+def door_text(result: Any) -> tuple[str, dict[str, Any] | None]:
+    """What a door shows of a tool's answer (the text) and its structured content, if any."""
+    from mcp.types import CallToolResult
+
+    if isinstance(result, CallToolResult):
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        return text, result.structured_content
+    return (result if isinstance(result, str) else str(result)), None
+
+
 def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
     """The registry tool as an MCP tool: every parameter described (the docstring's `Args:`, exactly
     what the agents read), read-only/destructive hints, unknown arguments refused; `resolve` says who
@@ -106,14 +137,15 @@ def mcp_tool(spec: ToolSpec, resolve: Resolver) -> Any:
 
     async def call(**kwargs: Any) -> Any:
         try:
-            return await fn(SimpleNamespace(deps=await resolve()), **kwargs)
+            return door_result(await fn(SimpleNamespace(deps=await resolve()), **kwargs))
         except ModelRetry as exc:
             raise ToolError(str(exc)) from None
 
+    returns = _door_annotation(hints.get("return", Any))
     call.__name__ = call.__qualname__ = spec.name
     call.__doc__ = definition.description
-    call.__signature__ = inspect.Signature(params, return_annotation=hints.get("return", Any))  # type: ignore[attr-defined]
-    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints.get("return", Any)}
+    call.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     tool = _readable_tool_class().from_function(
         call, name=spec.name, description=definition.description, annotations=annotations_for(spec)
     )

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from pydantic_ai.messages import ToolReturn
+
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.deps import TurnDeps
@@ -73,7 +75,8 @@ async def run_tool_conformance(
     function = getattr(tool, "function", tool)
     user_id, project_id = await plant_hostile_workspace(db)
     deps = TurnDeps(db=db, user_id=user_id, settings=settings, project_id=project_id)
-    result = str(await function(SimpleNamespace(deps=deps), **(arguments or {})))
+    answer = await function(SimpleNamespace(deps=deps), **(arguments or {}))
+    result = str(answer.return_value if isinstance(answer, ToolReturn) else answer)  # what the model reads
     return ToolConformanceReport(getattr(tool, "name", function.__name__), result, unquoted(result))
 
 

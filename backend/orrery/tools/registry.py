@@ -15,7 +15,7 @@ from pydantic_ai import Tool
 
 from orrery.deps import TurnDeps
 from orrery.errors import ValidationError
-from orrery.tools import docs, facts, graph, knowledge
+from orrery.tools import docs, facts, graph, knowledge, memory
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec("index_docs", docs.index_docs, read_only=False, group="docs", idempotent=True),
         ToolSpec("remember_fact", facts.remember_fact, read_only=False, group="memory"),
         ToolSpec("forget_fact", facts.forget_fact, read_only=False, group="memory", destructive=True),
+        ToolSpec("search_memory", memory.search_memory, read_only=True, group="memory"),
     )
 }
 

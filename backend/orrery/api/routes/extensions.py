@@ -67,6 +67,9 @@ class ToolResult(BaseModel):
 
     tool: str
     result: str
+    structured: dict[str, Any] | None = Field(
+        default=None, description="What the tool gives besides its text (search_memory: its receipt)."
+    )
 
 
 def _plugins(request: Request) -> None:
@@ -146,7 +149,7 @@ async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUs
 
     from orrery.repo import identity
     from orrery.repo.scope import require_project
-    from orrery.services.tool_calls import mcp_tool
+    from orrery.services.tool_calls import door_text, mcp_tool
     from orrery.tools.registry import REGISTRY, resolve_alias
 
     _plugins(request)
@@ -172,4 +175,5 @@ async def call_tool(name: str, body: ToolCall, request: Request, user: CurrentUs
         raise exc.__cause__ or exc from None
     except ToolError as exc:
         raise ValidationError(str(exc).removeprefix(f"Error executing tool {name}: ")) from None
-    return ToolResult(tool=name, result=result if isinstance(result, str) else str(result))
+    text, structured = door_text(result)
+    return ToolResult(tool=name, result=text, structured=structured)
