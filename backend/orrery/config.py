@@ -138,6 +138,10 @@ class Settings(BaseSettings):
     budget_facts: int = Field(default=250, ge=0)
     """Token budget of the remembered facts, part of the profile section of the prompt."""
 
+    budget_instructions: int = Field(default=300, ge=0)
+    """Token budget of the person's standing instructions and preferences (their own part of the
+    prompt); over it, the most relevant to the message and the newest are kept."""
+
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 

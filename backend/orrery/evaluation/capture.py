@@ -53,9 +53,12 @@ def run_capture_eval(path: Path | None = None, *, lexical: bool = False) -> dict
             "correct": right,
         },
         "by_category": _categories(items, found),
-        "false_captures": [{"text": i["text"], "as": f, "category": i["category"]} for i, f in captured
-                           if i["label"] != f],
-        "missed": [i["text"] for i, f in zip(items, found, strict=True) if i["label"] != "none" and f == "none"],
+        "false_captures": [
+            {"text": i["text"], "as": f, "category": i["category"]} for i, f in captured if i["label"] != f
+        ],
+        "missed": [
+            i["text"] for i, f in zip(items, found, strict=True) if i["label"] != "none" and f == "none"
+        ],
         "cpu_ms_median": 1000 * statistics.median(cpu) if cpu else 0.0,
     }
 

@@ -193,7 +193,7 @@ def _example_vectors(embedder: LocalEmbedder) -> npt.NDArray[np.float32]:
     held = _VECTORS.get(id(embedder))
     if held is None:
         held = _VECTORS[id(embedder)] = embedder.embed(intents().examples)
-    return held  # type: ignore[no-any-return]
+    return held
 
 
 def standing_kind(sentence: str, embedder: LocalEmbedder | None) -> str | None:

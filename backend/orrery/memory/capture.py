@@ -1,0 +1,83 @@
+"""Store what a person's message states as a standing instruction or preference, with the message.
+
+Called by `append_message` in the message's own transaction, so the message and its fact commit
+together or not at all. Only the person's own messages, never in a chat set to `remember: false`.
+A statement already current is not stored again; a newer one on the same subject (or restating most
+of an older one's words) supersedes the older one, in the same project.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import inspect, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orrery.db.models import ChatSession, Fact
+from orrery.memory.standing import Standing
+from orrery.repo import facts as repo
+from orrery.text import stems_of
+
+RESTATES = 0.6
+"""Share of a newer statement's word stems found in a current one for it to replace that one."""
+
+
+async def _chat(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> tuple[bool, uuid.UUID | None]:
+    """The chat's `remember` and project: from the row this transaction already holds, else one read."""
+    key = inspect(ChatSession).identity_key_from_primary_key((sid,))
+    held = session.sync_session.identity_map.get(key)
+    if isinstance(held, ChatSession) and held.user_id == user_id:
+        return held.remember, held.project_id
+    row = (
+        await session.execute(
+            select(ChatSession.remember, ChatSession.project_id).where(
+                ChatSession.id == sid, ChatSession.user_id == user_id
+            )
+        )
+    ).first()
+    return (bool(row[0]), row[1]) if row else (False, None)
+
+
+def restated(new: str, older: str) -> bool:
+    """Whether `new` restates most of `older`'s words (a reworded or changed instruction)."""
+    mine = stems_of(new)
+    return bool(mine) and len(mine & stems_of(older)) / len(mine) >= RESTATES
+
+
+async def store_standing(
+    session: AsyncSession,
+    user_id: uuid.UUID,
+    sid: uuid.UUID,
+    seq: int,
+    at: datetime,
+    found: Standing,
+) -> Fact | None:
+    """The fact stored for `found`, said at message `seq` of chat `sid`; None when the chat is not
+    remembered or the same statement is current already."""
+    remember, project = await _chat(session, user_id, sid)
+    if not remember or await repo.same_current_text(session, user_id, found.text) is not None:
+        return None
+    scope = None if found.everywhere else project
+    current = await session.execute(
+        select(Fact).where(
+            Fact.user_id == user_id,
+            Fact.superseded_at.is_(None),
+            Fact.kind.in_(repo.STANDING_KINDS),
+            Fact.project_id == scope if scope is not None else Fact.project_id.is_(None),
+        )
+    )
+    older = next((f for f in current.scalars() if restated(found.text, f.text)), None)
+    fact, _ = await repo.create_fact(
+        session,
+        user_id,
+        found.text,
+        subject=older.subject if older is not None and older.subject else found.subject,
+        supersedes=older.id if older is not None else None,
+        source_session_id=sid,
+        source_seq=seq,
+        now=at,
+        kind=found.kind,
+        project_id=scope,
+    )
+    return fact
