@@ -19,8 +19,14 @@ from orrery.memory.standing import Standing
 from orrery.repo import facts as repo
 from orrery.text import stems_of
 
-RESTATES = 0.6
-"""Share of a newer statement's word stems found in a current one for it to replace that one."""
+RESTATES = 0.85
+"""Share of the two statements' word stems they have in common (of all their stems) for a newer one
+to replace an older one as its rewording. A change of value on a known topic ("keep answers short",
+then "give me detailed answers") goes by the subject instead; a template said about another thing
+("... when I ask about triangles", "... about API errors") stays two instructions."""
+ECHOES = 0.6
+"""Share of a model's `remember_fact` text found in what the capture stored from the same message
+for it to be the same statement (the model words it in the third person)."""
 
 
 async def _chat(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> tuple[bool, uuid.UUID | None]:
@@ -40,9 +46,15 @@ async def _chat(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> tu
 
 
 def restated(new: str, older: str) -> bool:
-    """Whether `new` restates most of `older`'s words (a reworded or changed instruction)."""
-    mine = stems_of(new)
-    return bool(mine) and len(mine & stems_of(older)) / len(mine) >= RESTATES
+    """Whether `new` restates `older` in nearly the same words."""
+    mine, theirs = stems_of(new), stems_of(older)
+    return bool(mine) and len(mine & theirs) / len(mine | theirs) >= RESTATES
+
+
+def echoes(text: str, captured: str) -> bool:
+    """Whether most of `text`'s words are in `captured`."""
+    mine = stems_of(text)
+    return bool(mine) and len(mine & stems_of(captured)) / len(mine) >= ECHOES
 
 
 async def store_standing(
@@ -81,3 +93,24 @@ async def store_standing(
         project_id=scope,
     )
     return fact
+
+
+async def already_said(
+    session: AsyncSession, user_id: uuid.UUID, text: str, sid: uuid.UUID | None, seq: int | None
+) -> Fact | None:
+    """The current fact that `text` would repeat: one with the same text, or the standing
+    instruction captured from the same message (`sid`, `seq`) that it restates (a model asked to
+    remember what the capture already stored)."""
+    same = await repo.same_current_text(session, user_id, text)
+    if same is not None or sid is None or seq is None:
+        return same
+    captured = await session.execute(
+        select(Fact).where(
+            Fact.user_id == user_id,
+            Fact.source_session_id == sid,
+            Fact.source_seq == seq,
+            Fact.superseded_at.is_(None),
+            Fact.kind.in_(repo.STANDING_KINDS),
+        )
+    )
+    return next((f for f in captured.scalars() if echoes(text, f.text)), None)

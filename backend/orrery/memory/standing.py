@@ -212,14 +212,15 @@ def standing_kind(sentence: str, embedder: LocalEmbedder | None) -> str | None:
 
 def subject_of(text: str) -> str:
     """A short name for what it is about: a known topic ("answer length") when its words are
-    there, else its first content words ("error status codes api")."""
+    there, else its content words ("include error status codes api errors"), so only the same
+    statement shares it."""
     low = text.lower()
     for topic, words in intents().topics.items():
         if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", low) for w in words):
             return topic
     cue_words = {"always", "never", "prefer", "please", "don", "make", "sure", "keep", "like", "rather"}
     terms = [t for t in search_terms(text) if t not in cue_words]
-    return " ".join(terms[:4]) or "standing instruction"
+    return " ".join(terms)[:200].strip() or "standing instruction"
 
 
 def everywhere(text: str) -> bool:
