@@ -295,7 +295,7 @@ def _standing(user_id: Any, in_project: bool) -> Any:
             Fact.text.label("name"),
             Fact.subject.label("state"),
             type_coerce(scope, Entity.goal_type.type).label("goal_type"),
-            type_coerce(null(), Entity.due_at.type).label("due_at"),
+            Fact.valid_from.label("due_at"),
             Fact.created_at.label("noted"),
             (literal_column(str(STANDING_RANK), Integer()) + func.row_number().over(order_by=newest)).label(
                 "rank"
