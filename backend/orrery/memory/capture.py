@@ -46,9 +46,12 @@ async def _chat(session: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> tu
 
 
 def restated(new: str, older: str) -> bool:
-    """Whether `new` restates `older` in nearly the same words."""
+    """Whether `new` restates `older`: nearly the same words, or every word of it and more ("I
+    really prefer check-ins in the morning" restates "I prefer morning check-ins")."""
     mine, theirs = stems_of(new), stems_of(older)
-    return bool(mine) and len(mine & theirs) / len(mine | theirs) >= RESTATES
+    if not mine or not theirs:
+        return False
+    return theirs <= mine or len(mine & theirs) / len(mine | theirs) >= RESTATES
 
 
 def echoes(text: str, captured: str) -> bool:
@@ -114,3 +117,32 @@ async def already_said(
         )
     )
     return next((f for f in captured.scalars() if echoes(text, f.text)), None)
+
+
+async def adopt(
+    session: AsyncSession, user_id: uuid.UUID, fact: Fact, subject: str | None, supersedes: str | None
+) -> list[Fact]:
+    """What a model's `remember_fact` adds to the statement the capture already stored: its subject
+    (the capture's own is only its words) and what it replaces (the named fact, and the current
+    ones on that subject). The facts it replaced."""
+    topic = repo.clean_subject(subject)
+    replaced: list[Fact] = []
+    if supersedes is not None:
+        older = await repo.get_fact(session, user_id, supersedes)
+        if older.id != fact.id and older.superseded_at is None:
+            replaced.append(older)
+    if topic is not None:
+        fact.subject = topic
+        same = await session.execute(
+            select(Fact).where(
+                Fact.user_id == user_id,
+                Fact.subject == topic,
+                Fact.superseded_at.is_(None),
+                Fact.id != fact.id,
+            )
+        )
+        replaced.extend(f for f in same.scalars() if f not in replaced)
+    for older in replaced:
+        older.superseded_by, older.superseded_at = fact.id, fact.created_at
+    await session.flush()
+    return replaced

@@ -12,7 +12,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from orrery.db.models import Fact
 from orrery.deps import TurnDeps
-from orrery.memory.capture import already_said
+from orrery.memory.capture import adopt, already_said
 from orrery.repo import facts as repo
 from orrery.text import inline_data
 from orrery.tools._errors import readable_errors
@@ -72,8 +72,10 @@ async def remember_fact(
             if ctx.deps.session_id is not None:
                 source, seq = await repo.chat_source(session, ctx.deps.user_id, ctx.deps.session_id)
             said = await already_said(session, ctx.deps.user_id, text, source, seq)
-            if said is not None:
-                return f"Already remembered {describe(said)}"
+            if said is not None:  # the capture stored it: only what the model adds
+                older = await adopt(session, ctx.deps.user_id, said, subject, supersedes)
+                note = "".join(f"\nIt replaces [fact {f.id}]: {inline_data(f.text)}" for f in older)
+                return f"Already remembered {describe(said)}{note}"
             fact, older = await repo.create_fact(
                 session,
                 ctx.deps.user_id,
