@@ -56,17 +56,18 @@ _CUE = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONDITIONAL = re.compile(
-    r"^(?:if|suppose|supposing|imagine|hypothetically|let'?s say|what if|in a world|say)\b|\bwould\b|"
+    r"^(?:if|suppose|supposing|imagine|hypothetically|let'?s say|what if|in a world|say)\b|"
     r"\bif (?:i|we|you) (?:said|told|were|was|asked|preferred)\b",
     re.I,
 )
 _REPORTED = re.compile(
-    r"\b(?:says?|said|tells?|told|keeps? saying|recommends?|suggests?|insists?|rule is|"
-    r"(?:he|she|they|it|everyone|everybody|nobody|people|colleague|boss|manager|friend|team|"
-    r"partner|mentor|teacher|client|customers?|users?|docs|documentation|guide|readme)\s+"
-    r"(?:prefers?|likes?|loves?|always|never|wants?))\b",
+    r"\b(?:says|said|keeps? saying|once said|(?:\w+) (?:told|tells) (?:me|us|him|her|them)|"
+    r"(?:he|she|they|it|everyone|everybody|nobody|people|colleague|boss|manager|friend|team|partner|mentor|"
+    r"teacher|client|customers?|users?|docs|documentation|guide|readme|book|article)\s+"
+    r"(?:prefers?|likes?|loves?|always|never|wants?|recommends?|suggests?|insists?)|rule is)\b",
     re.I,
 )
+_FEELING = re.compile(r"\bi (?:really |also |just )?(?:like|love|want|hate|dislike|enjoy)\b", re.I)
 _ONE_OFF = re.compile(
     r"\b(?:this time|this once|just this|for now|right now|for this (?:one|question|answer|task|"
     r"email|comparison|example|reply|request)|this one|(?:for )?today'?s|the next (?:question|answer)|"
@@ -88,11 +89,14 @@ _DIRECTIVE = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:really |much |generally |strongly )?(?:prefer|like|love|hate|dislike|enjoy)|"
-    r"i'?d (?:much |really )?(?:rather|prefer|like)|my (?:preference|preferred|favou?rite)|"
-    r"not a fan|i'?m a fan|works best for me)\b",
+    r"\b(?:i (?:really |much |generally |strongly |always )?prefer|i(?:'?d| would) (?:much |really )?(?:rather|prefer)|"
+    r"my (?:preference|preferred)|i (?:really )?(?:like|love|hate|dislike) (?:it )?when you|"
+    r"i'?d like (?:you to|it if you|(?:the |my |your )?(?:answers|responses|replies|explanations|code|examples))|"
+    r"i (?:really )?(?:like|want) (?:my|your|the) (?:answers|responses|replies|explanations|code|examples)|"
+    r"works best for me)\b",
     re.I,
 )
+_ADDRESS = re.compile(r"\b(?:call me|address me|refer to me)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,10 @@ class Intents:
     positive: frozenset[str]
     topics: dict[str, list[str]]
     everywhere: list[str]
+    verbs: frozenset[str]
+    """What an assistant does ("include", "answer", "explain"): an instruction directs one of them."""
+    output: frozenset[str]
+    """What an assistant produces ("answers", "code", "examples"): or it names one of them."""
 
 
 @lru_cache(maxsize=1)
@@ -125,7 +133,15 @@ def intents() -> Intents:
     data: dict[str, Any] = json.loads(INTENTS_FILE.read_text(encoding="utf-8"))
     labels = [label for label, texts in data["intents"].items() for _ in texts]
     examples = [text for texts in data["intents"].values() for text in texts]
-    return Intents(labels, examples, frozenset(data["positive"]), data["topics"], data["global"])
+    return Intents(
+        labels,
+        examples,
+        frozenset(data["positive"]),
+        data["topics"],
+        data["global"],
+        frozenset(data["directive_verbs"]),
+        frozenset(data["output_words"]),
+    )
 
 
 def sentences(text: str) -> list[str]:
@@ -196,9 +212,45 @@ def _example_vectors(embedder: LocalEmbedder) -> npt.NDArray[np.float32]:
     return held
 
 
+def shape(sentence: str) -> str | None:
+    """The kind the sentence's form allows: a preference says "I prefer", "I'd rather", "I like it
+    when you"; an instruction directs what the assistant does or makes (one of its verbs or works),
+    or how to address the person. Advice and feelings ("don't be afraid", "I love camping") are
+    neither."""
+    if _PREFERENCE.search(sentence):
+        return "preference"
+    if _ADDRESS.search(sentence):
+        return "instruction"
+    spec = intents()
+    words = [f for w in re.findall(r"[a-z][a-z'-]*", sentence.lower()) for f in _forms(w)]
+    if _FEELING.search(sentence):  # "I like concise commit messages": about the work, else a feeling
+        return "preference" if any(w in spec.output for w in words) else None
+    return "instruction" if any(w in spec.verbs or w in spec.output for w in words) else None
+
+
+def _forms(word: str) -> set[str]:
+    """A word and its base forms, roughly: "using" -> "use", "replies" -> "reply", "added" -> "add"."""
+    forms = {word}
+    for suffix, repl in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ing", ""),
+        ("ing", "e"),
+        ("ed", ""),
+        ("ed", "e"),
+    ):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            forms.add(word[: -len(suffix)] + repl)
+    return forms
+
+
 def standing_kind(sentence: str, embedder: LocalEmbedder | None) -> str | None:
     """`instruction`, `preference` or None for one sentence."""
     if not cued(sentence) or form_refuses(sentence):
+        return None
+    kind = shape(sentence)
+    if kind is None:
         return None
     label, score, other = nearest_intent(sentence, embedder)
     floor = MIN_SIMILARITY if embedder is not None else MIN_OVERLAP
@@ -207,7 +259,7 @@ def standing_kind(sentence: str, embedder: LocalEmbedder | None) -> str | None:
         standing += FORM_PRIOR
     if standing < floor or standing <= against:
         return None
-    return "preference" if _PREFERENCE.search(sentence) else "instruction"
+    return kind
 
 
 def subject_of(text: str) -> str:
