@@ -89,9 +89,11 @@ _DIRECTIVE = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:really |much |generally |strongly |always )?prefer|i(?:'?d| would) (?:much |really )?(?:rather|prefer)|"
+    r"\b(?:i (?:really |much |generally |strongly |always )?prefer|"
+    r"i(?:'?d| would) (?:much |really )?(?:rather|prefer)|"
     r"my (?:preference|preferred)|i (?:really )?(?:like|love|hate|dislike) (?:it )?when you|"
-    r"i'?d like (?:you to|it if you|(?:the |my |your )?(?:answers|responses|replies|explanations|code|examples))|"
+    r"i'?d like (?:you to|it if you|"
+    r"(?:the |my |your )?(?:answers|responses|replies|explanations|code|examples))|"
     r"i (?:really )?(?:like|want) (?:my|your|the) (?:answers|responses|replies|explanations|code|examples)|"
     r"works best for me)\b",
     re.I,
