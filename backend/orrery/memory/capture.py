@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import inspect, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Fact
@@ -71,18 +71,28 @@ async def store_standing(
     """The fact stored for `found`, said at message `seq` of chat `sid`; None when the chat is not
     remembered or the same statement is current already."""
     remember, project = await _chat(session, user_id, sid)
-    if not remember or await repo.same_current_text(session, user_id, found.text) is not None:
+    if not remember:
         return None
     scope = None if found.everywhere else project
-    current = await session.execute(
+    value = " ".join(found.text.split()).lower()
+    current = await session.execute(  # one read: the same statement, and what it may restate
         select(Fact).where(
             Fact.user_id == user_id,
             Fact.superseded_at.is_(None),
-            Fact.kind.in_(repo.STANDING_KINDS),
-            Fact.project_id == scope if scope is not None else Fact.project_id.is_(None),
+            (
+                Fact.kind.in_(repo.STANDING_KINDS)
+                & (Fact.project_id == scope if scope else Fact.project_id.is_(None))
+            )
+            | (func.lower(Fact.text) == value),
         )
     )
-    older = next((f for f in current.scalars() if restated(found.text, f.text)), None)
+    rows = list(current.scalars())
+    if any(f.text.lower() == value for f in rows):
+        return None
+    older = next(
+        (f for f in rows if f.kind != "fact" and f.project_id == scope and restated(found.text, f.text)),
+        None,
+    )
     fact, _ = await repo.create_fact(
         session,
         user_id,
