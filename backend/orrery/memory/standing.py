@@ -34,6 +34,9 @@ INTENTS_FILE = Path(__file__).parent / "data" / "standing_intents.json"
 WHOLE_MESSAGE_CHARS = 300
 """A message up to this long is stored whole (the person's words in context); a longer one keeps
 only the sentences that carry the instruction."""
+MAX_CANDIDATES = 6
+"""At most this many cued sentences of one message are matched (a pasted document full of "never"
+costs no more than a short message)."""
 NEIGHBOURS = 3
 """How many nearest examples vote (their mean similarity per intent)."""
 MIN_SIMILARITY = 0.2
@@ -55,6 +58,8 @@ _CUE = re.compile(
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
+"""Code is the person's material, not their instructions: fenced blocks and inline code are skipped."""
 _CONDITIONAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|hypothetically|let'?s say|what if|in a world|say)\b|"
     r"\bif (?:i|we|you) (?:said|told|were|was|asked|preferred)\b",
@@ -147,8 +152,8 @@ def intents() -> Intents:
 
 
 def sentences(text: str) -> list[str]:
-    """The message cut into sentences (a line break also ends one)."""
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    """The message cut into sentences (a line break also ends one), its code left out."""
+    return [s.strip() for s in _SENTENCE.split(_CODE.sub(" ", text)) if s.strip()]
 
 
 def cued(text: str) -> bool:
@@ -288,7 +293,8 @@ def detect(text: str, embedder: LocalEmbedder | None) -> Standing | None:
     one regular-expression search)."""
     if not cued(text):
         return None
-    found = [(s, k) for s in sentences(text) if (k := standing_kind(s, embedder))]
+    candidates = [s for s in sentences(text) if cued(s)][:MAX_CANDIDATES]
+    found = [(s, k) for s in candidates if (k := standing_kind(s, embedder))]
     if not found:
         return None
     flat = " ".join(text.split())
