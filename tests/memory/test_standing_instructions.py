@@ -170,9 +170,13 @@ async def test_offline_turn_over_http_captures_once_and_remember_fact_adds_no_du
 ) -> None:
     sid = (await api.post("/v1/sessions", json={"project_id": str(demo.project_id)})).json()["id"]
     turn = await api.post(
-        f"/v1/sessions/{sid}/messages", json={"content": "Remember that I prefer morning check-ins."}
+        f"/v1/sessions/{sid}/messages",
+        json={"content": "Remember that I prefer morning check-ins."},
+        headers={"Accept": "application/json"},
     )
     assert turn.status_code == 200, turn.text
+    called = [c.get("name") or c.get("tool") for c in turn.json()["tool_calls"]]
+    assert "remember_fact" in called and "Already remembered" in turn.json()["reply"]
     listed = (await api.get("/v1/me/facts")).json()
     assert [(f["kind"], f["text"]) for f in listed] == [
         ("preference", "Remember that I prefer morning check-ins.")
