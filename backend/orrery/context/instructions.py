@@ -3,8 +3,8 @@ later chat (instructions and preferences), dated, with ids, quoted as they said 
 
 They are read in the same long-term-memory statement as the facts (no round trip of their own) and
 have their own budget (`instructions`). All are kept while they fit, newest first; over the budget
-they are ranked by how many of the message's word stems they share, then by recency, and the receipt
-lists what was left out.
+they are ranked by how many of the message's word stems they share (and by meaning, when the
+message's vector is at hand), then by recency, and the receipt lists what was left out.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from orrery.memory.embeddings import EMBED_CHARS, load_embedder
 from orrery.memory.injection import data_text
 from orrery.memory.long_term import FactView
 from orrery.sections import ContextSection, ReceiptItem
@@ -44,6 +45,28 @@ def relevance(query: str | None, item: FactView) -> float:
     return len(mine & stems_of(query)) / len(mine) if mine else 0.0
 
 
+def meaning(query: str | None, standing: list[FactView]) -> list[float] | None:
+    """Each instruction's cosine to the message by the local embedder, when the message's vector is
+    at hand (computed when it was stored, in this process); the instructions' own vectors are
+    computed once per process. None otherwise: the ranking is lexical."""
+    embedder = load_embedder() if load_embedder.cache_info().currsize else None
+    if embedder is None or not query:
+        return None
+    asked = embedder.known([query[:EMBED_CHARS]])
+    if asked is None:
+        return None
+    rows = embedder.embed_once([item.text for item in standing])
+    return [float(x) for x in rows @ asked[0]]
+
+
+def ranked(query: str | None, standing: list[FactView]) -> list[float]:
+    """The score each instruction is ranked by when they do not all fit: word overlap with the
+    message, and the embedder's cosine when it is at hand (their mean)."""
+    words = [relevance(query, item) for item in standing]
+    vectors = meaning(query, standing)
+    return words if vectors is None else [(w + v) / 2 for w, v in zip(words, vectors, strict=True)]
+
+
 def instructions_section(
     standing: list[FactView], query: str | None, budget: int, counter: TokenCounter
 ) -> tuple[ContextSection, dict[str, float | None]]:
@@ -55,7 +78,7 @@ def instructions_section(
     order = list(range(len(standing)))
     scores: dict[str, float | None] = {key: None for key, _ in lines}
     if sum(tokens) + len(tokens) + counter.count(f"## {TITLE}\n") > budget:
-        found = [relevance(query, item) for item in standing]
+        found = ranked(query, standing)
         order.sort(key=lambda i: -found[i])  # stable: `standing` is newest first
         scores = {lines[i][0]: round(found[i], 3) for i in order}
     section = ContextSection(
