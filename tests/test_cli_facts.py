@@ -104,3 +104,20 @@ def test_eval_facts_prints_its_score(cli_env: None, tmp_path: Path) -> None:
     assert code == 0 and "newer fact wins" in output and "100.0%" in output
     code, output = invoke("eval", "facts", "--probes", str(tmp_path / "missing.json"))
     assert code == 1 and "cannot read the probe set" in output
+
+
+@pytest.mark.demo_db
+def test_instructions_by_kind_and_the_capture_eval(cli_env: None) -> None:
+    code, made = invoke(
+        "facts", "add", "--user", MAYA, "Always cite sources", "--kind", "instruction", "--global"
+    )
+    assert code == 0
+    code, output = invoke("facts", "list", "--user", MAYA, "--kind", "instruction")
+    assert code == 0 and "instruction (every project)" in output and "Always cite sources" in output
+    code, output = invoke("facts", "add", "--user", MAYA, "x", "--kind", "rule")
+    assert code != 0 and "unknown kind" in output
+    code, output = invoke("eval", "capture", "--json")
+    assert code == 0
+    result = json.loads(output)
+    assert result["sentences"] >= 150 and set(result["kinds"]) == {"instruction", "preference"}
+    assert result["overall"]["precision"] >= 0.95

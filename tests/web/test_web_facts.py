@@ -113,3 +113,35 @@ async def test_the_inspector_names_the_facts_section_and_each_fact(
         await facts.create_fact(s, demo.user_id, "Prefers morning check-ins")
     inspector = (await client.get(f"/s/{sid}/inspector")).text
     assert "Remembered facts" in inspector and "Fact: Prefers morning check-ins" in inspector
+
+
+async def test_instructions_are_shown_added_with_a_project_and_filtered(
+    client: httpx.AsyncClient, db: Database, demo: Any
+) -> None:
+    token = await _csrf(client)
+    made = await client.post(
+        "/me/facts",
+        data={
+            "csrf_token": token,
+            "text": "Always cite sources",
+            "kind": "instruction",
+            "project_id": str(demo.project_id),
+        },
+    )
+    assert made.status_code == 303
+    assert (
+        await client.post("/me/facts", data={"csrf_token": token, "text": "x", "kind": "rule"})
+    ).status_code in (400, 422)
+    async with db.sessions() as s:
+        [rule] = await facts.list_facts(s, demo.user_id, kind="instruction")
+    assert rule.project_id == demo.project_id
+    page = await client.get("/me/facts", params={"kind": "instruction"})
+    assert page.status_code == 200 and "Always cite sources" in page.text and ">instruction<" in page.text
+    edited = await client.post(
+        f"/me/facts/{rule.id}/edit",
+        data={"csrf_token": token, "text": "Always cite sources", "kind": "preference", "project_id": ""},
+    )
+    assert edited.status_code == 303
+    async with db.sessions() as s:
+        changed = await facts.get_fact(s, demo.user_id, rule.id)
+    assert (changed.kind, changed.project_id) == ("preference", None)

@@ -22,7 +22,11 @@ _REQUEST = re.compile(
     r"(?:^|[.!;]\s+)(?:please[,\s]+|(?:can|could|would|will)\s+you\s+)?(remember|forget)\s+that\s+(.+?)[.!\s]*$",
     re.I | re.S,
 )
-_FACT_LINE = re.compile(r'^- \[fact ([0-9a-f-]{36})\](?: about "(.*?)")? \(noted [^)]*\): "(.*)"$', re.M)
+_FACT_LINE = re.compile(
+    r'^- \[(?:fact|instruction|preference) ([0-9a-f-]{36})\](?: about "(.*?)")? '
+    r'\((?:noted|said) [^)]*\): "(.*)"$',
+    re.M,
+)
 _MY = re.compile(r"\bmy\s+([a-z]+(?:'s\s+[a-z]+)?)", re.I)
 RESTATED = 0.6
 """Share of a clause's words found in a current fact for the clause to count as restating it."""

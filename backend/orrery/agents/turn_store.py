@@ -34,7 +34,7 @@ from orrery.db.models import ChatSession, CheckIn, Entity, Message
 from orrery.deps import HandoffRequest
 from orrery.errors import ConflictError, ValidationError
 from orrery.memory.embedding_models import LOCAL, EmbeddingModel
-from orrery.memory.messages import append_message
+from orrery.memory.messages import append_message, states_standing
 from orrery.ops.limits import count_tokens, reserve_turn
 from orrery.repo import chat
 
@@ -124,10 +124,11 @@ def _alone(
     embedding: EmbeddingModel,
 ) -> bool:
     """Whether storing the message may write nothing but the message: a new message with no key
-    to look up, no limits to count and no embedding job."""
+    to look up, no limits to count, no embedding job and no standing instruction to store with it."""
     limits = settings.limit_turns_per_minute or settings.limit_tokens_per_day
     plain = message is not None and client_key is None and arrival.message_id is None
-    return plain and not limits and not embedding.remote
+    standing = message is not None and states_standing("user", message.strip())  # a fact too: a transaction
+    return plain and not limits and not embedding.remote and not standing
 
 
 async def _store_alone(

@@ -149,6 +149,52 @@ def facts_command(
         out.print(f"failed: {f['probe']} {f['kind']} {f['text']!r}")
 
 
+@eval_app.command("capture")
+def capture_command(
+    capture_set: Annotated[
+        Path | None,
+        typer.Option("--set", help="Another labelled set of the same shape (default: the frozen one)."),
+    ] = None,
+    lexical: Annotated[
+        bool, typer.Option("--lexical", help="Without the local embedder (its fallback).")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Capture of standing instructions and preferences on the frozen labelled set (hard negatives
+    included): precision and recall per kind, and what was captured wrongly or missed."""
+    from orrery.evaluation.capture import run_capture_eval
+
+    result = _or_exit(lambda: run_capture_eval(capture_set, lexical=lexical))
+    if as_json:
+        print(json.dumps(result, indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(
+        title=f"Standing instruction capture ({result['sentences']} sentences, {result['embedder']})"
+    )
+    for column in ("kind", "precision", "recall", "captured right", "captured wrongly", "missed"):
+        table.add_column(column, justify="left" if column == "kind" else "right")
+    for kind, k in result["kinds"].items():
+        table.add_row(
+            kind, _pct(k["precision"]), _pct(k["recall"]), str(k["true"]), str(k["false"]), str(k["missed"])
+        )
+    o = result["overall"]
+    table.add_row(
+        "overall",
+        _pct(o["precision"]),
+        _pct(o["recall"]),
+        str(o["correct"]),
+        str(o["captured"] - o["correct"]),
+        "",
+    )
+    out.print(table)
+    for f in result["false_captures"]:
+        out.print(f"captured wrongly ({f['category']}, as {f['as']}): {f['text']!r}", markup=False)
+    for text in result["missed"]:
+        out.print(f"missed: {text!r}", markup=False)
+
+
 @eval_app.command("offline")
 def offline_command(
     database_url: Annotated[
@@ -263,6 +309,10 @@ def focus_command(
         same, other = f"{r['same_task']:.1%}", f"{r['other_named']:.1%}"
         table.add_row(f"{r['boost']:g}", str(r["cap"]), same, other, str(r["questions"]))
     out.print(table)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _or_exit(call: Callable[[], T]) -> T:

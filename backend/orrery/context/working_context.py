@@ -11,8 +11,9 @@ entities (1 query, or none from the cache) are added; a project focus adds the p
 session's first user message (and when the focus changes) auto-context may load the knowledge
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
-System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked
-entities, caller sections, then the excerpts from earlier chats. Each has its own budget: the
+System prompt order: base prompt, user context, remembered facts, standing instructions
+(`context/instructions.py`), expertise, focus, knowledge, linked entities, caller sections, then
+the excerpts from earlier chats. Each has its own budget: the
 knowledge packet `knowledge`, the linked entities `related` (capped at ~500 tokens), the facts
 `facts`, so none can starve another; the excerpts take what the chat's own messages leave of the
 `conversation` budget, up to `earlier_chats`, so the total stays what it was.
@@ -33,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.config import Settings
 from orrery.context.earlier import TITLE as EARLIER_TITLE
 from orrery.context.earlier import EarlierChats, earlier_chats
+from orrery.context.instructions import fit_instructions
 from orrery.context.strategy import StrategyChoice, resolve_strategy
 from orrery.db.models import ChatSession, Entity
 from orrery.graph.focus import focus_sections
@@ -204,6 +206,8 @@ async def _system_prompt(
     base_text, base_receipt = _fit_paragraphs("system", base_prompt, budgets.system, counter)
     profile_text, profile_receipt = _fit_profile(injection_items(memory), budgets.profile, counter)
     facts = [_fit_section(facts_section(memory), budgets.facts, counter)] if memory.facts else []
+    if memory.standing:  # the person's standing instructions and preferences, their own budget
+        facts.append(fit_instructions(memory.standing, query, budgets.instructions, counter, _fit_section))
     expertise_text, expertise_receipt = _fit_expertise(
         agent, query, memory.engagement.status, budgets.expertise, counter, expertise_dir
     )

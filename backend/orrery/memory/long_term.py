@@ -39,8 +39,14 @@ from orrery.vocabulary import GOAL_TYPES, GoalType
 MAX_GOALS_FOR_CONTEXT = 10
 MAX_FACTS_FOR_CONTEXT = 40
 """The newest current facts read per turn; the `facts` budget decides how many reach the prompt."""
+MAX_STANDING_FOR_CONTEXT = 40
+"""The newest current standing instructions and preferences read per turn (the `instructions`
+budget decides how many reach the prompt, ranked by relevance to the message when over it)."""
 FACT_RANK = 1_000_000
 """Facts rank after every goal in the joined rows."""
+STANDING_RANK = 2_000_000
+"""Standing instructions and preferences rank after the facts."""
+STANDING_KINDS = ("instruction", "preference")
 ACTIVE_GOAL_STATES = ("active", "in_progress")
 EngagementStatus = Literal["new", "engaged", "returning"]
 
@@ -78,6 +84,10 @@ class FactView:
     subject: str | None
     valid_from: datetime | None
     created_at: datetime
+    kind: str = "fact"
+    """`fact`, or a standing `instruction` / `preference`."""
+    everywhere: bool = True
+    """A standing one said to hold in every project (not only this chat's)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,8 @@ class LongTermMemory:
     engagement: EngagementContext
     facts: list[FactView] = field(default_factory=list)
     """Current remembered facts, newest first (superseded ones are history, never here)."""
+    standing: list[FactView] = field(default_factory=list)
+    """Current standing instructions and preferences that hold in this chat's project, newest first."""
 
 
 def parse_goal_type(value: str | None) -> GoalType | None:
@@ -168,6 +180,11 @@ async def fetch_long_term_memory(
         user_summary=_summary(first),
         engagement=engagement_from(first.last_check_in, now or utcnow(), threshold_days),
         facts=[FactView(f.goal_id, f.name, f.state, f.due_at, f.noted) for f in rows if f.item == "fact"],
+        standing=[
+            FactView(f.goal_id, f.name, f.state, None, f.noted, f.item, f.goal_type == "global")
+            for f in rows
+            if f.item in STANDING_KINDS
+        ],
     )
 
 
@@ -179,7 +196,7 @@ def _memory_query(in_project: bool) -> Any:
     order: list[Any] = [nulls_last(Entity.due_at.asc()), Entity.updated_at.desc(), Entity.id]
     if in_project:
         order.insert(0, case((Entity.project_id == bindparam("project_id", type_=Uuid()), 0), else_=1))
-    goals = _items(user_id, order)
+    goals = _items(user_id, order, in_project)
     last_check_in = type_coerce(
         select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
         UTCDateTime(),
@@ -216,9 +233,11 @@ def _memory_query(in_project: bool) -> Any:
     )
 
 
-def _items(user_id: Any, order: list[Any]) -> Any:
-    """The top active goals (`item` "goal") and the newest current facts (`item` "fact": text in
-    `name`, subject in `state`, valid_from in `due_at`), one row each, goals first."""
+def _items(user_id: Any, order: list[Any], in_project: bool) -> Any:
+    """The top active goals (`item` "goal"), the newest current facts (`item` "fact": text in
+    `name`, subject in `state`, valid_from in `due_at`) and the newest standing instructions and
+    preferences of this project or every project (`item` their kind, `goal_type` "global" or
+    "project"), one row each, goals first."""
     goals = (
         select(
             literal_column("'goal'", String()).label("item"),
@@ -253,12 +272,40 @@ def _items(user_id: Any, order: list[Any]) -> Any:
                 "rank"
             ),
         )
-        .where(Fact.user_id == user_id, Fact.superseded_at.is_(None))
+        .where(Fact.user_id == user_id, Fact.superseded_at.is_(None), Fact.kind == "fact")
         .order_by(*newest)
         .limit(MAX_FACTS_FOR_CONTEXT)
         .subquery("top_facts")
     )
-    return union_all(select(goals), select(facts)).subquery("goals")
+    return union_all(select(goals), select(facts), select(_standing(user_id, in_project))).subquery("goals")
+
+
+def _standing(user_id: Any, in_project: bool) -> Any:
+    """The newest current standing instructions and preferences that hold in the chat's project
+    (a chat outside any project: the global ones)."""
+    newest: list[Any] = [Fact.created_at.desc(), Fact.id]
+    applies: Any = Fact.project_id.is_(None)
+    if in_project:
+        applies = applies | (Fact.project_id == bindparam("project_id", type_=Uuid()))
+    scope = case((Fact.project_id.is_(None), "global"), else_="project")
+    return (
+        select(
+            type_coerce(Fact.kind, String()).label("item"),
+            Fact.id,
+            Fact.text.label("name"),
+            Fact.subject.label("state"),
+            type_coerce(scope, Entity.goal_type.type).label("goal_type"),
+            Fact.valid_from.label("due_at"),
+            Fact.created_at.label("noted"),
+            (literal_column(str(STANDING_RANK), Integer()) + func.row_number().over(order_by=newest)).label(
+                "rank"
+            ),
+        )
+        .where(Fact.user_id == user_id, Fact.superseded_at.is_(None), Fact.kind.in_(STANDING_KINDS), applies)
+        .order_by(*newest)
+        .limit(MAX_STANDING_FOR_CONTEXT)
+        .subquery("top_standing")
+    )
 
 
 _MEMORY = Direct(_memory_query(in_project=False))

@@ -14,9 +14,12 @@ from orrery.db.base import utcnow
 from orrery.db.direct import Direct, Loader
 from orrery.db.models import ChatSession, Message
 from orrery.errors import NotFoundError, ValidationError
+from orrery.memory.capture import store_standing
 from orrery.memory.embedding_models import LOCAL, EmbeddingModel
-from orrery.memory.embeddings import DIMENSIONS, MODEL_NAME, get_embedder, message_vector
+from orrery.memory.embeddings import DIMENSIONS, MODEL_NAME, get_embedder, load_embedder, message_vector
 from orrery.memory.message_index import index_fields
+from orrery.memory.standing import cued as cued_message
+from orrery.memory.standing import detect
 from orrery.repo.chat import NewMessage, check_agent
 from orrery.repo.scope import as_uuid
 from orrery.vocabulary import MESSAGE_ROLES
@@ -80,7 +83,9 @@ async def append_message(
     embedding: EmbeddingModel = LOCAL,
 ) -> Message:
     """Append a message with the next `seq`; the counter and the row commit together (with the job
-    that embeds it, when `embedding` is a remote model)."""
+    that embeds it, when `embedding` is a remote model, and the standing instruction or preference a
+    person's message states: `memory/capture.py`; a caller storing by one autocommit statement asks
+    `states_standing` first)."""
     if new.role not in MESSAGE_ROLES:
         raise ValidationError(f"unknown role {new.role!r}; expected one of {', '.join(MESSAGE_ROLES)}")
     check_agent(new.agent_id)
@@ -89,6 +94,7 @@ async def append_message(
     token_counts, terms = index_fields(new.content)
     embedder = None if embedding.remote else await get_embedder()
     vector = message_vector(embedder, new.content) if embedder else None
+    standing = detect(new.content, embedder) if new.role == "user" else None  # a regex, most messages
     values = {
         "id": new.id or uuid.uuid4(),
         "session_id": sid,
@@ -119,6 +125,8 @@ async def append_message(
         set_committed_value(held, "message_count", values["seq"])
     message = _STORED.build([values[key] for key in _STORED.keys])  # read back; not in `session`
     assert message is not None  # it has its id
+    if standing is not None:  # a standing instruction or preference: stored with the message
+        await store_standing(session, user_id, sid, message.seq, message.created_at, standing)
     if embedding.remote and new.content.strip():
         from orrery.memory.embedding_store import queue_embedding
 
@@ -141,3 +149,12 @@ async def _count_and_insert(
     if not counted:
         raise NotFoundError("session", sid)
     return int(counted[0][0])
+
+
+def states_standing(role: str, content: str) -> bool:
+    """Whether storing this message would also store a standing instruction (so it needs a
+    transaction, not one autocommit statement). The same decision `append_message` makes; with the
+    embedder loaded, the sentence vectors it computes are kept for that call (`embed_once`)."""
+    if role != "user" or not cued_message(content):
+        return False
+    return detect(content, load_embedder()) is not None

@@ -12,16 +12,19 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.base import utcnow
-from orrery.db.models import ChatSession, Fact, Message
+from orrery.db.models import ChatSession, Fact, Message, ProjectMember
 from orrery.errors import NotFoundError, ValidationError
-from orrery.repo.scope import as_uuid
+from orrery.repo.scope import as_uuid, member_project_ids
 
 MAX_FACT_CHARS = 1000
 MAX_SUBJECT_CHARS = 200
+FACT_KINDS = ("fact", "instruction", "preference")
+STANDING_KINDS = ("instruction", "preference")
+"""What holds in later chats as the person's own standing instructions (the prompt's own part)."""
 UNSET: object = object()
 """`update_fact`'s "leave this field as it is" (None clears subject and valid_from)."""
 
@@ -46,6 +49,27 @@ def clean_subject(subject: str | None) -> str | None:
     return value or None
 
 
+def clean_kind(kind: str | None) -> str:
+    """A known kind (default `fact`), or a `ValidationError` naming the known ones."""
+    value = (kind or "fact").strip().lower()
+    if value not in FACT_KINDS:
+        raise ValidationError(f"unknown kind {kind!r}; expected one of {', '.join(FACT_KINDS)}")
+    return value
+
+
+async def checked_project(
+    session: AsyncSession, user_id: uuid.UUID, project_id: uuid.UUID | str | None
+) -> uuid.UUID | None:
+    """A project the person is a member of (None: every project); another's is not found."""
+    if project_id is None:
+        return None
+    pid = as_uuid(project_id, "project")
+    member = member_project_ids(user_id).where(ProjectMember.project_id == pid)
+    if (await session.execute(member)).first() is None:
+        raise NotFoundError("project", pid)
+    return pid
+
+
 def aware(when: datetime | None) -> datetime | None:
     """A date without a zone is taken as UTC (a plain `2026-03-01` from a form or the CLI)."""
     return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
@@ -68,10 +92,14 @@ async def list_facts(
     *,
     history: bool = False,
     source_session_id: uuid.UUID | str | None = None,
+    kind: str | None = None,
 ) -> Sequence[Fact]:
     """The person's current facts, oldest first; with `history` the superseded ones too; with
-    `source_session_id` only those said in that chat (a malformed id is not found)."""
+    `source_session_id` only those said in that chat (a malformed id is not found); with `kind`
+    only that kind."""
     query = select(Fact).where(Fact.user_id == user_id)
+    if kind is not None:
+        query = query.where(Fact.kind == clean_kind(kind))
     if not history:
         query = query.where(Fact.superseded_at.is_(None))
     if source_session_id is not None:
@@ -119,11 +147,15 @@ async def create_fact(
     source_session_id: uuid.UUID | None = None,
     source_seq: int | None = None,
     now: datetime | None = None,
+    kind: str | None = None,
+    project_id: uuid.UUID | None = None,
 ) -> tuple[Fact, list[Fact]]:
     """Store a fact; it supersedes the fact named by `supersedes` (which must be the person's and
-    current) and any current fact on the same subject. Returns the new fact and those it replaced."""
+    current) and any current one of its family (plain facts, or standing instructions and
+    preferences) on the same subject and in its project (a global one: in any project). Returns the
+    new fact and those it replaced. `project_id` is trusted: callers check it (`checked_project`)."""
     at = now or utcnow()
-    value, topic = clean_text(text), clean_subject(subject)
+    value, topic, sort = clean_text(text), clean_subject(subject), clean_kind(kind)
     replaced: list[Fact] = []
     if supersedes is not None:
         older = await get_fact(session, user_id, supersedes)
@@ -134,13 +166,20 @@ async def create_fact(
         replaced.append(older)
         topic = topic or older.subject
     if topic is not None:
-        same = await session.execute(
-            select(Fact).where(Fact.user_id == user_id, Fact.subject == topic, Fact.superseded_at.is_(None))
+        same = select(Fact).where(
+            Fact.user_id == user_id,
+            Fact.subject == topic,
+            Fact.superseded_at.is_(None),
+            Fact.kind.in_(STANDING_KINDS) if sort in STANDING_KINDS else Fact.kind == "fact",
         )
-        replaced.extend(f for f in same.scalars() if f not in replaced)
+        if project_id is not None:
+            same = same.where(Fact.project_id == project_id)
+        replaced.extend(f for f in (await session.execute(same)).scalars() if f not in replaced)
     fact = Fact(
         user_id=user_id,
         text=value,
+        kind=sort,
+        project_id=project_id if sort in STANDING_KINDS else None,
         subject=topic,
         valid_from=aware(valid_from),
         source_session_id=source_session_id,
@@ -164,11 +203,21 @@ async def update_fact(
     text: str | None = None,
     subject: str | None | object = UNSET,
     valid_from: datetime | None | object = UNSET,
+    kind: str | None = None,
+    project_id: uuid.UUID | str | None | object = UNSET,
 ) -> Fact:
-    """Correct a fact in place (its text, subject or when it became true); lineage is unchanged."""
+    """Correct a fact in place (its text, subject, kind, project or when it became true); lineage is
+    unchanged. A plain fact holds in every project (its project is cleared)."""
     fact = await get_fact(session, user_id, fact_id)
     if text is not None:
         fact.text = clean_text(text)
+    if kind is not None:
+        fact.kind = clean_kind(kind)
+    if project_id is not UNSET:
+        given = project_id if isinstance(project_id, uuid.UUID | str) else None
+        fact.project_id = await checked_project(session, user_id, given)
+    if fact.kind == "fact":
+        fact.project_id = None
     if subject is not UNSET:
         fact.subject = clean_subject(subject if isinstance(subject, str) else None)
     if valid_from is not UNSET:
@@ -201,6 +250,18 @@ async def delete_fact(session: AsyncSession, user_id: uuid.UUID, fact_id: uuid.U
         .execution_options(synchronize_session=False)
     )
     return gone
+
+
+async def same_current_text(session: AsyncSession, user_id: uuid.UUID, text: str) -> Fact | None:
+    """The person's current fact with exactly this text (spacing and case aside), if any: what
+    keeps one statement from being stored twice."""
+    value = " ".join(text.split())
+    rows = await session.execute(
+        select(Fact).where(
+            Fact.user_id == user_id, Fact.superseded_at.is_(None), func.lower(Fact.text) == value.lower()
+        )
+    )
+    return rows.scalars().first()
 
 
 async def forget_session_facts(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> int:

@@ -8,7 +8,8 @@ from orrery.db.models import Fact
 
 
 def fact_out(fact: Fact) -> dict[str, Any]:
-    """id, text, subject, source `{session_id, seq}` (null when added by hand), dates and lineage."""
+    """id, text, kind, project (null: every project), subject, source `{session_id, seq}` (null
+    when added by hand), dates and lineage."""
     source = (
         {"session_id": str(fact.source_session_id), "seq": fact.source_seq}
         if fact.source_session_id
@@ -17,6 +18,8 @@ def fact_out(fact: Fact) -> dict[str, Any]:
     return {
         "id": str(fact.id),
         "text": fact.text,
+        "kind": fact.kind,
+        "project_id": str(fact.project_id) if fact.project_id else None,
         "subject": fact.subject,
         "source": source,
         "created_at": fact.created_at,

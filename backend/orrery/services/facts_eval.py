@@ -23,6 +23,7 @@ from typing import Any
 
 from orrery.agents.orchestrator import Orchestrator
 from orrery.config import Settings
+from orrery.context.instructions import TITLE as STANDING_TITLE
 from orrery.context.working_context import WorkingContext, assemble_working_context
 from orrery.db.engine import Database
 from orrery.errors import ValidationError
@@ -57,11 +58,14 @@ def load_probes(path: Path | None = None) -> list[dict[str, Any]]:
 
 
 def facts_shown(prompt: str) -> str:
-    """The Remembered Facts section of a system prompt ('' when there is none)."""
-    head = f"## {FACTS_TITLE}"
-    if head not in prompt:
-        return ""
-    return prompt.split(head, 1)[1].split("\n\n## ", 1)[0]
+    """The Remembered Facts and Standing Instructions sections of a system prompt ('' when there
+    are none): what the model is shown as remembered and current."""
+    parts = []
+    for title in (FACTS_TITLE, STANDING_TITLE):
+        head = f"## {title}"
+        if head in prompt:
+            parts.append(prompt.split(head, 1)[1].split("\n\n## ", 1)[0])
+    return "\n".join(parts)
 
 
 async def _run_chats(db: Database, orch: Orchestrator, probe: dict[str, Any]) -> uuid.UUID:

@@ -12,6 +12,7 @@ from pydantic_ai import ModelRetry, RunContext
 
 from orrery.db.models import Fact
 from orrery.deps import TurnDeps
+from orrery.memory.capture import adopt, already_said
 from orrery.repo import facts as repo
 from orrery.text import inline_data
 from orrery.tools._errors import readable_errors
@@ -33,9 +34,9 @@ def describe(fact: Fact) -> str:
     """One fact as the model and MCP clients read it: id, subject, date and the quoted text."""
     about = f" ({inline_data(fact.subject)})" if fact.subject else ""
     since = f", true since {fact.valid_from.date().isoformat()}" if fact.valid_from else ""
-    return (
-        f"[fact {fact.id}]{about} noted {fact.created_at.date().isoformat()}{since}: {inline_data(fact.text)}"
-    )
+    kind = "" if fact.kind == "fact" else f" {fact.kind}" + ("" if fact.project_id else " (every project)")
+    noted = fact.created_at.date().isoformat()
+    return f"[fact {fact.id}]{kind}{about} noted {noted}{since}: {inline_data(fact.text)}"
 
 
 async def remember_fact(
@@ -44,9 +45,12 @@ async def remember_fact(
     subject: Text | None = None,
     valid_from: Text | None = None,
     supersedes: Text | None = None,
+    kind: Text | None = None,
 ) -> str:
     """Remember a fact about the person for later chats, when they ask you to remember something or
-    state a lasting fact about themselves ("remember that I prefer morning check-ins").
+    state a lasting fact about themselves ("remember that I prefer morning check-ins"). A standing
+    instruction or preference the person states is usually captured on its own (it is then listed
+    under Standing Instructions): remembering it again stores nothing twice.
 
     A newer fact replaces an older one: pass the older fact's id as `supersedes` (the prompt lists
     current facts with their ids), or the same `subject`. Never store facts about other people's
@@ -58,6 +62,8 @@ async def remember_fact(
             fact with the same subject replaces the older one.
         valid_from: When it became true, if the person said so (YYYY-MM-DD).
         supersedes: The id of the current fact this one replaces.
+        kind: `fact` (the default), or `instruction` / `preference` for how the person wants you to
+            work in every later chat of this project ("always include status codes").
     """
     when = parse_when(valid_from)
     with readable_errors():
@@ -65,6 +71,11 @@ async def remember_fact(
             source, seq = None, None
             if ctx.deps.session_id is not None:
                 source, seq = await repo.chat_source(session, ctx.deps.user_id, ctx.deps.session_id)
+            said = await already_said(session, ctx.deps.user_id, text, source, seq)
+            if said is not None:  # the capture stored it: only what the model adds
+                older = await adopt(session, ctx.deps.user_id, said, subject, supersedes)
+                note = "".join(f"\nIt replaces [fact {f.id}]: {inline_data(f.text)}" for f in older)
+                return f"Already remembered {describe(said)}{note}"
             fact, older = await repo.create_fact(
                 session,
                 ctx.deps.user_id,
@@ -74,6 +85,8 @@ async def remember_fact(
                 supersedes=supersedes,
                 source_session_id=source,
                 source_seq=seq,
+                kind=kind,
+                project_id=ctx.deps.project_id if kind in repo.STANDING_KINDS else None,
             )
     note = "".join(f"\nIt replaces [fact {f.id}]: {inline_data(f.text)}" for f in older)
     return f"Remembered {describe(fact)}{note}"

@@ -1,4 +1,5 @@
-"""The "What Orrery remembers about you" page: see, correct and forget remembered facts (each write
+"""The "What Orrery remembers about you" page: see, correct and forget remembered facts and the
+person's standing instructions and preferences (each write
 behind the session cookie and the page's CSRF token, scoped to the signed-in person)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from fastapi.responses import RedirectResponse
 
 from orrery.errors import ValidationError
 from orrery.repo import facts
+from orrery.repo.identity import list_projects
 from orrery.web.deps import CsrfUser, WebRead, WebRoute, WebTx, WebUser, render
 
 router = APIRouter(route_class=WebRoute, include_in_schema=False)
@@ -32,19 +34,53 @@ def _date(value: str) -> datetime | None:
         raise ValidationError(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
+def _kind(value: str) -> str | None:
+    """The kind chosen on the page ('' keeps it as it is, or a plain fact when adding)."""
+    return facts.clean_kind(value) if value.strip() else None
+
+
 @router.get(PAGE_PATH)
-async def page(request: Request, web: WebUser, session: WebRead, history: bool = False) -> Response:
-    """Current facts (and, on request, the history newer ones replaced), with edit and forget forms."""
-    rows = await facts.list_facts(session, web.user.id, history=history)
-    return render(request, "facts.html", user=web.user, csrf=request.state.csrf, facts=rows, history=history)
+async def page(
+    request: Request, web: WebUser, session: WebRead, history: bool = False, kind: str = ""
+) -> Response:
+    """Current facts, instructions and preferences (one kind with `kind`; with `history` the older
+    versions newer ones replaced), with edit and forget forms."""
+    rows = await facts.list_facts(session, web.user.id, history=history, kind=_kind(kind))
+    projects = {p.id: p.name for p in await list_projects(session, web.user.id)}
+    return render(
+        request,
+        "facts.html",
+        user=web.user,
+        csrf=request.state.csrf,
+        facts=rows,
+        history=history,
+        kind=kind,
+        kinds=facts.FACT_KINDS,
+        projects=projects,
+    )
 
 
 @router.post(PAGE_PATH)
 async def add(
-    web: CsrfUser, session: WebTx, text: FactText = "", subject: Short = "", valid_from: Short = ""
+    web: CsrfUser,
+    session: WebTx,
+    text: FactText = "",
+    subject: Short = "",
+    valid_from: Short = "",
+    kind: Short = "",
+    project_id: Short = "",
 ) -> Response:
-    """Remember a fact typed in by hand (no source chat)."""
-    await facts.create_fact(session, web.user.id, text, subject=subject or None, valid_from=_date(valid_from))
+    """Remember a fact, instruction or preference typed in by hand (no source chat); an instruction
+    or preference holds in the chosen project, or in every project."""
+    await facts.create_fact(
+        session,
+        web.user.id,
+        text,
+        subject=subject or None,
+        valid_from=_date(valid_from),
+        kind=_kind(kind),
+        project_id=await facts.checked_project(session, web.user.id, project_id or None),
+    )
     return _back()
 
 
@@ -56,10 +92,19 @@ async def edit(
     text: FactText = "",
     subject: Short = "",
     valid_from: Short = "",
+    kind: Short = "",
+    project_id: Short = "",
 ) -> Response:
-    """Correct a fact in place (an empty subject or date clears it)."""
+    """Correct a fact in place (an empty subject or date clears it; an empty project: every project)."""
     await facts.update_fact(
-        session, web.user.id, fact_id, text=text, subject=subject or None, valid_from=_date(valid_from)
+        session,
+        web.user.id,
+        fact_id,
+        text=text,
+        subject=subject or None,
+        valid_from=_date(valid_from),
+        kind=_kind(kind),
+        project_id=project_id or None,
     )
     return _back()
 

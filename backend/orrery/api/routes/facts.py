@@ -6,7 +6,7 @@ Every route is scoped to the caller: another person's fact id answers 404, exact
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, model_validator
@@ -22,6 +22,9 @@ from orrery.validation import StorableBody, Text
 router = APIRouter(prefix="/v1/me/facts", tags=["memory"], responses=ERROR_RESPONSES)
 FactText = Annotated[Text, Field(min_length=1, max_length=repo.MAX_FACT_CHARS)]
 Subject = Annotated[Text, Field(max_length=repo.MAX_SUBJECT_CHARS)]
+Kind = Literal["fact", "instruction", "preference"]
+"""A plain fact, or a standing instruction or preference the person expects to hold in later chats."""
+ProjectId = Annotated[str, Field(max_length=64)]
 
 
 class FactSourceOut(BaseModel):
@@ -36,6 +39,9 @@ class FactOut(BaseModel):
 
     id: str
     text: str
+    kind: Kind
+    project_id: str | None
+    """The project a standing instruction or preference holds in; null: every project."""
     subject: str | None
     source: FactSourceOut | None
     """Null when the fact was added by hand (the facts page, the CLI, MCP)."""
@@ -50,15 +56,21 @@ class FactIn(StorableBody):
     replaces the older one (kept as history)."""
 
     text: FactText
+    kind: Kind = "fact"
+    project_id: ProjectId | None = None
+    """For an instruction or preference: the project it holds in (one you belong to); null: every project."""
     subject: Subject | None = None
     valid_from: BoundedDatetime | None = None
     supersedes: str | None = Field(default=None, max_length=64)
 
 
 class FactPatch(StorableBody):
-    """Fields to correct; `text` cannot be null, `subject` and `valid_from` may be cleared with null."""
+    """Fields to correct; `text` and `kind` cannot be null, `subject`, `valid_from` and `project_id`
+    (every project) may be cleared with null."""
 
     text: FactText | SkipJsonSchema[None] = None
+    kind: Kind | SkipJsonSchema[None] = None
+    project_id: ProjectId | None = None
     subject: Subject | None = None
     valid_from: BoundedDatetime | None = None
 
@@ -66,6 +78,8 @@ class FactPatch(StorableBody):
     def _text_not_null(self) -> FactPatch:
         if "text" in self.model_fields_set and self.text is None:
             raise ValueError("text cannot be null; omit it to keep the text")
+        if "kind" in self.model_fields_set and self.kind is None:
+            raise ValueError("kind cannot be null; omit it to keep the kind")
         return self
 
 
@@ -75,21 +89,22 @@ async def list_facts(
     session: ReadSessionDep,
     session_id: str | None = None,
     include_history: bool = False,
+    kind: Kind | None = None,
 ) -> list[dict[str, Any]]:
     """Your current facts, oldest first; `include_history=true` adds the superseded ones;
     `session_id` lists only those said in that chat (what `DELETE /v1/sessions/{id}?forget_facts=true`
-    would forget)."""
+    would forget); `kind` only facts, instructions or preferences."""
     return [
         fact_out(f)
         for f in await repo.list_facts(
-            session, user.id, history=include_history, source_session_id=session_id
+            session, user.id, history=include_history, source_session_id=session_id, kind=kind
         )
     ]
 
 
 @router.post("", status_code=201, response_model=FactOut, summary="Remember a fact")
 async def create_fact(body: FactIn, user: CurrentUser, session: WriteSessionDep) -> dict[str, Any]:
-    """Add a fact by hand (no source chat)."""
+    """Add a fact, instruction or preference by hand (no source chat)."""
     fact, _ = await repo.create_fact(
         session,
         user.id,
@@ -97,6 +112,8 @@ async def create_fact(body: FactIn, user: CurrentUser, session: WriteSessionDep)
         subject=body.subject,
         valid_from=body.valid_from,
         supersedes=body.supersedes,
+        kind=body.kind,
+        project_id=await repo.checked_project(session, user.id, body.project_id),
     )
     return fact_out(fact)
 
@@ -111,7 +128,7 @@ async def get_fact(fact_id: str, user: CurrentUser, session: ReadSessionDep) -> 
 async def patch_fact(
     fact_id: str, body: FactPatch, user: CurrentUser, session: WriteSessionDep
 ) -> dict[str, Any]:
-    """Correct the text, subject or date in place; its lineage stays as it is."""
+    """Correct the text, kind, project, subject or date in place; its lineage stays as it is."""
     given = body.model_fields_set
     fact = await repo.update_fact(
         session,
@@ -120,6 +137,8 @@ async def patch_fact(
         text=body.text,
         subject=body.subject if "subject" in given else repo.UNSET,
         valid_from=body.valid_from if "valid_from" in given else repo.UNSET,
+        kind=body.kind,
+        project_id=body.project_id if "project_id" in given else repo.UNSET,
     )
     return fact_out(fact)
 
