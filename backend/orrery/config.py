@@ -138,6 +138,14 @@ class Settings(BaseSettings):
     budget_facts: int = Field(default=250, ge=0)
     """Token budget of the remembered facts, part of the profile section of the prompt."""
 
+    budget_timeline: int = Field(default=550, ge=0)
+    """Token budget of the "Earlier chats" timeline (one dated line per earlier chat, newest first,
+    older ones folded per period); 0 turns it off."""
+
+    digest_quiet_minutes: float = Field(default=30, ge=0)
+    """A chat's digest (its line in the timeline) is built in the background once the chat has had
+    no new message for this long; it is rebuilt when the chat changes after that."""
+
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""
 

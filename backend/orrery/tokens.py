@@ -171,6 +171,7 @@ SECTION_NAMES = (
     "conversation",
     "earlier_chats",
     "facts",
+    "timeline",
 )
 
 
@@ -187,6 +188,7 @@ class Budgets:
     conversation: int = 2500
     earlier_chats: int = 2000
     facts: int = 250
+    timeline: int = 550
     scale: float = field(default=1.0, compare=False)
 
     def of(self, section: str) -> int:

@@ -12,7 +12,8 @@ session's first user message (and when the focus changes) auto-context may load 
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
 System prompt order: base prompt, user context, remembered facts, expertise, focus, knowledge, linked
-entities, caller sections, then the excerpts from earlier chats. Each has its own budget: the
+entities, caller sections, the "Earlier chats" timeline (1 query, its own budget `timeline`), then the
+excerpts from earlier chats. Each has its own budget: the
 knowledge packet `knowledge`, the linked entities `related` (capped at ~500 tokens), the facts
 `facts`, so none can starve another; the excerpts take what the chat's own messages leave of the
 `conversation` budget, up to `earlier_chats`, so the total stays what it was.
@@ -34,6 +35,7 @@ from orrery.config import Settings
 from orrery.context.earlier import TITLE as EARLIER_TITLE
 from orrery.context.earlier import EarlierChats, earlier_chats
 from orrery.context.strategy import StrategyChoice, resolve_strategy
+from orrery.context.timeline import timeline_for
 from orrery.db.models import ChatSession, Entity
 from orrery.graph.focus import focus_sections
 from orrery.knowledge.autocontext import AutoContext, auto_context
@@ -150,6 +152,7 @@ async def assemble_working_context(
     counter = counter_for(settings.model)
     budgets = Budgets.from_settings(settings)
     view = await turn_view(session, chat, settings, through_seq=through_seq, query=query)
+    timeline = await timeline_for(session, chat, user_id, budgets.timeline, counter)  # `timeline.py`
     prompt = await _system_prompt(
         session,
         user_id,
@@ -162,7 +165,7 @@ async def assemble_working_context(
         counter,
         expertise_dir=expertise_dir,
         auto_knowledge=auto_knowledge,
-        sections=sections,
+        sections=[*sections, *timeline],
         focus=focus,
     )
     scoped = await get_strategy(choice.name).select(

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from orrery.db.base import utcnow
-from orrery.db.models import AgentTransition, ChatSession, Entity, Message, Project, TurnReceipt
+from orrery.db.models import AgentTransition, ChatDigest, ChatSession, Entity, Message, Project, TurnReceipt
 from orrery.errors import ValidationError
 from orrery.repo.chat import get_session
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
@@ -148,9 +148,12 @@ async def set_remember(
 ) -> ChatSession:
     """Remember the chat (the default) or not: a chat not remembered is never recalled in another
     chat, no fact is saved from it and the pattern analyst skips it. It is read fresh from the row by
-    every process, so the change holds on every worker from its next turn."""
+    every process, so the change holds on every worker from its next turn. Not remembered, its
+    digest (its line in the "Earlier chats" timeline) is deleted with the change."""
     chat = await get_session(session, user_id, session_id)
     chat.remember = bool(remember)
+    if not remember:
+        await session.execute(delete(ChatDigest).where(ChatDigest.chat_id == chat.id))
     await session.flush()
     return chat
 
