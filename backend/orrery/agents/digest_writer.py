@@ -48,12 +48,12 @@ def _agent() -> Agent[None, str]:
 
 def evidence(chat: ChatToDigest) -> str:
     """The chat as the model reads it: every message quoted, cut, the whole within `INPUT_CHARS`."""
-    lines = [f"Chat title: {inline_data(chat.title or 'untitled')}", "Messages, oldest first:"]
+    lines = [f'Chat title: "{inline_data(chat.title or "untitled")}"', "Messages, oldest first:"]
     used = 0
     for m in chat.messages:
         limit = USER_CHARS if m.role == "user" else REPLY_CHARS
         day = f"[{m.created_at.date().isoformat()}] " if m.created_at else ""
-        line = f"- {day}{m.role}: {inline_data(m.text[:limit])}"
+        line = f'- {day}{m.role}: "{inline_data(m.text[:limit])}"'
         if used + len(line) > INPUT_CHARS:
             lines.append("- (later messages left out)")
             break
@@ -69,7 +69,7 @@ def model_writer(model: Model, name: str) -> DigestWriter:
     async def write(chat: ChatToDigest) -> Written:
         limits = ModelSettings(max_tokens=chat.cap * 2)
         result = await _agent().run(evidence(chat), model=model, model_settings=limits)
-        usage = result.usage()
+        usage = result.usage
         priced = result.response.model_name or name
         cost = await message_cost(priced, usage.input_tokens, usage.output_tokens)
         return Written(" ".join(str(result.output).split())[: chat.cap * 8], priced, cost)

@@ -52,8 +52,8 @@ class Entry:
         return f"{self.day.isoformat()} {self.title}"
 
     def line(self) -> str:
-        said = f": {self.digest}" if self.digest else ""
-        return f"- {self.day.isoformat()} · {self.title}{said}"
+        said = f': "{self.digest}"' if self.digest else ""
+        return f'- {self.day.isoformat()} · "{self.title}"{said}'
 
 
 @lru_cache(maxsize=2)
@@ -129,7 +129,7 @@ def fold(entries: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
     lines = []
     for name, group in groups.items():
         chats = "; ".join(
-            f"{e.title}{' (' + ' '.join(e.digest.split()[:FOLD_WORDS]) + ')' if e.digest else ''}"
+            f'"{e.title}"' + (f" ({' '.join(e.digest.split()[:FOLD_WORDS])})" if e.digest else "")
             for e in reversed(group)
         )
         lines.append((f"- {name}, {len(group)} chats, oldest first: {chats}", group))
