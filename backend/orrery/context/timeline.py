@@ -35,6 +35,8 @@ MAX_CHATS = 200
 """The newest chats read; older ones are past any budget's folding (the receipt says so)."""
 FOLD_WORDS = 4
 """Words of each digest a folded line keeps after the chat's title."""
+FOLD_LIST = 8
+"""Chats a folded line names (its oldest); it says how many more there were."""
 WEEKS_SPAN_DAYS = 42
 
 
@@ -128,10 +130,12 @@ def fold(entries: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
         groups.setdefault(label(e.day), []).append(e)
     lines = []
     for name, group in groups.items():
-        chats = "; ".join(
+        listed = [
             f'"{e.title}"' + (f" ({' '.join(e.digest.split()[:FOLD_WORDS])})" if e.digest else "")
-            for e in reversed(group)
-        )
+            for e in reversed(group[-FOLD_LIST:])
+        ]
+        more = [f"and {len(group) - FOLD_LIST} later"] if len(group) > FOLD_LIST else []
+        chats = "; ".join([*listed, *more])
         lines.append((f"- {name}, {len(group)} chats, oldest first: {chats}", group))
     return lines
 
@@ -146,15 +150,20 @@ def timeline_section(entries: Sequence[Entry], budget: int, counter: TokenCounte
     whole = 0
     while whole < len(entries) and items_cost(costs[: whole + 1], sep) <= room:
         whole += 1
+    fallback = None
     for k in range(whole, -1, -1):
         folded = fold(entries[k:])
         fold_costs = [counter.count(line) for line, _ in folded]
         kept = len(folded)
         while kept and items_cost([*costs[:k], *fold_costs[:kept]], sep) > room:
             kept -= 1
-        if kept == len(folded) or k == 0:
+        if kept == len(folded):  # every older chat folded in: done
             return _section(entries[:k], costs[:k], folded, fold_costs, kept)
-    return None  # pragma: no cover (k == 0 always returns)
+        if fallback is None and (kept or k == 0):
+            fallback = (k, folded, fold_costs, kept)
+    assert fallback is not None  # k == 0 always sets it
+    k, folded, fold_costs, kept = fallback  # the most whole lines with a period or more folded
+    return _section(entries[:k], costs[:k], folded, fold_costs, kept)
 
 
 def _section(
