@@ -152,7 +152,6 @@ async def assemble_working_context(
     counter = counter_for(settings.model)
     budgets = Budgets.from_settings(settings)
     view = await turn_view(session, chat, settings, through_seq=through_seq, query=query)
-    timeline = await timeline_for(session, chat, user_id, budgets.timeline, counter)  # `timeline.py`
     prompt = await _system_prompt(
         session,
         user_id,
@@ -165,7 +164,7 @@ async def assemble_working_context(
         counter,
         expertise_dir=expertise_dir,
         auto_knowledge=auto_knowledge,
-        sections=[*sections, *timeline],
+        sections=[*sections, *await timeline_for(session, chat, user_id, budgets.timeline, counter)],
         focus=focus,
     )
     scoped = await get_strategy(choice.name).select(
