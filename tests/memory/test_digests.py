@@ -180,6 +180,12 @@ async def test_remember_false_and_deleting_remove_it_and_it_is_never_built_for_t
     assert await _digest(db, chat_id) is None  # at once, not at the next job
     assert await digest_chat(db, chat_id, now=DAY + timedelta(days=2)) == "removed"
     assert await _digest(db, chat_id) is None
+    async with db.transaction() as s:  # remembered again: its digest is queued
+        await set_remember(s, user_id, chat_id, True)
+    async with db.sessions() as s:
+        [job] = (await s.execute(select(Job).where(Job.dedupe_key == f"digest:{chat_id}"))).scalars().all()
+    assert job.kind == DIGEST_JOB and job.status == "queued"
+    assert await digest_chat(db, chat_id, now=DAY + timedelta(days=2)) == "built"
     user_id, chat_id = await _chat(db)
     assert await digest_chat(db, chat_id, now=DAY + timedelta(days=1)) == "built"
     async with db.transaction() as s:

@@ -89,14 +89,18 @@ def _day(raw: Any) -> date:
     return date.fromisoformat(str(raw)[:10])
 
 
+_quoted = lru_cache(maxsize=4096)(inline_data)
+"""Titles and digests change only when rebuilt: each is quoted once per process, not once per turn."""
+
+
 def _entry(row: Sequence[Any]) -> Entry:
     cid, title, created, epoch, text, digest_epoch, first_at = row
     fresh = text is not None and digest_epoch == epoch
     return Entry(
         uuid.UUID(str(cid)),
         _day(first_at if first_at is not None else created),
-        inline_data(title or "untitled chat"),
-        inline_data(text) if fresh else "",
+        _quoted(title or "untitled chat"),
+        _quoted(text) if fresh else "",
     )
 
 

@@ -4,10 +4,11 @@ dates and names, in the order they were said, within a per-chat cap.
 Rarity is measured over the person's own messages (`Rarity`: document frequency across their recent
 messages in every chat they keep), not over the chat alone: a word a person uses in one chat of
 ten is what that chat is about, while a word repeated in every chat (their project's name, "app")
-says little about any one of them. Each message first gets its rarest word, then its second, and so
-on (user messages ahead of replies by `REPLY_LAG` ranks), until the cap: every message keeps what
-is most its own before any message keeps more. Numbers and capitalised names mid-sentence count as
-rare whatever their frequency, since what a person decided is so often a number or a name.
+says little about any one of them: a word in more than a tenth of their messages is never kept.
+Each message first gets its rarest word, then its second, and so on (user messages ahead of replies
+by `REPLY_LAG` ranks), until the cap: every message keeps what is most its own before any message
+keeps more. Numbers and capitalised names mid-sentence rank higher than their frequency alone says,
+since what a person decided is so often a number or a name.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ REPLY_LAG = 3
 MIN_TOKENS, MAX_TOKENS = 60, 150
 """The per-chat cap grows with the number of messages between these."""
 NAME_BONUS, NUMBER_BONUS = 1.0, 2.0
+COMMON_SHARE, COMMON_MIN = 0.1, 3
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ class Rarity:
     def idf(self, word: str) -> float:
         """Higher is rarer; a word never seen is as rare as a word seen once."""
         return math.log((self.n + 1) / (self.df.get(word, 0) + 0.5))
+
+    def common(self, word: str) -> bool:
+        """In more than `COMMON_SHARE` of the person's messages (and more than `COMMON_MIN`): it says
+        nothing about any one chat ("next", "thanks", the project's own name), so never kept."""
+        return self.df.get(word, 0) > max(COMMON_MIN, COMMON_SHARE * self.n)
 
 
 def cap_for(messages: Sequence[Said]) -> int:
@@ -83,7 +90,12 @@ def _candidates(i: int, text: str, rarity: Rarity) -> list[_Word]:
         lower = raw.lower()
         start = after_stop
         after_stop = text[m.end() : m.end() + 1] in {".", "!", "?", "\n"}
-        if lower in seen or lower in STOP_WORDS or (len(raw) < 2 and not raw.isdigit()):
+        if (
+            lower in seen
+            or lower in STOP_WORDS
+            or (len(raw) < 2 and not raw.isdigit())
+            or rarity.common(lower)
+        ):
             continue
         seen.add(lower)
         score = rarity.idf(lower)

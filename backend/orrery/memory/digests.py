@@ -31,9 +31,11 @@ from orrery.db.models import ChatDigest, ChatSession, Message
 from orrery.memory.digest_text import Rarity, Said, cap_for, extractive_digest
 from orrery.memory.history import LIVE
 from orrery.ops.jobs import RunLater, enqueue_once
+from orrery.repo.sessions import DIGEST_JOB
+
+__all__ = ["DIGEST_JOB", "digest_all", "digest_chat", "queue_digest"]
 
 log = logging.getLogger("orrery.digests")
-DIGEST_JOB = "chat_digest"
 RARITY_MESSAGES = 2000
 """Rarity is counted over the person's latest this many messages (each up to `RARITY_CHARS`)."""
 RARITY_CHARS = 2000
