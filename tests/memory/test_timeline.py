@@ -184,7 +184,7 @@ def test_folding_groups_by_week_when_the_chats_are_close() -> None:
     from orrery.context.timeline import Entry
 
     entries = [Entry(uuid.uuid4(), (DAY + timedelta(days=d)).date(), f"c{d}", "x y") for d in (9, 8, 2, 1)]
-    lines = [line for line, _ in fold(entries)]
+    lines = [f.line for f in fold(entries)]
     assert lines == [
         '- week of 2025-03-10, 2 chats, oldest first: "c8" (x y); "c9" (x y)',
         '- week of 2025-03-03, 2 chats, oldest first: "c1" (x y); "c2" (x y)',

@@ -126,13 +126,22 @@ def _period(entries: Sequence[Entry]) -> Any:
     return lambda d: d.strftime("%Y-%m")
 
 
-def fold(entries: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
-    """`entries` (newest first) as `(period line, its chats)`, newest period first."""
+@dataclass(frozen=True)
+class Folded:
+    """One period's line and the chats folded into it."""
+
+    period: str
+    line: str
+    chats: list[Entry]
+
+
+def fold(entries: Sequence[Entry]) -> list[Folded]:
+    """`entries` (newest first) as one line per period, newest period first."""
     label = _period(entries)
     groups: dict[str, list[Entry]] = {}
     for e in entries:
         groups.setdefault(label(e.day), []).append(e)
-    lines = []
+    lines: list[Folded] = []
     for name, group in groups.items():
         listed = [
             f'"{e.title}"' + (f" ({' '.join(e.digest.split()[:FOLD_WORDS])})" if e.digest else "")
@@ -140,7 +149,7 @@ def fold(entries: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
         ]
         more = [f"and {len(group) - FOLD_LIST} later"] if len(group) > FOLD_LIST else []
         chats = "; ".join([*listed, *more])
-        lines.append((f"- {name}, {len(group)} chats, oldest first: {chats}", group))
+        lines.append(Folded(name, f"- {name}, {len(group)} chats, oldest first: {chats}", group))
     return lines
 
 
@@ -157,7 +166,7 @@ def timeline_section(entries: Sequence[Entry], budget: int, counter: TokenCounte
     fallback = None
     for k in range(whole, -1, -1):
         folded = fold(entries[k:])
-        fold_costs = [counter.count(line) for line, _ in folded]
+        fold_costs = [counter.count(f.line) for f in folded]
         kept = len(folded)
         while kept and items_cost([*costs[:k], *fold_costs[:kept]], sep) > room:
             kept -= 1
@@ -173,18 +182,16 @@ def timeline_section(entries: Sequence[Entry], budget: int, counter: TokenCounte
 def _section(
     whole: Sequence[Entry],
     costs: list[int],
-    folded: list[tuple[str, list[Entry]]],
+    folded: list[Folded],
     fold_costs: list[int],
     kept: int,
 ) -> ContextSection | None:
-    items = [(e.key, e.line()) for e in whole] + [(line.split(",")[0][2:], line) for line, _ in folded[:kept]]
+    items = [(e.key, e.line()) for e in whole] + [(f.period, f.line) for f in folded[:kept]]
     if not items:
         return None
     excluded = [
-        ReceiptItem(NAME, e.key, None, f"folded into {line.split(',')[0][2:]}")
-        for line, group in folded[:kept]
-        for e in group
-    ] + [ReceiptItem(NAME, e.key, None, "over budget") for _, group in folded[kept:] for e in group]
+        ReceiptItem(NAME, e.key, None, f"folded into {f.period}") for f in folded[:kept] for e in f.chats
+    ] + [ReceiptItem(NAME, e.key, None, "over budget") for f in folded[kept:] for e in f.chats]
     return ContextSection(NAME, TITLE, items, tokens=[*costs, *fold_costs[:kept]], excluded=excluded)
 
 
