@@ -192,3 +192,26 @@ async def test_remember_false_and_deleting_remove_it_and_it_is_never_built_for_t
         await delete_session(s, user_id, chat_id)
     assert await _digest(db, chat_id) is None
     assert await digest_chat(db, chat_id, now=DAY + timedelta(days=2)) == "removed"
+
+
+async def test_a_process_queues_a_chats_job_once_per_quiet_period(db: Database, settings: Settings) -> None:
+    from tests.support.db_events import count_statements
+
+    jobs = DigestJobs(
+        db, settings.model_copy(update={"digest_quiet_minutes": 30}), lambda n, s: streaming(reply)
+    )
+    user_id, chat_id = await _chat(db)
+    now = utcnow()
+    with count_statements(db) as first:
+        await jobs.after_turn(user_id, chat_id, now)
+    with count_statements(db) as second:
+        await jobs.after_turn(user_id, chat_id, now + timedelta(minutes=29))
+    assert len(first) == 1 and second == []  # the job it queued is pending: nothing to say
+    other = DigestJobs(db, jobs.settings, jobs.factory)  # another worker: the database dedupes
+    await other.after_turn(user_id, chat_id, now)
+    async with db.sessions() as s:
+        assert len((await s.execute(select(Job).where(Job.kind == DIGEST_JOB))).scalars().all()) == 1
+    off = DigestJobs(db, settings.model_copy(update={"budget_timeline": 0}), jobs.factory)
+    with count_statements(db) as none:
+        await off.after_turn(user_id, chat_id, now)
+    assert none == []

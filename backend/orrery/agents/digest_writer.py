@@ -8,7 +8,9 @@ prompt shows it.
 
 Queueing costs one statement at the end of a turn, and none while this process knows the chat's job
 is still pending (it queued it, due later than now): a chat in full flow pays it once per quiet
-period. The job is in the database, so any worker runs it, and whichever runs it re-checks.
+period. A job it did not add (another worker's, or one running now) is not remembered, so the next
+turn tries again and no turn's messages are left out of the chat's digest. The job is in the
+database, so any worker runs it, and whichever runs it re-checks.
 """
 
 from __future__ import annotations
@@ -94,7 +96,9 @@ class DigestJobs:
         if due is not None and due > now:
             return
         async with self.db.statement() as s:
-            await queue_digest(s, self.settings, user_id, chat_id, now)
+            added = await queue_digest(s, self.settings, user_id, chat_id, now)
+        if not added:  # another's job (perhaps running, with what the chat held before this turn)
+            return
         if len(self._pending) >= QUEUED_MAX:
             self._pending.clear()
         self._pending[chat_id] = now + timedelta(minutes=self.settings.digest_quiet_minutes)
