@@ -38,6 +38,8 @@ FOLD_WORDS = 4
 FOLD_LIST = 8
 """Chats a folded line names (its oldest); it says how many more there were."""
 WEEKS_SPAN_DAYS = 42
+MIN_LINE = 30
+"""Tokens a chat's own line keeps at least when lines are cut to share the budget."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def _period(entries: Sequence[Entry]) -> Any:
     span = (entries[0].day - entries[-1].day).days if entries else 0
     if span <= WEEKS_SPAN_DAYS:
         return lambda d: "week of " + (d - timedelta(days=d.weekday())).isoformat()
-    return lambda d: d.strftime("%Y-%m")
+    return lambda d: f"{d.year:04d}-{d.month:02d}"
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,13 @@ class Folded:
     chats: list[Entry]
 
 
+@lru_cache(maxsize=4096)
+def _short(title: str, digest: str) -> str:
+    """A chat as a folded line names it: its title and its digest's first words."""
+    words = digest.split(" ", FOLD_WORDS)[:FOLD_WORDS]
+    return f'"{title}"' + (f" ({' '.join(words)})" if digest else "")
+
+
 def fold(entries: Sequence[Entry]) -> list[Folded]:
     """`entries` (newest first) as one line per period, newest period first."""
     label = _period(entries)
@@ -143,10 +152,7 @@ def fold(entries: Sequence[Entry]) -> list[Folded]:
         groups.setdefault(label(e.day), []).append(e)
     lines: list[Folded] = []
     for name, group in groups.items():
-        listed = [
-            f'"{e.title}"' + (f" ({' '.join(e.digest.split()[:FOLD_WORDS])})" if e.digest else "")
-            for e in reversed(group[-FOLD_LIST:])
-        ]
+        listed = [_short(e.title, e.digest) for e in reversed(group[-FOLD_LIST:])]
         more = [f"and {len(group) - FOLD_LIST} later"] if len(group) > FOLD_LIST else []
         chats = "; ".join([*listed, *more])
         lines.append(Folded(name, f"- {name}, {len(group)} chats, oldest first: {chats}", group))
@@ -154,29 +160,73 @@ def fold(entries: Sequence[Entry]) -> list[Folded]:
 
 
 def timeline_section(entries: Sequence[Entry], budget: int, counter: TokenCounter) -> ContextSection | None:
-    """The section fitted to `budget` (so the prompt's fitter keeps it whole), or None when empty."""
+    """The section fitted to `budget` (so the prompt's fitter keeps it whole), or None when empty:
+    every chat whole when they fit; else the newest `m` chats each get a line, the longest cut to an
+    even share (never below `MIN_LINE` tokens), and the older ones are folded per period: the most
+    lines with which every older chat is folded in, else the most lines with a period or more beside
+    them (the oldest periods left out). A pure function of its arguments: a process computes it once
+    per person and state of their chats, not once per turn."""
+    return _fitted(tuple(entries), budget, counter)
+
+
+@lru_cache(maxsize=1024)
+def _fitted(entries: tuple[Entry, ...], budget: int, counter: TokenCounter) -> ContextSection | None:
     if not entries or budget <= 0:
         return None
     room = budget - frame_tokens(TITLE, "\n", counter)
     sep = counter.count("\n")
     costs = [counter.count(e.line()) for e in entries]
-    whole = 0
-    while whole < len(entries) and items_cost(costs[: whole + 1], sep) <= room:
-        whole += 1
+    if items_cost(costs, sep) <= room:
+        return _section(entries, costs, [], [], 0)
     fallback = None
-    for k in range(whole, -1, -1):
-        folded = fold(entries[k:])
+    for m in range(min(len(entries), max(0, room // (MIN_LINE + sep))), -1, -1):
+        folded = fold(entries[m:])
         fold_costs = [counter.count(f.line) for f in folded]
         kept = len(folded)
-        while kept and items_cost([*costs[:k], *fold_costs[:kept]], sep) > room:
+        while kept and items_cost([*fold_costs[:kept]], sep) + (MIN_LINE + sep) * m > room:
             kept -= 1
-        if kept == len(folded):  # every older chat folded in: done
-            return _section(entries[:k], costs[:k], folded, fold_costs, kept)
-        if fallback is None and (kept or k == 0):
-            fallback = (k, folded, fold_costs, kept)
-    assert fallback is not None  # k == 0 always sets it
-    k, folded, fold_costs, kept = fallback  # the most whole lines with a period or more folded
-    return _section(entries[:k], costs[:k], folded, fold_costs, kept)
+        if fallback is None and kept:
+            fallback = (m, folded, fold_costs, kept)
+        if kept == len(folded) or m == 0:
+            break
+    if kept < len(folded) and fallback is not None:
+        m, folded, fold_costs, kept = fallback
+    share = room - items_cost(fold_costs[:kept], sep) - sep * (m if kept else m - 1)
+    lines, line_costs = _shortened(entries[:m], costs[:m], share, counter)
+    return _section(entries[:m], line_costs, folded, fold_costs, kept, lines)
+
+
+def _shortened(
+    entries: Sequence[Entry], costs: list[int], total: int, counter: TokenCounter
+) -> tuple[list[str], list[int]]:
+    """Lines within `total` tokens: the shorter whole, the longer cut to an even share of the rest."""
+    cap, left, longer = total, total, sorted(range(len(entries)), key=lambda i: costs[i])
+    for done, i in enumerate(longer):
+        cap = left // (len(longer) - done)
+        if costs[i] > cap:
+            break
+        left -= costs[i]
+    lines, out = [], []
+    for e, cost in zip(entries, costs, strict=True):
+        line = e.line() if cost <= cap else _cut(e, cap, counter)
+        lines.append(line)
+        out.append(cost if cost <= cap else counter.count(line))
+    return lines, out
+
+
+def _cut(entry: Entry, cap: int, counter: TokenCounter) -> str:
+    """The entry's line within `cap` tokens, its digest cut at a word and marked `…`."""
+    head = entry.line()[: -len(entry.digest) - 1] if entry.digest else entry.line()
+    if not entry.digest:
+        return head
+    per_char = max(1, len(entry.digest)) / max(1, counter.count(entry.digest))
+    size = int((cap - counter.count(head) - 2) * per_char)
+    while size > 0:
+        line = f'{head}{entry.digest[:size].rsplit(" ", 1)[0].rstrip(" ;")} …"'
+        if counter.count(line) <= cap:
+            return line
+        size = int(size * 0.85)
+    return head.removesuffix(': "')
 
 
 def _section(
@@ -185,8 +235,12 @@ def _section(
     folded: list[Folded],
     fold_costs: list[int],
     kept: int,
+    lines: Sequence[str] | None = None,
 ) -> ContextSection | None:
-    items = [(e.key, e.line()) for e in whole] + [(f.period, f.line) for f in folded[:kept]]
+    texts = lines if lines is not None else [e.line() for e in whole]
+    items = [(e.key, t) for e, t in zip(whole, texts, strict=True)] + [
+        (f.period, f.line) for f in folded[:kept]
+    ]
     if not items:
         return None
     excluded = [
