@@ -215,18 +215,36 @@ def _shortened(
 
 
 def _cut(entry: Entry, cap: int, counter: TokenCounter) -> str:
-    """The entry's line within `cap` tokens, its digest cut at a word and marked `…`."""
+    """The entry's line within `cap` tokens, marked `…`: its digest's clauses (one per message) keep
+    their first words round by round, or, when there is not a word for each, clauses evenly spread
+    over the chat keep one, so the whole chat stays in view, in order."""
     head = entry.line()[: -len(entry.digest) - 1] if entry.digest else entry.line()
     if not entry.digest:
         return head
-    per_char = max(1, len(entry.digest)) / max(1, counter.count(entry.digest))
-    size = int((cap - counter.count(head) - 2) * per_char)
-    while size > 0:
-        line = f'{head}{entry.digest[:size].rsplit(" ", 1)[0].rstrip(" ;")} …"'
+    clauses = [c.replace("→ ", "→", 1).split(" ") for c in entry.digest.split("; ")]  # a reply's mark
+    per_word = counter.count(entry.digest) / max(1, sum(len(c) for c in clauses))
+    words = int((cap - counter.count(head) - 2) / per_word)
+    while words > 0:
+        kept = "; ".join(" ".join(c) for c in _spread(clauses, words)).replace("→", "→ ")
+        line = f'{head}{kept} …"'
         if counter.count(line) <= cap:
             return line
-        size = int(size * 0.85)
+        words = int(words * 0.85)
     return head.removesuffix(': "')
+
+
+def _spread(clauses: list[list[str]], words: int) -> list[list[str]]:
+    """At most `words` words of `clauses`, in order, spread over them as evenly as they go."""
+    if words < len(clauses):
+        picked = sorted({i * len(clauses) // words for i in range(words)})
+        return [clauses[i][:1] for i in picked]
+    take = [0] * len(clauses)
+    while words > 0 and any(t < len(c) for t, c in zip(take, clauses, strict=True)):
+        for i, c in enumerate(clauses):
+            if words and take[i] < len(c):
+                take[i] += 1
+                words -= 1
+    return [c[:t] for c, t in zip(clauses, take, strict=True) if t]
 
 
 def _section(

@@ -5,9 +5,10 @@ Rarity is measured over the person's own messages (`Rarity`: document frequency 
 messages in every chat they keep), not over the chat alone: a word a person uses in one chat of
 ten is what that chat is about, while a word repeated in every chat (their project's name, "app")
 says little about any one of them: a word in more than a tenth of their messages is never kept.
-Each message first gets its rarest word, then its second, and so on (user messages ahead of replies
-by `REPLY_LAG` ranks), until the cap: every message keeps what is most its own before any message
-keeps more. Numbers and capitalised names mid-sentence rank higher than their frequency alone says,
+Words are taken by rarity, each message's second word counting as if it were e times as common, its
+third e² and so on (`RANK_COST`; replies `REPLY_LAG` ranks behind), until the cap: every message
+keeps what is most its own before a message keeps more, unless what it says next is rarer still.
+Numbers and capitalised names mid-sentence rank higher than their frequency alone says,
 since what a person decided is so often a number or a name.
 """
 
@@ -26,6 +27,10 @@ TOKEN = re.compile(r"\d[\d,.:/%-]*\d%?|\d%?|[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9]
 """Words (with inner apostrophes and hyphens), numbers (1,200 / 78% / 2026-04-05 / 9:30)."""
 REPLY_LAG = 3
 """A reply's rarest word competes with a user message's fourth: what the person said comes first."""
+RANK_COST = 1.0
+"""Each further word of one message counts as if it were e times as common (in idf, nats): breadth
+across messages first, yet a message full of rare specifics keeps more than small talk does."""
+PER_MESSAGE = 6
 MIN_TOKENS, MAX_TOKENS = 60, 150
 """The per-chat cap grows with the number of messages between these."""
 NAME_BONUS, NUMBER_BONUS = 1.0, 2.0
@@ -113,15 +118,15 @@ def extractive_digest(messages: Sequence[Said], rarity: Rarity, cap: int | None 
     ranked = [_candidates(i, m.text, rarity) for i, m in enumerate(messages)]
     order = sorted(
         (
-            (rank + (0 if messages[i].role == "user" else REPLY_LAG), -w.score, i, w)
+            (RANK_COST * (rank + (0 if messages[i].role == "user" else REPLY_LAG)) - w.score, i, w)
             for i, words in enumerate(ranked)
-            for rank, w in enumerate(words)
+            for rank, w in enumerate(words[:PER_MESSAGE])
         ),
-        key=lambda t: t[:3],
+        key=lambda t: t[:2],
     )
     kept: dict[int, list[_Word]] = {}
     used = 0
-    for _, _, i, w in order:
+    for _, i, w in order:
         cost = _cost(w.text) + (1 if i not in kept else 0)  # a new clause costs its separator
         if used + cost > cap:
             continue
