@@ -202,3 +202,20 @@ async def test_the_timeline_is_one_statement_and_none_when_off(db: Database, set
     assert len(statements) == 1 and len(entries) == 5
     off = settings.model_copy(update={"budget_timeline": 0})
     assert _timeline(await _ask(db, off, ana, None)) is None
+
+
+def test_a_long_line_is_cut_across_its_clauses_in_order_within_its_share() -> None:
+    from orrery.context.timeline import Entry, _cut
+    from orrery.tokens import counter_for
+
+    digest = "; ".join(
+        [*(f"alpha{i} Zeta{i} 4{i}00 small" for i in range(8)), "→ reply Omega 77 words", "final Kappa 9"]
+    )
+    entry = Entry(uuid.uuid4(), DAY.date(), "Plan", digest)
+    counter = counter_for("offline")
+    line = _cut(entry, 60, counter)
+    assert counter.count(line) <= 60 and line.endswith(' …"') and line.startswith('- 2025-03-03 · "Plan": "')
+    assert "Zeta0" in line or "400" in line  # the first clause keeps its heaviest words
+    assert "Kappa" in line or "9" in line.split("; ")[-1]  # ... and the last clause is still there
+    assert "small" not in line  # light words go first
+    assert _cut(entry, 400, counter).count(";") == digest.count(";")

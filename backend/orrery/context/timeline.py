@@ -221,11 +221,13 @@ def _cut(entry: Entry, cap: int, counter: TokenCounter) -> str:
     head = entry.line()[: -len(entry.digest) - 1] if entry.digest else entry.line()
     if not entry.digest:
         return head
-    clauses = [c.replace("→ ", "→", 1).split(" ") for c in entry.digest.split("; ")]  # a reply's mark
+    marks = {i for i, c in enumerate(entry.digest.split("; ")) if c.startswith("→ ")}  # replies
+    clauses = [c.removeprefix("→ ").split(" ") for c in entry.digest.split("; ")]
     per_word = counter.count(entry.digest) / max(1, sum(len(c) for c in clauses))
     words = int((cap - counter.count(head) - 2) / per_word)
     while words > 0:
-        kept = "; ".join(" ".join(c) for c in _spread(clauses, words)).replace("→", "→ ")
+        spread = _spread(clauses, words)
+        kept = "; ".join(("→ " if i in marks else "") + " ".join(c) for i, c in spread)
         line = f'{head}{kept} …"'
         if counter.count(line) <= cap:
             return line
@@ -233,18 +235,32 @@ def _cut(entry: Entry, cap: int, counter: TokenCounter) -> str:
     return head.removesuffix(': "')
 
 
-def _spread(clauses: list[list[str]], words: int) -> list[list[str]]:
-    """At most `words` words of `clauses`, in order, spread over them as evenly as they go."""
+def _spread(clauses: list[list[str]], words: int) -> list[tuple[int, list[str]]]:
+    """At most `words` words of `clauses` as `(clause index, its words)`, in order, spread over them
+    as evenly as they go; of a clause, its heaviest words (`_weight`)."""
     if words < len(clauses):
         picked = sorted({i * len(clauses) // words for i in range(words)})
-        return [clauses[i][:1] for i in picked]
+        return [(i, _heaviest(clauses[i], 1)) for i in picked]
     take = [0] * len(clauses)
     while words > 0 and any(t < len(c) for t, c in zip(take, clauses, strict=True)):
         for i, c in enumerate(clauses):
             if words and take[i] < len(c):
                 take[i] += 1
                 words -= 1
-    return [c[:t] for c, t in zip(clauses, take, strict=True) if t]
+    return [(i, _heaviest(c, t)) for i, (c, t) in enumerate(zip(clauses, take, strict=True)) if t]
+
+
+def _heaviest(clause: list[str], n: int) -> list[str]:
+    """The clause's `n` heaviest words in their order: the digest kept its words by rarity, which
+    the line no longer says; numbers, names and long words stand in for it."""
+    if n >= len(clause):
+        return clause
+    chosen = sorted(range(len(clause)), key=lambda i: _weight(clause[i]), reverse=True)[:n]
+    return [clause[i] for i in sorted(chosen)]
+
+
+def _weight(word: str) -> tuple[bool, bool, int]:
+    return word[:1].isdigit(), word[:1].isupper(), len(word)
 
 
 def _section(
