@@ -61,3 +61,23 @@ def test_memory_choices_from_the_cli_are_one_persons(cli_env: None) -> None:
     assert code == 2 and "nothing to change" in output
     code, output = invoke("memory", "show", "--user", "nobody@example.org")
     assert code == 1 and "not found" in output
+
+
+def test_the_timeline_from_the_cli_is_one_persons_and_builds_digests_on_request(cli_env: None) -> None:
+    assert invoke("users", "create", "ada@example.org", "--name", "Ada")[0] == 0
+    assert invoke("users", "create", "eve@example.org", "--name", "Eve")[0] == 0
+    code, output = invoke("sessions", "create", "--user", "ada@example.org", "--title", "Heron", "--json")
+    sid = json.loads(output)["id"]
+    said = "Plan the Heron kestrel migration for 1,200 users"
+    assert invoke("chat", "--session", sid, "--user", "ada@example.org", "--once", said)[0] == 0
+    code, output = invoke("memory", "timeline", "--user", "ada@example.org", "--json")
+    [row] = json.loads(output)
+    assert (
+        code == 0 and row["chat_id"] == sid and row["title"] == "Heron" and row["digest"] == ""
+    )  # not quiet yet
+    code, output = invoke("memory", "timeline", "--user", "ada@example.org", "--build")
+    assert code == 0 and output.startswith("- ") and '"Heron": "' in output and "kestrel" in output
+    code, output = invoke("memory", "timeline", "--user", "eve@example.org")
+    assert code == 0 and "no earlier chats" in output
+    code, output = invoke("memory", "timeline", "--user", "eve@example.org", "--project", "nope")
+    assert code == 1 and "not found" in output

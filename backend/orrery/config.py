@@ -144,6 +144,13 @@ class Settings(BaseSettings):
     budget_instructions: int = Field(default=300, ge=0)
     """Token budget of the person's standing instructions and preferences (their own part of the
     prompt); over it, the most relevant to the message and the newest are kept."""
+    budget_timeline: int = Field(default=550, ge=0)
+    """Token budget of the "Earlier chats" timeline (one dated line per earlier chat, newest first,
+    older ones folded per period); 0 turns it off."""
+
+    digest_quiet_minutes: float = Field(default=30, ge=0)
+    """A chat's digest (its line in the timeline) is built in the background once the chat has had
+    no new message for this long; it is rebuilt when the chat changes after that."""
 
     engagement_threshold_days: int = Field(default=3, ge=0)
     """A user whose last check-in is at most this many days old is `engaged`, else `returning`."""

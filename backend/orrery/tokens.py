@@ -172,6 +172,7 @@ SECTION_NAMES = (
     "earlier_chats",
     "facts",
     "instructions",
+    "timeline",
 )
 
 
@@ -189,6 +190,7 @@ class Budgets:
     earlier_chats: int = 2000
     facts: int = 250
     instructions: int = 300
+    timeline: int = 550
     scale: float = field(default=1.0, compare=False)
 
     def of(self, section: str) -> int:

@@ -20,6 +20,7 @@ from orrery.config import Settings
 from orrery.db.base import utcnow
 from orrery.db.engine import Database
 from orrery.db.models import Job, UserSummary
+from orrery.memory.digests import DIGEST_JOB
 from orrery.ops.jobs import enqueue_once
 from orrery.repo import chat
 from tests.support.models import streaming
@@ -35,7 +36,8 @@ def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 async def _jobs(db: Database) -> list[Job]:
     async with db.sessions() as s:
-        return list((await s.execute(select(Job).order_by(Job.created_at))).scalars().all())
+        stmt = select(Job).where(Job.kind != DIGEST_JOB).order_by(Job.created_at)  # digests: their own tests
+        return list((await s.execute(stmt)).scalars().all())
 
 
 async def _age_summary(db: Database, user_id: Any, minutes: float) -> None:

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import insert
 
 from orrery.config import Settings
+from orrery.context.timeline import TITLE as TIMELINE_TITLE
 from orrery.context.working_context import ContextSection, assemble_working_context
 from orrery.db.base import utcnow
 from orrery.db.engine import Database
@@ -58,6 +59,7 @@ async def test_assembles_base_prompt_injection_expertise_and_messages(
         ("focus", "Current Focus"),
         ("knowledge", "Knowledge Context"),
         ("related", "Linked Entities"),
+        ("timeline", TIMELINE_TITLE),
         ("conversation", ""),
         ("earlier_chats", "From earlier chats"),
     ]

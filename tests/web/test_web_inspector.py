@@ -148,3 +148,13 @@ async def test_the_composer_invites_what_the_chat_is_about(client: httpx.AsyncCl
     task = str(demo.focus["task"])
     await client.post(f"/s/{sid}/focus", data={"csrf_token": csrf, "kind": "task", "entity_id": task})
     assert 'placeholder="Ask about Finalize pricing page… (Enter' in (await client.get(f"/s/{sid}")).text
+
+
+async def test_the_inspector_shows_the_timeline_of_earlier_chats(
+    client: httpx.AsyncClient, demo: Any
+) -> None:
+    """A new chat's preview has the "Earlier chats" timeline section with the demo's earlier chat."""
+    sid, _ = await _chat(client, demo)
+    preview = await client.get(f"/s/{sid}/preview", headers={"HX-Request": "true"})
+    assert preview.status_code == 200, preview.text
+    assert "Earlier chats (timeline)" in preview.text

@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.agents.arrivals import Arrival, arrival_of
 from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
 from orrery.agents.detach import run_detached
+from orrery.agents.digest_writer import DigestJobs
 from orrery.agents.model_run import ModelRun, history_for, stream_model
 from orrery.agents.models import build_model, summarizer_for
 from orrery.agents.patterns import REFRESH_SUMMARY_JOB, queue_refresh, refresh_user_summary
@@ -67,6 +68,7 @@ from orrery.db.engine import Database
 from orrery.db.memos import Memo, pending_memos
 from orrery.db.models import ChatSession, Message
 from orrery.deps import HandoffRequest, TurnDeps
+from orrery.memory.digests import DIGEST_JOB
 from orrery.memory.embedding_models import EmbeddingError, embedding_model
 from orrery.memory.embedding_store import EMBED_JOB, run_embed_job
 from orrery.memory.summaries import Summarizer
@@ -107,10 +109,15 @@ class Orchestrator:
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
         self.embedding = embedding_model(settings)
+        self.digests = DigestJobs(db, settings, lambda name, s: self._job_model(name))
         self.jobs = JobWorker(
             db,
             settings,
-            {REFRESH_SUMMARY_JOB: self._refresh_summary_job, EMBED_JOB: self._embed_job},
+            {
+                REFRESH_SUMMARY_JOB: self._refresh_summary_job,
+                EMBED_JOB: self._embed_job,
+                DIGEST_JOB: self.digests.run,
+            },
             brief=(EmbeddingError,),  # the provider is down: its message says so, in one line
         )
         """Durable background work (pattern-analyst refreshes, a remote model's embeddings); the app
@@ -319,6 +326,7 @@ class Orchestrator:
         self._embeddings_queued()
         observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
         await self._maybe_refresh_patterns(user_id, summarized, model)
+        await self.digests.after_turn(user_id, sid)  # the chat's digest, once it is quiet
         return saved
 
     def _turn_model(self, model: str | None) -> Model:
@@ -349,11 +357,12 @@ class Orchestrator:
         if await queue_refresh(self.db, self.settings, user_id, summarized, model or self.settings.model):
             self.jobs.wake()
 
+    def _job_model(self, name: str) -> Model:
+        """A background job's model, with the turn's timeout."""
+        return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
+
     async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
-        model = timed(
-            self.model_factory(payload["model"], self.settings), self.settings.model_timeout_seconds
-        )
-        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
+        await refresh_user_summary(self.db, self._job_model(payload["model"]), uuid.UUID(payload["user_id"]))
 
     def _embeddings_queued(self) -> None:
         """A remote model's vectors are computed by the job worker: have it look now."""

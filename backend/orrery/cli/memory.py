@@ -1,5 +1,6 @@
 """`orrery memory`: a person's memory choices, as `GET`/`PATCH /v1/me/memory` hold them: whether
-their chats recall their other chats, and chats of other projects."""
+their chats recall their other chats, and chats of other projects; and the timeline of their earlier
+chats that a new chat draws on."""
 
 from __future__ import annotations
 
@@ -73,3 +74,47 @@ def memory_set(
             )
 
     _print(run(lambda s: with_db(s, body)), as_json)
+
+
+@memory_app.command("timeline")
+def memory_timeline(
+    user: UserArg,
+    project: Annotated[
+        str | None, typer.Option(help="Project id (default: chats without a project).")
+    ] = None,
+    build: Annotated[
+        bool, typer.Option("--build", help="Build missing or stale digests now, quiet or not.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the chats as JSON.")] = False,
+) -> None:
+    """The "Earlier chats" timeline a new chat of USER (in PROJECT) would draw on: one dated line per
+    chat recall may read, newest first, with its digest (unbudgeted; `orrery context show` has the
+    budgeted one)."""
+    from orrery.context.timeline import read_entries
+    from orrery.db.base import utcnow
+    from orrery.memory.digests import digest_all
+    from orrery.repo.scope import require_project
+
+    async def body(db: Any) -> Any:
+        async with db.sessions() as session:
+            owner = await resolve_user(session, user)
+            pid = (await require_project(session, owner.id, project)).id if project else None
+            entries = await read_entries(session, owner.id, None, pid)
+        if build:
+            await digest_all(db, [e.id for e in entries], utcnow())
+            async with db.sessions() as session:
+                entries = await read_entries(session, owner.id, None, pid)
+        return entries
+
+    entries = run(lambda s: with_db(s, body))
+    if as_json:
+        rows = [
+            {"chat_id": str(e.id), "date": e.day.isoformat(), "title": e.title, "digest": e.digest}
+            for e in entries
+        ]
+        print(json.dumps(rows))
+        return
+    if not entries:
+        out.print("no earlier chats recall may read")
+    for e in entries:
+        out.print(e.line(), markup=False, highlight=False)

@@ -12,8 +12,9 @@ session's first user message (and when the focus changes) auto-context may load 
 packet (a few indexed queries, once); later turns reuse the stored packet at no cost.
 
 System prompt order: base prompt, user context, remembered facts, standing instructions
-(`context/instructions.py`), expertise, focus, knowledge, linked entities, caller sections, then
-the excerpts from earlier chats. Each has its own budget: the
+(`context/instructions.py`), expertise, focus, knowledge, linked entities, caller sections, the
+"Earlier chats" timeline (`context/timeline.py`: 1 query, its own budget `timeline`), then the
+excerpts from earlier chats. Each has its own budget: the
 knowledge packet `knowledge`, the linked entities `related` (capped at ~500 tokens), the facts
 `facts`, so none can starve another; the excerpts take what the chat's own messages leave of the
 `conversation` budget, up to `earlier_chats`, so the total stays what it was.
@@ -36,6 +37,7 @@ from orrery.context.earlier import TITLE as EARLIER_TITLE
 from orrery.context.earlier import EarlierChats, earlier_chats
 from orrery.context.instructions import fit_instructions
 from orrery.context.strategy import StrategyChoice, resolve_strategy
+from orrery.context.timeline import timeline_for
 from orrery.db.models import ChatSession, Entity
 from orrery.graph.focus import focus_sections
 from orrery.knowledge.autocontext import AutoContext, auto_context
@@ -164,7 +166,7 @@ async def assemble_working_context(
         counter,
         expertise_dir=expertise_dir,
         auto_knowledge=auto_knowledge,
-        sections=sections,
+        sections=[*sections, *await timeline_for(session, chat, user_id, budgets.timeline, counter)],
         focus=focus,
     )
     scoped = await get_strategy(choice.name).select(

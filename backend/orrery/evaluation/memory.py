@@ -97,22 +97,27 @@ class Person:
 
 
 async def load_person(db: Database, conversation: Conversation) -> Person:
-    """Each session as its own chat (dated as the session), through the normal message path."""
+    """Each session as its own chat (dated as the session), through the normal message path, each
+    with its digest as the background job builds it once the chat is quiet."""
+    from orrery.memory.digests import digest_all
     from orrery.memory.messages import append_message
     from orrery.repo.chat import NewMessage, create_session
     from orrery.repo.identity import create_project, create_user
 
+    chats = []
     async with db.transaction() as s:
         user = await create_user(s, f"memory-{conversation.id}-{uuid.uuid4().hex[:8]}@example.org", "Eval")
         project = await create_project(s, user.id, f"eval {conversation.id}")
         for session in conversation.sessions:
             title = f"session {session.id}"
             chat = await create_session(s, user.id, project_id=project.id, title=title)
+            chats.append(chat.id)
             chat.created_at = chat.updated_at = session.started()
             for i, turn in enumerate(session.turns):
                 new = NewMessage(turn.role, turn.text, created_at=session.turn_time(i))
                 await append_message(s, user.id, chat.id, new)
     last = conversation.sessions[-1].started() if conversation.sessions else datetime.now(UTC)
+    await digest_all(db, chats, last + timedelta(days=1))
     return Person(conversation, user.id, project.id, Scorer.of(conversation), last + timedelta(days=1))
 
 

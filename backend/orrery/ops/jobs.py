@@ -22,7 +22,7 @@ import traceback
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
@@ -57,12 +57,16 @@ async def enqueue_once(
     key: str,
     max_attempts: int,
     failed_within: timedelta | None = None,
+    run_after: datetime | None = None,
 ) -> bool:
     """Add a job unless one with the same `key` is queued or running, or (with `failed_within`)
     failed for good less than that long ago: work that keeps failing (a model that errors every
     time) is not queued again on every trigger. One statement, so in any session: the unique
-    index `uq_jobs_pending_dedupe_key` decides, across processes too; whether it was added."""
+    index `uq_jobs_pending_dedupe_key` decides, across processes too; whether it was added.
+    `run_after`: not before then (a chat's digest waits until the chat is quiet)."""
     values = {"kind": kind, "payload": payload, "max_attempts": max_attempts, "dedupe_key": key}
+    if run_after is not None:
+        values["run_after"] = run_after
     insert = conflict_insert(session.get_bind().dialect.name, Job)
     if failed_within is None:
         statement = insert.values(**values)
@@ -76,6 +80,15 @@ async def enqueue_once(
         statement = insert.from_select(list(values), row)
     added = await session.execute(statement.on_conflict_do_nothing().returning(Job.id))
     return added.first() is not None
+
+
+class RunLater(Exception):  # noqa: N818 (a request, not an error)
+    """Raised by a handler whose work is not due yet (a chat still talking): the job is queued
+    again for `at`, the attempt not counted, under its own key (no other job can take its place)."""
+
+    def __init__(self, at: datetime) -> None:
+        super().__init__(f"not due before {at.isoformat()}")
+        self.at = at
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,11 @@ class JobWorker:
         except asyncio.CancelledError:  # shutdown: hand the job back at once instead of at lease expiry
             await asyncio.shield(self._release(job))
             raise
+        except RunLater as later:
+            await self._finish(
+                job, status="queued", last_error=None, run_after=later.at, attempts=job.attempts - 1
+            )
+            return
         except Exception as exc:
             metrics.JOBS.labels(kind=job.kind, outcome="error").inc()
             await self._failed(job, exc)

@@ -17,13 +17,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from orrery.db.base import utcnow
-from orrery.db.models import AgentTransition, ChatSession, Entity, Message, Project, TurnReceipt
+from orrery.db.models import AgentTransition, ChatDigest, ChatSession, Entity, Message, Project, TurnReceipt
 from orrery.errors import ValidationError
+from orrery.ops.jobs import enqueue_once
 from orrery.repo.chat import get_session
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
 from orrery.vocabulary import ENTITY_KINDS
 
 MAX_TITLE = 300
+DIGEST_JOB = "chat_digest"
+"""The job that builds a chat's digest (`memory.digests`), keyed `digest:<chat id>`."""
+DIGEST_ATTEMPTS = 5
 MAX_PAGE = 200
 
 
@@ -148,9 +152,17 @@ async def set_remember(
 ) -> ChatSession:
     """Remember the chat (the default) or not: a chat not remembered is never recalled in another
     chat, no fact is saved from it and the pattern analyst skips it. It is read fresh from the row by
-    every process, so the change holds on every worker from its next turn."""
+    every process, so the change holds on every worker from its next turn. Not remembered, its
+    digest (its line in the "Earlier chats" timeline) is deleted with the change; remembered again,
+    its digest is queued (built once the chat is quiet)."""
     chat = await get_session(session, user_id, session_id)
-    chat.remember = bool(remember)
+    was, chat.remember = chat.remember, bool(remember)
+    if not remember:
+        await session.execute(delete(ChatDigest).where(ChatDigest.chat_id == chat.id))
+    elif not was:
+        payload = {"chat_id": str(chat.id), "user_id": str(user_id)}
+        key = f"digest:{chat.id}"
+        await enqueue_once(session, DIGEST_JOB, payload, key=key, max_attempts=DIGEST_ATTEMPTS)
     await session.flush()
     return chat
 

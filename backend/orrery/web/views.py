@@ -81,6 +81,7 @@ SECTION_TITLES = {
     "knowledge": "Knowledge",
     "conversation": "Conversation",
     "earlier_chats": "From earlier chats",
+    "timeline": "Earlier chats (timeline)",
 }
 """The receipt's sections as the inspector names them (caller sections keep their own title)."""
 _PENDING_REASON = "no user message yet"
