@@ -54,6 +54,7 @@ _CUE = re.compile(
     r"keep (?:your |the |my |it |them |answers|responses|replies|explanations|code)|make sure|"
     r"whenever|every time|avoid|no more than|remember to|i (?:really )?(?:like|love|hate|dislike)|"
     r"not a fan|fan of|favou?rite|i'?d like|you (?:should|must) always|each time|in every|"
+    r"calls me|(?:for|in|with) (?:every|each|all|any) (?:\w+ ){1,3}(?:you|i|we)|better than|rather than|"
     r"(?:in|for|across) all my)\b",
     re.I,
 )
@@ -76,9 +77,16 @@ _FEELING = re.compile(r"\bi (?:really |also |just )?(?:like|love|want|hate|disli
 _ONE_OFF = re.compile(
     r"\b(?:this time|this once|just this|for now|right now|for this (?:one|question|answer|task|"
     r"email|comparison|example|reply|request)|this one|(?:for )?today'?s|the next (?:question|answer)|"
-    r"only this)\b",
+    r"only this|today|tonight|this (?:morning|afternoon|evening|week))\b",
     re.I,
 )
+_STANDING_WHEN = re.compile(
+    r"^(?:when|whenever|each time|every time|if|any time|anytime) (?:i|we) (?:ask|want|need|request|send|"
+    r"share|paste|write|give|show|mention)\b.*\b(?:always|never|please|don'?t|do not)\b",
+    re.I,
+)
+"""A standing condition ("When I ask about failures, always tell me how to retry"): a lasting
+instruction, not a hypothetical, whatever its first word."""
 _LASTING = re.compile(r"\b(?:always|never|from now on|going forward|every time|whenever|in future)\b", re.I)
 _PAST = re.compile(
     r"\b(?:used to|back then|back in|years ago|last (?:year|month|week)|as a (?:kid|child|student)|"
@@ -86,6 +94,15 @@ _PAST = re.compile(
     r"thought|knew|got))\b",
     re.I,
 )
+_NOT_A_RULE = re.compile(
+    r"^(?:always|never) (?:been|was|were|had|on|a|an|the|so|such|in|at|my|our|up|there|here|fun|nice|good|"
+    r"great|happy|glad|excited|interested|loved|liked|enjoyed|wanted|thought)\b|"
+    r"\bi(?:'m| am) (?:always|never|constantly|forever)\b|\bkeep (?:it up|going|at it|up the)\b|"
+    r"\b(?:i hope|i wish|hopefully|can'?t stop|couldn'?t stop)\b",
+    re.I,
+)
+"""Said of oneself or to cheer someone on ("Always been interested in…", "I'm always taking notes",
+"Keep it up!", "I can't stop thinking…"): a statement, not a rule for the assistant."""
 _DIRECTIVE = re.compile(
     r"^(?:please[,\s]+)?(?:always|never|don'?t|do not|from now on|from here on|going forward|in future|"
     r"call me|address me|make sure you|whenever|every time|stop|avoid|no more than|keep (?:your|answers|"
@@ -93,6 +110,12 @@ _DIRECTIVE = re.compile(
     r"^(?:generally |in general )?i(?: really| much)? (?:prefer|'?d rather|'?d prefer)\b",
     re.I,
 )
+_OPENS = re.compile(
+    r"^(?:please[,\s]+)?(?:always|never|from now on|going forward|from here on)\b|"
+    r"\b(?:calls? me|address me)\b.*\b(?:please|too|instead)\b",
+    re.I,
+)
+"""A sentence that opens as a rule ("Never round intermediate results") or asks to be addressed."""
 _PREFERENCE = re.compile(
     r"\b(?:i (?:really |much |generally |strongly |always )?prefer|"
     r"i(?:'?d| would) (?:much |really )?(?:rather|prefer)|"
@@ -100,10 +123,15 @@ _PREFERENCE = re.compile(
     r"i'?d like (?:you to|it if you|"
     r"(?:the |my |your )?(?:answers|responses|replies|explanations|code|examples))|"
     r"i (?:really )?(?:like|want) (?:my|your|the) (?:answers|responses|replies|explanations|code|examples)|"
-    r"works best for me)\b",
+    r"works best for me|"
+    r"i (?:really |much |generally )?(?:like|love|want|use) [^.!?]{1,60} (?:better than|more than|rather than|"
+    r"instead of|over (?:the|a|an|plain|raw))|"
+    r"i (?:really )?(?:like|want) (?:\w+ ){0,2}(?:spelling|style|tone|notation|naming|conventions?|formatting))\b",
     re.I,
 )
-_ADDRESS = re.compile(r"\b(?:call me|address me|refer to me)\b", re.I)
+_ADDRESS = re.compile(
+    r"\b(?:call me|address me|refer to me)\b|\bcalls me\b(?=.*\b(?:please|too|you can|you may|instead)\b)", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -165,12 +193,14 @@ def form_refuses(sentence: str) -> str | None:
     """Why the sentence's form says it is not a standing instruction, or None."""
     if sentence.rstrip().endswith("?"):
         return "question"
-    if _CONDITIONAL.search(sentence):
+    if _CONDITIONAL.search(sentence) and not _STANDING_WHEN.search(sentence):
         return "hypothetical"
     if _REPORTED.search(sentence) and not re.match(r"^(?:please\s+)?(?:always|never)\b", sentence, re.I):
         return "reported"
     if _PAST.search(sentence):
         return "past_habit"
+    if _NOT_A_RULE.search(sentence):
+        return "statement"
     if _ONE_OFF.search(sentence) and not _LASTING.search(sentence):
         return "one_off"
     return None
@@ -264,6 +294,8 @@ def standing_kind(sentence: str, embedder: LocalEmbedder | None) -> str | None:
     standing, against = (score, other) if label in intents().positive else (other, score)
     if _DIRECTIVE.search(sentence):
         standing += FORM_PRIOR
+    if _OPENS.search(sentence) or _STANDING_WHEN.search(sentence):
+        standing += FORM_PRIOR  # said as a rule: the form speaks louder than the topic
     if standing < floor or standing <= against:
         return None
     return kind
