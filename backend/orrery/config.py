@@ -144,7 +144,7 @@ class Settings(BaseSettings):
     budget_instructions: int = Field(default=300, ge=0)
     """Token budget of the person's standing instructions and preferences (their own part of the
     prompt); over it, the most relevant to the message and the newest are kept."""
-    budget_timeline: int = Field(default=550, ge=0)
+    budget_timeline: int = Field(default=800, ge=0)
     """Token budget of the "Earlier chats" timeline (one dated line per earlier chat, newest first,
     older ones folded per period); 0 turns it off."""
 

@@ -190,7 +190,7 @@ class Budgets:
     earlier_chats: int = 2000
     facts: int = 250
     instructions: int = 300
-    timeline: int = 550
+    timeline: int = 800
     scale: float = field(default=1.0, compare=False)
 
     def of(self, section: str) -> int:
