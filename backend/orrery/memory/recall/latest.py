@@ -1,0 +1,152 @@
+"""The latest value wins: among the best units recall offers, two statements about the same subject
+with different values (numbers, dates, amounts) are paired at recall time, with the vectors and
+search terms already in memory. When the newer one says it changed ("now", "new", "moved to",
+"instead"...), it supersedes the older: it is lifted to at least the older's score and offered
+just before it, and the older is marked (shown only with the newer, dated, "superseded by the
+message of <date>"). Without update phrasing the two differ: both are marked, and shown together or
+not at all, so the model can ask which holds.
+
+Pairs are compared only among the first `PAIRED` units (at most a few hundred vector products a turn)
+and only for short units, one message each (a long reply holds many values about many subjects).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+PAIRED = 24
+"""The best offered units compared pairwise (the caps fill from these)."""
+PAIR_WORDS = 90
+"""Units longer than this (in stored search terms) are not paired: their values are about many things."""
+SAME_SUBJECT = 0.55
+"""Cosine similarity from which two statements sharing a word are about the same subject."""
+CLOSE_SUBJECT = 0.75
+"""Cosine similarity from which two statements are about the same subject without a shared word."""
+
+_VALUE = re.compile(
+    r"\$?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b|k\b|m\b)?"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.IGNORECASE,
+)
+_UPDATE = re.compile(
+    r"\b(?:now|new|newly|moved|move|changed?|changing|updated?|updating|instead|no longer|"
+    r"actually|revised?|extended|pushed|postponed|delayed|rescheduled|raised|lowered|increased|"
+    r"decreased|reduced|bumped|switched|correction|corrected|anymore|any more|latest|from now on|"
+    r"went up|went down|dropped|grew|upped|cut)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How a unit relates to another offered unit on the same subject: `superseded` (this is the
+    older; `other` the newer), `differs` (both shown or neither). `other` is the partner's key."""
+
+    kind: str
+    other: tuple[str, int]
+    date: str
+
+
+def unit_key(chat_id: object, seq: int) -> tuple[str, int]:
+    """A unit's identity across the pool: its chat and first seq."""
+    return (str(chat_id), seq)
+
+
+@lru_cache(maxsize=8192)
+def values_of(content: str) -> frozenset[str]:
+    """The values a message states (numbers, amounts, percentages, dates, weekdays), normalised."""
+    return frozenset(re.sub(r"[\s,.$]+", "", v.lower()) for v in _VALUE.findall(content))
+
+
+@lru_cache(maxsize=8192)
+def says_update(content: str) -> bool:
+    """Whether a message says something changed."""
+    return _UPDATE.search(content) is not None
+
+
+def _day(at: datetime | None) -> str:
+    return at.date().isoformat() if at else "an unknown date"
+
+
+def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
+    """`offered` (best first) with same-subject pairs of different values marked and reordered;
+    `vectors[i]`: the unit's unit-length embedding, or None. Units are `ranked.Offered`."""
+    top = min(len(offered), PAIRED)
+    short = [
+        i
+        for i in range(top)
+        if len(offered[i].messages) == 1
+        and offered[i].messages[0].role in ("user", "assistant")
+        and len(" ".join(offered[i].terms).split()) <= PAIR_WORDS
+        and values_of(offered[i].messages[0].content)
+    ]
+    if len(short) < 2:
+        return offered
+    marks: dict[int, Mark] = {}
+    lifts: dict[int, tuple[float, int]] = {}
+    for a_pos, a in enumerate(short):
+        for b in short[a_pos + 1 :]:
+            if a in marks or b in marks or not _same_subject(offered[a], offered[b], vectors[a], vectors[b]):
+                continue
+            older, newer = _by_time(offered, a, b)
+            old, new = offered[older], offered[newer]
+            old_values = values_of(old.messages[0].content)
+            new_values = values_of(new.messages[0].content)
+            if not (old_values - new_values and new_values - old_values):
+                continue
+            new_key = unit_key(new.chat.id, new.messages[0].seq)
+            old_key = unit_key(old.chat.id, old.messages[0].seq)
+            if says_update(new.messages[0].content):
+                marks[older] = Mark("superseded", new_key, _day(new.messages[0].created_at))
+                lifts[newer] = (max(old.score, new.score), older)
+                marks[newer] = Mark("supersedes", old_key, _day(old.messages[0].created_at))
+            else:
+                marks[older] = Mark("differs", new_key, _day(new.messages[0].created_at))
+                marks[newer] = Mark("differs", old_key, _day(old.messages[0].created_at))
+                lifts[newer] = lifts[older] = (max(old.score, new.score), min(older, newer))
+    if not marks:
+        return offered
+    return _reordered(offered, marks, lifts)
+
+
+def _same_subject(a: Any, b: Any, va: Any | None, vb: Any | None) -> bool:
+    """Close in meaning and sharing a word beyond their values (or very close in meaning)."""
+    if va is None or vb is None:
+        return False
+    closeness = float(va @ vb)
+    if closeness >= CLOSE_SUBJECT:
+        return True
+    if closeness < SAME_SUBJECT:
+        return False
+    words = [{w for w in " ".join(u.terms).split() if not w[:1].isdigit()} for u in (a, b)]
+    return len(words[0] & words[1]) >= 2
+
+
+def _by_time(offered: list[Any], a: int, b: int) -> tuple[int, int]:
+    """(older, newer) by when the messages were written, ties by chat date and seq."""
+
+    def when(i: int) -> tuple[Any, ...]:
+        m = offered[i].messages[0]
+        return (m.created_at or offered[i].chat.created_at, offered[i].chat.created_at, m.seq)
+
+    return (a, b) if when(a) <= when(b) else (b, a)
+
+
+def _reordered(offered: list[Any], marks: dict[int, Mark], lifts: dict[int, tuple[float, int]]) -> list[Any]:
+    """Lifted units take at least their partner's score and sit just before the first of the pair."""
+    out = [replace(u, mark=marks[i]) if i in marks else u for i, u in enumerate(offered)]
+    order: list[tuple[float, int, int]] = []  # (position to sit at, tie: lifted first, index)
+    for i in range(len(out)):
+        if i in lifts:
+            score, at = lifts[i]
+            out[i] = replace(out[i], score=score)
+            order.append((min(at, i) - 0.5, 0 if out[i].mark and out[i].mark.kind != "differs" else 1, i))
+        else:
+            order.append((float(i), 1, i))
+    return [out[i] for _, _, i in sorted(order)]
