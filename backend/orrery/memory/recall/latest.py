@@ -92,9 +92,11 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     lifts: dict[int, tuple[float, int]] = {}
     for a_pos, a in enumerate(short):
         for b in short[a_pos + 1 :]:
-            if a in marks or b in marks or not _same_subject(offered[a], offered[b], vectors[a], vectors[b]):
-                continue
             older, newer = _by_time(offered, a, b)
+            if _paired(marks, older, newer) or not _same_subject(
+                offered[a], offered[b], vectors[a], vectors[b]
+            ):
+                continue
             old, new = offered[older], offered[newer]
             old_values = values_of(old.messages[0].content)
             new_values = values_of(new.messages[0].content)
@@ -104,8 +106,9 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
             old_key = unit_key(old.chat.id, old.messages[0].seq)
             if says_update(new.messages[0].content):
                 marks[older] = Mark("superseded", new_key, _day(new.messages[0].created_at))
-                lifts[newer] = (max(old.score, new.score), older)
-                marks[newer] = Mark("supersedes", old_key, _day(old.messages[0].created_at))
+                before = lifts.get(newer, (new.score, older))
+                lifts[newer] = (max(old.score, before[0]), min(older, before[1]))
+                marks.setdefault(newer, Mark("supersedes", old_key, _day(old.messages[0].created_at)))
             else:
                 marks[older] = Mark("differs", new_key, _day(new.messages[0].created_at))
                 marks[newer] = Mark("differs", old_key, _day(old.messages[0].created_at))
@@ -113,6 +116,15 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     if not marks:
         return offered
     return _reordered(offered, marks, lifts)
+
+
+def _paired(marks: dict[int, Mark], older: int, newer: int) -> bool:
+    """Whether either is taken: an older one once superseded or differing stays so; a newer one may
+    supersede several (the same value said twice before), and be superseded in turn."""
+    taken = marks.get(older)
+    return (taken is not None and taken.kind != "supersedes") or (
+        newer in marks and marks[newer].kind != "supersedes"
+    )
 
 
 def _same_subject(a: Any, b: Any, va: Any | None, vb: Any | None) -> bool:
