@@ -102,7 +102,7 @@ def render(chosen: Sequence[Offered]) -> str:
     by_chat: dict[object, list[Offered]] = {}
     for unit in sorted(chosen, key=lambda o: (o.chat.created_at, str(o.chat.id), o.messages[0].seq)):
         by_chat.setdefault(unit.chat.id, []).append(unit)
-    shown = {key_of(u) for u in chosen}
+    shown = {key_of(u) for u in chosen if u.mark is not None}
     lines = [HEADING, NOTICE]
     for units in by_chat.values():
         lines.append(chat_line(units[0].chat))
@@ -165,30 +165,36 @@ class _Packer:
         self.over: list[tuple[Offered, int, str]] = []
         self.titled: set[object] = set()
         self.decided: set[tuple[str, int]] = set()
+        """Marked units already taken or left out (with their partner)."""
+        self.taken: set[tuple[str, int]] = set()
+        """Marked units taken."""
         self.partners = {key_of(u): u for u in offered if u.mark is not None}
+        self.title_costs: dict[object, int] = {}
 
     def run(self) -> None:
         for n, unit in enumerate(self.offered):
             if self.budget - self.used < SMALLEST:  # full: the rest left out, named up to the listed number
-                rest = [u for u in self.offered[n:] if key_of(u) not in self.decided][:LISTED_OVER_BUDGET]
+                rest = [u for u in self.offered[n:] if u.mark is None or key_of(u) not in self.decided]
+                rest = rest[:LISTED_OVER_BUDGET]
                 self.over.extend((u, unit_tokens(u.messages, self.counter), "") for u in rest)
                 break
-            key, mark = key_of(unit), unit.mark
+            mark = unit.mark
+            if mark is None:
+                self._one(unit)
+                continue
+            key = key_of(unit)
             if key in self.decided:
                 continue
             self.decided.add(key)
-            partner = self.partners.get(mark.other) if mark is not None else None
-            if mark is not None and mark.kind == "superseded" and mark.other not in self._taken():
+            partner = self.partners.get(mark.other)
+            if mark.kind == "superseded" and mark.other not in self.taken:
                 floor = unit_tokens(unit.messages, self.counter)
                 self.over.append((unit, floor, f"; left out with the newer message of {mark.date}"))
-            elif mark is not None and mark.kind == "differs" and partner is not None:
+            elif mark.kind == "differs" and partner is not None:
                 self.decided.add(mark.other)
                 self._pair(unit, partner)
             else:
                 self._one(unit)
-
-    def _taken(self) -> set[tuple[str, int]]:
-        return {key_of(u) for u in self.chosen}
 
     def _cost(self, unit: Offered, titled: set[object]) -> int:
         messages = unit.messages
@@ -197,14 +203,21 @@ class _Packer:
         if unit.part or unit.mark:
             cost += self.counter.count(label(unit)) + 2
         if unit.chat.id not in titled:
-            cost += self.counter.count(chat_line(unit.chat)) + 1
+            cost += self._title(unit.chat)
+        return cost
+
+    def _title(self, chat: ChatInfo) -> int:
+        """What a chat's title line costs (worked out once a turn per chat)."""
+        cost = self.title_costs.get(chat.id)
+        if cost is None:
+            cost = self.title_costs[chat.id] = self.counter.count(chat_line(chat)) + 1
         return cost
 
     def _one(self, unit: Offered) -> None:
         """The unit, or its relevant passage, when it fits; else it is left out."""
         floor = unit_tokens(unit.messages, self.counter)
         long = len(unit.messages) == 1 and floor >= PASSAGE_FROM
-        if not long and self.used + floor > self.budget:  # cannot fit: not rendered to find out
+        if not long and self.used + floor + LINE_EXTRA > self.budget:  # cannot fit: not rendered
             self.over.append((unit, floor, ""))
             return
         cost = self._cost(unit, self.titled)
@@ -232,6 +245,8 @@ class _Packer:
 
     def _take(self, unit: Offered, cost: int) -> None:
         self.chosen.append(unit)
+        if unit.mark is not None:
+            self.taken.add(key_of(unit))
         self.costs.append(cost)
         self.titled.add(unit.chat.id)
         self.used += cost
@@ -241,7 +256,7 @@ def _drop_orphans(chosen: list[Offered], costs: list[int], over: list[tuple[Offe
     """After a unit went back: an older statement whose newer one is gone, and one that differs from
     a statement that is gone, go back too."""
     while True:
-        shown = {key_of(u) for u in chosen}
+        shown = {key_of(u) for u in chosen if u.mark is not None}
         orphan = next(
             (
                 i

@@ -6,8 +6,9 @@ just before it, and the older is marked (shown only with the newer, dated, "supe
 message of <date>"). Without update phrasing the two differ: both are marked, and shown together or
 not at all, so the model can ask which holds.
 
-Pairs are compared only among the first `PAIRED` units (at most a few hundred vector products a turn)
-and only for short units, one message each (a long reply holds many values about many subjects).
+Pairs are compared only among the first `PAIRED` units (one 24 x 24 product of vectors already in
+memory) and only for short units, one message each (a long reply holds many values about many
+subjects).
 """
 
 from __future__ import annotations
@@ -77,45 +78,51 @@ def _day(at: datetime | None) -> str:
 def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     """`offered` (best first) with same-subject pairs of different values marked and reordered;
     `vectors[i]`: the unit's unit-length embedding, or None. Units are `ranked.Offered`."""
-    top = min(len(offered), PAIRED)
-    short = [
-        i
-        for i in range(top)
-        if len(offered[i].messages) == 1
-        and offered[i].messages[0].role in ("user", "assistant")
-        and len(" ".join(offered[i].terms).split()) <= PAIR_WORDS
-        and values_of(offered[i].messages[0].content)
-    ]
+    short = [i for i in range(min(len(offered), PAIRED)) if vectors[i] is not None and _pairable(offered[i])]
     if len(short) < 2:
         return offered
+    import numpy as np
+
+    matrix = np.stack([v for i in short if (v := vectors[i]) is not None])
+    closeness = np.triu(np.einsum("ik,jk->ij", matrix, matrix), 1)  # einsum: no BLAS threads
+    when = {i: _when(offered[i]) for i in short}
+    values = {i: values_of(offered[i].messages[0].content) for i in short}
     marks: dict[int, Mark] = {}
     lifts: dict[int, tuple[float, int]] = {}
-    for a_pos, a in enumerate(short):
-        for b in short[a_pos + 1 :]:
-            older, newer = _by_time(offered, a, b)
-            if _paired(marks, older, newer) or not _same_subject(
-                offered[a], offered[b], vectors[a], vectors[b]
-            ):
-                continue
-            old, new = offered[older], offered[newer]
-            old_values = values_of(old.messages[0].content)
-            new_values = values_of(new.messages[0].content)
-            if not (old_values - new_values and new_values - old_values):
-                continue
-            new_key = unit_key(new.chat.id, new.messages[0].seq)
-            old_key = unit_key(old.chat.id, old.messages[0].seq)
-            if says_update(new.messages[0].content):
-                marks[older] = Mark("superseded", new_key, _day(new.messages[0].created_at))
-                before = lifts.get(newer, (new.score, older))
-                lifts[newer] = (max(old.score, before[0]), min(older, before[1]))
-                marks.setdefault(newer, Mark("supersedes", old_key, _day(old.messages[0].created_at)))
-            else:
-                marks[older] = Mark("differs", new_key, _day(new.messages[0].created_at))
-                marks[newer] = Mark("differs", old_key, _day(old.messages[0].created_at))
-                lifts[newer] = lifts[older] = (max(old.score, new.score), min(older, newer))
+    for x, y in np.argwhere(closeness >= SAME_SUBJECT).tolist():
+        a, b = short[x], short[y]
+        older, newer = (a, b) if when[a] <= when[b] else (b, a)
+        if (
+            _paired(marks, older, newer)
+            or not (values[older] - values[newer] and values[newer] - values[older])
+            or (closeness[x, y] < CLOSE_SUBJECT and len(_words(a, offered) & _words(b, offered)) < 2)
+        ):
+            continue
+        old, new = offered[older], offered[newer]
+        new_key = unit_key(new.chat.id, new.messages[0].seq)
+        old_key = unit_key(old.chat.id, old.messages[0].seq)
+        if says_update(new.messages[0].content):
+            marks[older] = Mark("superseded", new_key, _day(new.messages[0].created_at))
+            before = lifts.get(newer, (new.score, older))
+            lifts[newer] = (max(old.score, before[0]), min(older, before[1]))
+            marks.setdefault(newer, Mark("supersedes", old_key, _day(old.messages[0].created_at)))
+        else:
+            marks[older] = Mark("differs", new_key, _day(new.messages[0].created_at))
+            marks[newer] = Mark("differs", old_key, _day(old.messages[0].created_at))
+            lifts[newer] = lifts[older] = (max(old.score, new.score), min(older, newer))
     if not marks:
         return offered
     return _reordered(offered, marks, lifts)
+
+
+def _pairable(unit: Any) -> bool:
+    """One user or assistant message, short, stating a value."""
+    return (
+        len(unit.messages) == 1
+        and unit.messages[0].role in ("user", "assistant")
+        and sum(len(_subject_words(t)) for t in unit.terms) <= PAIR_WORDS
+        and bool(values_of(unit.messages[0].content))
+    )
 
 
 def _paired(marks: dict[int, Mark], older: int, newer: int) -> bool:
@@ -127,27 +134,21 @@ def _paired(marks: dict[int, Mark], older: int, newer: int) -> bool:
     )
 
 
-def _same_subject(a: Any, b: Any, va: Any | None, vb: Any | None) -> bool:
-    """Close in meaning and sharing a word beyond their values (or very close in meaning)."""
-    if va is None or vb is None:
-        return False
-    closeness = float(va @ vb)
-    if closeness >= CLOSE_SUBJECT:
-        return True
-    if closeness < SAME_SUBJECT:
-        return False
-    words = [{w for w in " ".join(u.terms).split() if not w[:1].isdigit()} for u in (a, b)]
-    return len(words[0] & words[1]) >= 2
+@lru_cache(maxsize=8192)
+def _subject_words(stored: str) -> frozenset[str]:
+    """A message's stored search terms without its numbers."""
+    return frozenset(w for w in stored.split() if not w[:1].isdigit())
 
 
-def _by_time(offered: list[Any], a: int, b: int) -> tuple[int, int]:
-    """(older, newer) by when the messages were written, ties by chat date and seq."""
+def _words(i: int, offered: list[Any]) -> frozenset[str]:
+    terms = offered[i].terms
+    return _subject_words(terms[0]) if len(terms) == 1 else frozenset()
 
-    def when(i: int) -> tuple[Any, ...]:
-        m = offered[i].messages[0]
-        return (m.created_at or offered[i].chat.created_at, offered[i].chat.created_at, m.seq)
 
-    return (a, b) if when(a) <= when(b) else (b, a)
+def _when(unit: Any) -> tuple[Any, ...]:
+    """When a unit's message was written, ties by chat date and seq (what orders older and newer)."""
+    m = unit.messages[0]
+    return (m.created_at or unit.chat.created_at, unit.chat.created_at, m.seq)
 
 
 def _reordered(offered: list[Any], marks: dict[int, Mark], lifts: dict[int, tuple[float, int]]) -> list[Any]:
