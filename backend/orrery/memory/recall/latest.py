@@ -27,7 +27,9 @@ PAIR_WORDS = 90
 SAME_SUBJECT = 0.55
 """Cosine similarity from which two statements sharing a word are about the same subject."""
 CLOSE_SUBJECT = 0.75
-"""Cosine similarity from which two statements are about the same subject without a shared word."""
+"""Cosine similarity from which two statements are about the same subject with one shared word, and
+from which two that differ without update phrasing are marked as differing (a value in a name,
+"Witcher 3" against "Cyberpunk 2077", is not a contradiction)."""
 
 _VALUE = re.compile(
     r"\$?\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b|k\b|m\b)?"
@@ -101,7 +103,10 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
         old, new = offered[older], offered[newer]
         new_key = unit_key(new.chat.id, new.messages[0].seq)
         old_key = unit_key(old.chat.id, old.messages[0].seq)
-        if says_update(new.messages[0].content):
+        update = says_update(new.messages[0].content)
+        if not update and (closeness[x, y] < CLOSE_SUBJECT or not _words(a, offered) & _words(b, offered)):
+            continue  # a contradiction is claimed only for statements very close in meaning
+        if update:
             marks[older] = Mark("superseded", new_key, _day(new.messages[0].created_at))
             before = lifts.get(newer, (new.score, older))
             lifts[newer] = (max(old.score, before[0]), min(older, before[1]))
