@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from orrery.memory.recall.latest import PAIRED, Mark, mark_latest
 from orrery.memory.recall.queries import ChatInfo, Scope
 from orrery.memory.scoping.base import HistoryMessage
 from orrery.memory.scoping.dense import DenseTurn, embed_query
@@ -38,6 +39,10 @@ class Offered:
     boost: float = 0.0
     terms: Sequence[str] = ()
     """Its messages' stored search terms (space-separated, `orrery.text.analyze`'s), for the receipt."""
+    mark: Mark | None = None
+    """Its relation to another offered unit on the same subject (`latest.py`): superseded, differs."""
+    part: tuple[int, int] | None = None
+    """(k, n): the unit is passage k of its message's n (`passages.py`); None: the whole unit."""
 
 
 @dataclass
@@ -146,7 +151,8 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
     boosts = np.asarray([_boost(p.chat, request, mixed) for p in parts])[units.part]
     scores = np.asarray(ranking.scores) + boosts
     above = np.flatnonzero(scores > 0)
-    offered = []
+    offered: list[Offered] = []
+    vectors: list[Any] = []
     for k in above[np.argsort(-scores[above], kind="stable")]:
         p = parts[units.part[k]]
         first, end = units.first[k], units.end[k]
@@ -154,9 +160,17 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
         if _whole(unit, p.chat):
             terms = p.window.stored_terms(first, end)
             offered.append(Offered(p.chat, unit, float(scores[k]), ranking.own[k], float(boosts[k]), terms))
+            vectors.append(_vector(p.window, int(first)) if len(vectors) < PAIRED else None)
         if len(offered) == OFFERED:
             break
+    offered = mark_latest(offered, vectors)
     return RecallPool(offered, len(units.starts), len(above), notes=list(turn.notes))
+
+
+def _vector(window: HistoryWindow, row: int) -> Any:
+    """A message's stored embedding (a view, nothing copied), or None."""
+    vectors = window.vectors()
+    return vectors[row] if vectors is not None and window.with_vectors()[row] else None
 
 
 async def _dense(parts: Sequence[Part], query: str, turn: DenseTurn) -> Any:
