@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     budget_search_memory: int = Field(default=800, ge=50)
     """Token budget of one `search_memory` result (the model's on-demand search of earlier chats):
     the excerpts it returns, whole, best first; not scaled by the model's window."""
-    budget_instructions: int = Field(default=300, ge=0)
+    budget_instructions: int = Field(default=600, ge=0)
     """Token budget of the person's standing instructions and preferences (their own part of the
     prompt); over it, the most relevant to the message and the newest are kept."""
     budget_timeline: int = Field(default=800, ge=0)

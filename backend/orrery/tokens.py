@@ -189,7 +189,7 @@ class Budgets:
     conversation: int = 2500
     earlier_chats: int = 2000
     facts: int = 250
-    instructions: int = 300
+    instructions: int = 600
     timeline: int = 800
     scale: float = field(default=1.0, compare=False)
 

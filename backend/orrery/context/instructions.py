@@ -16,6 +16,7 @@ from typing import Any
 from orrery.memory.embeddings import EMBED_CHARS, load_embedder
 from orrery.memory.injection import data_text
 from orrery.memory.long_term import FactView
+from orrery.memory.standing import intents
 from orrery.sections import ContextSection, ReceiptItem
 from orrery.text import stems_of
 from orrery.tokens import TokenCounter
@@ -32,7 +33,8 @@ HEADING_NOTE = (
 
 def _line(item: FactView) -> str:
     scope = "every project" if item.everywhere else "this project"
-    about = f" about {data_text(item.subject, 100)}" if item.subject else ""
+    named = item.subject is not None and item.subject in intents().topics  # "answer length", not its words
+    about = f" about {data_text(item.subject, 100)}" if named else ""
     said = item.created_at.date().isoformat()
     return f"- [{item.kind} {item.id}]{about} (said {said}, {scope}): {data_text(item.text)}"
 

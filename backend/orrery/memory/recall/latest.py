@@ -98,6 +98,7 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
             _paired(marks, older, newer)
             or not (values[older] - values[newer] and values[newer] - values[older])
             or (closeness[x, y] < CLOSE_SUBJECT and len(_words(a, offered) & _words(b, offered)) < 2)
+            or _other_names(offered[older].messages[0].content, offered[newer].messages[0].content)
         ):
             continue
         old, new = offered[older], offered[newer]
@@ -118,6 +119,26 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     if not marks:
         return offered
     return _reordered(offered, marks, lifts)
+
+
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)")
+_NOT_NAMES = frozenset(
+    "I Im Ive Id Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April "
+    "May June July August September October November December".split()
+)
+
+
+@lru_cache(maxsize=8192)
+def names_of(content: str) -> frozenset[str]:
+    """The names a message gives (capitalised words not opening a sentence; not days or months)."""
+    return frozenset(n for n in _NAME.findall(content) if n.split()[0] not in _NOT_NAMES)
+
+
+def _other_names(older: str, newer: str) -> bool:
+    """Two statements naming different things ("the Birch budget" and "the Oak budget") are not
+    about the same subject, however alike their words and meaning."""
+    a, b = names_of(older), names_of(newer)
+    return bool(a) and bool(b) and not a & b
 
 
 def _pairable(unit: Any) -> bool:
