@@ -91,7 +91,11 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     values = {i: values_of(offered[i].messages[0].content) for i in short}
     marks: dict[int, Mark] = {}
     lifts: dict[int, tuple[float, int]] = {}
-    for x, y in np.argwhere(closeness >= SAME_SUBJECT).tolist():
+    updating = np.asarray([says_update(offered[i].messages[0].content) for i in short])
+    near = (closeness >= CLOSE_SUBJECT) | (
+        (closeness >= SAME_SUBJECT) & (updating[:, None] | updating[None, :])
+    )
+    for x, y in np.argwhere(near).tolist():
         a, b = short[x], short[y]
         older, newer = (a, b) if when[a] <= when[b] else (b, a)
         if (
