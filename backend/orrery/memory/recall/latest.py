@@ -8,7 +8,7 @@ not at all, so the model can ask which holds.
 
 Pairs are compared only among the first `PAIRED` units (one 24 x 24 product of vectors already in
 memory) and only for short units, one message each (a long reply holds many values about many
-subjects).
+subjects), never two a few turns apart in one chat (a message and its reply).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
+
+from orrery.memory.scoping.ranking import NEIGHBOUR_HOPS
 
 PAIRED = 24
 """The best offered units compared pairwise (the caps fill from these)."""
@@ -105,6 +107,8 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
         ):
             continue
         old, new = offered[older], offered[newer]
+        if old.chat.id == new.chat.id and new.messages[0].seq - old.messages[0].seq <= NEIGHBOUR_HOPS:
+            continue  # a question and its reply, not an update
         new_key = unit_key(new.chat.id, new.messages[0].seq)
         old_key = unit_key(old.chat.id, old.messages[0].seq)
         update = says_update(new.messages[0].content)
