@@ -133,7 +133,7 @@ def _pairable(unit: Any) -> bool:
     return (
         len(unit.messages) == 1
         and unit.messages[0].role in ("user", "assistant")
-        and sum(len(_subject_words(t)) for t in unit.terms) <= PAIR_WORDS
+        and sum(_length(t) for t in unit.terms) <= PAIR_WORDS
         and bool(values_of(unit.messages[0].content))
     )
 
@@ -145,6 +145,12 @@ def _paired(marks: dict[int, Mark], older: int, newer: int) -> bool:
     return (taken is not None and taken.kind != "supersedes") or (
         newer in marks and marks[newer].kind != "supersedes"
     )
+
+
+@lru_cache(maxsize=8192)
+def _length(stored: str) -> int:
+    """How many search terms a message has (repeats counted: a long reply repeats its words)."""
+    return len(stored.split())
 
 
 @lru_cache(maxsize=8192)
