@@ -8,7 +8,8 @@ not at all, so the model can ask which holds.
 
 Pairs are compared only among the first `PAIRED` units (one 24 x 24 product of vectors already in
 memory) and only for short units, one message each (a long reply holds many values about many
-subjects), never two a few turns apart in one chat (a message and its reply).
+subjects), never two a few turns apart in one chat (a message and its reply), nor two of chats
+focused on different entities (each task's own deadline).
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
         old, new = offered[older], offered[newer]
         if old.chat.id == new.chat.id and new.messages[0].seq - old.messages[0].seq <= NEIGHBOUR_HOPS:
             continue  # a question and its reply, not an update
+        if old.chat.focus and new.chat.focus and old.chat.focus != new.chat.focus:
+            continue  # chats about two entities: two deadlines, not one that moved
         new_key = unit_key(new.chat.id, new.messages[0].seq)
         old_key = unit_key(old.chat.id, old.messages[0].seq)
         update = says_update(new.messages[0].content)
