@@ -170,3 +170,13 @@ def test_a_long_replys_relevant_paragraph_is_recalled_as_part_k_of_n() -> None:
     assert fit(RecallPool([reply], 1, 1), 4000, COUNTER, query).included[0].key.endswith("part 8/12")
     spread = "Which rate limit and which code handler did you suggest?"
     assert fit(RecallPool([reply], 1, 1), 4000, COUNTER, spread).included[0].key.endswith("seq 6")
+
+
+def test_long_replies_are_never_paired_and_stay_recallable_by_passage() -> None:
+    chat, later = _chat(1, "a"), _chat(5, "b")
+    one = _unit(chat, 2, _long_reply(), 2.0, role="assistant")
+    two = _unit(later, 2, _long_reply().replace("60 requests", "90 requests"), 1.5, role="assistant")
+    offered = mark_latest([one, two], [QUOTA, QUOTA])
+    assert all(u.mark is None for u in offered)
+    fitted = fit(RecallPool(offered, 2, 2), 300, COUNTER, "What rate limit did you suggest?")
+    assert "(part 8 of 12)" in fitted.text

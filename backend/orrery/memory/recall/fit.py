@@ -170,6 +170,8 @@ class _Packer:
         """Marked units taken."""
         self.partners = {key_of(u): u for u in offered if u.mark is not None}
         self.title_costs: dict[object, int] = {}
+        self.least_title = counter.count('### "" (chat of 2025-01-01)') + 1
+        """What any chat's title line costs at least (an untitled unit's cost is at least this more)."""
 
     def run(self) -> None:
         for n, unit in enumerate(self.offered):
@@ -217,7 +219,8 @@ class _Packer:
         """The unit, or its relevant passage, when it fits; else it is left out."""
         floor = unit_tokens(unit.messages, self.counter)
         long = len(unit.messages) == 1 and floor >= PASSAGE_FROM
-        if not long and self.used + floor + LINE_EXTRA > self.budget:  # cannot fit: not rendered
+        least = floor + LINE_EXTRA + (0 if unit.chat.id in self.titled else self.least_title)
+        if not long and self.used + least > self.budget:  # cannot fit: not rendered to find out
             self.over.append((unit, floor, ""))
             return
         cost = self._cost(unit, self.titled)

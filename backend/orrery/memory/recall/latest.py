@@ -8,7 +8,8 @@ not at all, so the model can ask which holds.
 
 Pairs are compared only among the first `PAIRED` units (one 24 x 24 product of vectors already in
 memory) and only for short units, one message each (a long reply holds many values about many
-subjects).
+subjects), never two a few turns apart in one chat (a message and its reply), nor two of chats
+focused on different entities (each task's own deadline).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
+
+from orrery.memory.scoping.ranking import NEIGHBOUR_HOPS
 
 PAIRED = 24
 """The best offered units compared pairwise (the caps fill from these)."""
@@ -91,7 +94,11 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
     values = {i: values_of(offered[i].messages[0].content) for i in short}
     marks: dict[int, Mark] = {}
     lifts: dict[int, tuple[float, int]] = {}
-    for x, y in np.argwhere(closeness >= SAME_SUBJECT).tolist():
+    updating = np.asarray([says_update(offered[i].messages[0].content) for i in short])
+    near = (closeness >= CLOSE_SUBJECT) | (
+        (closeness >= SAME_SUBJECT) & (updating[:, None] | updating[None, :])
+    )
+    for x, y in np.argwhere(near).tolist():
         a, b = short[x], short[y]
         older, newer = (a, b) if when[a] <= when[b] else (b, a)
         if (
@@ -102,6 +109,10 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
         ):
             continue
         old, new = offered[older], offered[newer]
+        if old.chat.id == new.chat.id and new.messages[0].seq - old.messages[0].seq <= NEIGHBOUR_HOPS:
+            continue  # a question and its reply, not an update
+        if old.chat.focus and new.chat.focus and old.chat.focus != new.chat.focus:
+            continue  # chats about two entities: two deadlines, not one that moved
         new_key = unit_key(new.chat.id, new.messages[0].seq)
         old_key = unit_key(old.chat.id, old.messages[0].seq)
         update = says_update(new.messages[0].content)
@@ -146,7 +157,7 @@ def _pairable(unit: Any) -> bool:
     return (
         len(unit.messages) == 1
         and unit.messages[0].role in ("user", "assistant")
-        and sum(len(_subject_words(t)) for t in unit.terms) <= PAIR_WORDS
+        and sum(_length(t) for t in unit.terms) <= PAIR_WORDS
         and bool(values_of(unit.messages[0].content))
     )
 
@@ -158,6 +169,12 @@ def _paired(marks: dict[int, Mark], older: int, newer: int) -> bool:
     return (taken is not None and taken.kind != "supersedes") or (
         newer in marks and marks[newer].kind != "supersedes"
     )
+
+
+@lru_cache(maxsize=8192)
+def _length(stored: str) -> int:
+    """How many search terms a message has (repeats counted: a long reply repeats its words)."""
+    return len(stored.split())
 
 
 @lru_cache(maxsize=8192)
