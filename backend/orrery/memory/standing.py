@@ -124,13 +124,15 @@ _PREFERENCE = re.compile(
     r"(?:the |my |your )?(?:answers|responses|replies|explanations|code|examples))|"
     r"i (?:really )?(?:like|want) (?:my|your|the) (?:answers|responses|replies|explanations|code|examples)|"
     r"works best for me|"
-    r"i (?:really |much |generally )?(?:like|love|want|use) [^.!?]{1,60} (?:better than|more than|rather than|"
-    r"instead of|over (?:the|a|an|plain|raw))|"
-    r"i (?:really )?(?:like|want) (?:\w+ ){0,2}(?:spelling|style|tone|notation|naming|conventions?|formatting))\b",
+    r"i (?:really |much |generally )?(?:like|love|want|use) [^.!?]{1,60} "
+    r"(?:better than|more than|rather than|instead of|over (?:the|a|an|plain|raw))|"
+    r"i (?:really )?(?:like|want) (?:\w+ ){0,2}"
+    r"(?:spelling|style|tone|notation|naming|conventions?|formatting))\b",
     re.I,
 )
 _ADDRESS = re.compile(
-    r"\b(?:call me|address me|refer to me)\b|\bcalls me\b(?=.*\b(?:please|too|you can|you may|instead)\b)", re.I
+    r"\b(?:call me|address me|refer to me)\b|\bcalls me\b(?=.*\b(?:please|too|you can|you may|instead)\b)",
+    re.I,
 )
 
 

@@ -134,8 +134,9 @@ def mark_latest(offered: list[Any], vectors: Sequence[Any | None]) -> list[Any]:
 
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)")
 _NOT_NAMES = frozenset(
-    "I Im Ive Id Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April "
-    "May June July August September October November December".split()
+    ("I", "Im", "Ive", "Id", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+    + ("January", "February", "March", "April", "May", "June", "July", "August", "September")
+    + ("October", "November", "December")
 )
 
 
