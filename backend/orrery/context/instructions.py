@@ -33,8 +33,8 @@ HEADING_NOTE = (
 
 def _line(item: FactView) -> str:
     scope = "every project" if item.everywhere else "this project"
-    named = item.subject is not None and item.subject in intents().topics  # "answer length", not its words
-    about = f" about {data_text(item.subject, 100)}" if named else ""
+    named = item.subject if item.subject in intents().topics else None  # "answer length", not its words
+    about = f" about {data_text(named, 100)}" if named else ""
     said = item.created_at.date().isoformat()
     return f"- [{item.kind} {item.id}]{about} (said {said}, {scope}): {data_text(item.text)}"
 
