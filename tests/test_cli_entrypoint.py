@@ -576,6 +576,15 @@ ELSEWHERE = {
     "command `orrery jobs`": "tests/ops/test_jobs.py",
     "command `orrery usage`": "tests/ops/test_cost_and_usage.py",
     "command `orrery memory search`": "tests/test_search_memory_doors.py",
+    "command `orrery memory timeline`": "tests/test_cli_memory.py",
+    "command `orrery eval capture`": "tests/test_cli_facts.py",
+    "`orrery facts list --kind`": "tests/test_cli_facts.py",
+    "`orrery facts add --kind`": "tests/test_cli_facts.py",
+    "`orrery facts add --project`": "tests/test_cli_facts.py",
+    "`orrery facts add --global`": "tests/test_cli_facts.py",
+    "`orrery facts edit --kind`": "tests/test_cli_facts.py",
+    "`orrery facts edit --project`": "tests/test_cli_facts.py",
+    "`orrery facts edit --global`": "tests/test_cli_facts.py",
 }
 
 

@@ -116,6 +116,25 @@ def test_instructions_by_kind_and_the_capture_eval(cli_env: None) -> None:
     assert code == 0 and "instruction (every project)" in output and "Always cite sources" in output
     code, output = invoke("facts", "add", "--user", MAYA, "x", "--kind", "rule")
     assert code != 0 and "unknown kind" in output
+    code, loaded = invoke("demo", "load", "--json")  # already loaded: its ids
+    project = json.loads(loaded)["project_id"]
+    code, made = invoke(
+        "facts", "add", "--user", MAYA, "I prefer tables", "--kind", "preference", "--project", project
+    )
+    assert code == 0
+    code, output = invoke("facts", "list", "--user", MAYA, "--kind", "preference", "--json")
+    assert [(r["text"], r["project_id"]) for r in json.loads(output)] == [("I prefer tables", project)]
+    fid = made.strip()
+    code, _ = invoke("facts", "edit", "--user", MAYA, fid, "--kind", "instruction", "--global")
+    assert code == 0
+    code, output = invoke("facts", "list", "--user", MAYA, "--kind", "instruction", "--json")
+    assert {(r["text"], r["project_id"]) for r in json.loads(output)} >= {("I prefer tables", None)}
+    code, _ = invoke("facts", "edit", "--user", MAYA, fid, "--project", project)
+    assert code == 0
+    code, output = invoke("facts", "list", "--user", MAYA, "--kind", "instruction", "--json")
+    assert ("I prefer tables", project) in {(r["text"], r["project_id"]) for r in json.loads(output)}
+    code, output = invoke("facts", "edit", "--user", MAYA, fid, "--project", project, "--global")
+    assert code != 0 and "not both" in output
     code, output = invoke("eval", "capture", "--json")
     assert code == 0
     result = json.loads(output)
