@@ -6,6 +6,7 @@ above average offered."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from orrery.text import analyze
 
 ENTITY_BOOST = 0.5
 """Standard deviations added to units of a chat focused on the same entity as this chat."""
+PERSON_BOOST = 1.0
+"""Standard deviations added to the person's own messages when the question is about the person."""
 PROJECT_BOOST = 0.5
 """Standard deviations added to units of a chat in this chat's project when other projects count."""
 OFFERED = 200
@@ -91,15 +94,16 @@ class Units:
     end: Any
 
 
-def _rows(window: HistoryWindow) -> tuple[Any, Any]:
-    """A window's seqs and tool flags as arrays, derived once per window until it is extended (a
+def _rows(window: HistoryWindow) -> tuple[Any, Any, Any]:
+    """A window's seqs, tool flags and user flags as arrays, derived once per window until it is extended (a
     chat's held window grows by the chat's new messages)."""
     import numpy as np
 
     cached = window.derived.get("recall_rows")
     if cached is None:
         seqs = np.fromiter((m.seq for m in window.messages), dtype=np.int64, count=len(window))
-        cached = window.derived["recall_rows"] = (seqs, np.asarray(window.is_tool, dtype=bool))
+        person = np.fromiter((m.role == "user" for m in window.messages), dtype=bool, count=len(window))
+        cached = window.derived["recall_rows"] = (seqs, np.asarray(window.is_tool, dtype=bool), person)
     return cached
 
 
@@ -149,6 +153,9 @@ async def rank_parts(parts: Sequence[Part], request: RecallRequest, turn: DenseT
     ranking = fuse(lexical[head:], dense[head:] if dense is not None else None, starts, units.breaks)
     mixed = any(p.chat.project_id != request.scope.project_id for p in parts)
     boosts = np.asarray([_boost(p.chat, request, mixed) for p in parts])[units.part]
+    if about_the_person(request.query):
+        said = np.concatenate([_rows(p.window)[2] for p in parts])
+        boosts = boosts + PERSON_BOOST * said[units.starts]
     scores = np.asarray(ranking.scores) + boosts
     above = np.flatnonzero(scores > 0)
     offered: list[Offered] = []
@@ -196,6 +203,21 @@ async def _dense(parts: Sequence[Part], query: str, turn: DenseTurn) -> Any:
             sims.append(np.einsum("ij,j->i", vectors, query_vector).astype(np.float64))
             has.extend(part.window.with_vectors())
     return standardized_over(np.concatenate(sims), has)
+
+
+_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|myself|we|our|us|ours)\b", re.IGNORECASE)
+_YOURS = re.compile(
+    r"\b(?:did you|have you"
+    r"|you (?:said|told|suggested|recommended|proposed|mentioned|wrote|gave|showed|explained)"
+    r"|your (?:answer|suggestion|advice|recommendation|reply|explanation|example|code))\b",
+    re.IGNORECASE,
+)
+
+
+def about_the_person(query: str | None) -> bool:
+    """Whether a question is about the person (what I said, my plans), not about the assistant's
+    own earlier words: then what the person said is the evidence, not replies that repeat its words."""
+    return bool(query) and _SELF.search(query or "") is not None and _YOURS.search(query or "") is None
 
 
 def _boost(chat: ChatInfo, request: RecallRequest, mixed: bool) -> float:
