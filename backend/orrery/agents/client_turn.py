@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import DeferredToolRequests
@@ -25,6 +26,7 @@ from orrery.agents.suspensions import (
     closing,
     expired,
     find,
+    fresh,
     resumed,
     suspend,
 )
@@ -170,6 +172,7 @@ async def _continue(
 ) -> AsyncIterator[TurnEvent]:
     """The suspended run, continued with the caller's results, to its reply (or its next suspension)."""
     started = time.perf_counter()
+    client = replace(client, results=fresh(row, client.results))
     going_on = resumed(row, client.results)
     chosen = get_agent(row.agent_id)
     deps = TurnDeps(

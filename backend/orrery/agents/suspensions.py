@@ -92,6 +92,13 @@ async def find(s: AsyncSession, user_id: uuid.UUID, sid: uuid.UUID) -> TurnSuspe
     return (await s.execute(statement)).scalar_one_or_none()
 
 
+def fresh(row: TurnSuspension, results: dict[str, str]) -> dict[str, str]:
+    """The results not already part of the turn: a caller that resends its whole history (the Agents
+    SDK does) sends the results of the turn's earlier steps again; they are not sent twice."""
+    answered = {c["id"] for c in row.state["calls"] if "result" in c}
+    return {i: r for i, r in results.items() if i not in answered}
+
+
 def resumed(row: TurnSuspension, results: dict[str, str]) -> Resumed:
     """The run to continue with the caller's results; a result for a call not pending is refused,
     and so is a pending call left without one."""
