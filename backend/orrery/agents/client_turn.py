@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest
@@ -39,8 +39,8 @@ from orrery.ops.metered_model import MeteredModel
 from orrery.repo import chat
 from orrery.roster import get_agent
 
-if TYPE_CHECKING:
-    from orrery.agents.orchestrator import Orchestrator
+Orchestrator = Any
+"""The orchestrator running the turn (`agents.orchestrator`, which imports this module)."""
 
 
 def _usage(run: ModelRun, prior: dict[str, int] | None = None) -> dict[str, int]:

@@ -34,6 +34,8 @@ from orrery.errors import ValidationError
 class NotPendingError(ValidationError):
     """A tool result for a call the session is not waiting for (a 400 naming the call)."""
 
+    param = "tool_call_id"
+
 
 @dataclass(frozen=True)
 class Suspended:

@@ -83,13 +83,7 @@ async def create_response(
     if results and not users:  # only the results, after `previous_response_id`
         users = [""]
     elif not users or not users[-1].strip():
-        return openai_error(
-            400,
-            "input has no user message with text",
-            type_="invalid_request_error",
-            code="invalid_value",
-            param="input",
-        )
+        return _no_user_message()
     try:
         sid = await _session(request.app.state.db, user.id, x_orrery_session, body, users[0])
     except NotFoundError as exc:
@@ -110,6 +104,11 @@ async def create_response(
     draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
     answer = with_calls(draft.body("completed", done.data["reply"], done.data["usage"]), done.data)
     return JSONResponse(answer, headers=headers)
+
+
+def _no_user_message() -> JSONResponse:
+    message = "input has no user message with text"
+    return openai_error(400, message, type_="invalid_request_error", code="invalid_value", param="input")
 
 
 async def _session(
