@@ -241,3 +241,23 @@ async def test_the_responses_api_suspends_and_resumes_with_function_call_output(
             tools=[tool],
         )
     assert "call_other" in caught.value.message
+
+
+async def test_the_offline_model_calls_a_callers_tool_and_answers_with_its_result(
+    live: LiveServer, demo: Any
+) -> None:
+    client = _client(live, demo)  # no key: the offline model
+    asked: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = await client.chat.completions.create(model="orrery/planner", messages=asked, tools=[WEATHER])
+    call = first.choices[0].message.tool_calls[0]
+    assert (call.function.name, json.loads(call.function.arguments)) == (
+        "get_weather",
+        {"city": "What is the weather in Paris?"},
+    )
+    answered = [
+        *asked,
+        {"role": "assistant", "tool_calls": [call.model_dump()]},
+        {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
+    ]
+    second = await client.chat.completions.create(model="orrery/planner", messages=answered, tools=[WEATHER])
+    assert second.choices[0].message.content == "Your tools answered: get_weather: sunny"
