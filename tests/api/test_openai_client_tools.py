@@ -36,8 +36,9 @@ TEXT_ALLOWED: list[bool] = []
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """Calls the caller's `get_weather` (and, when offered, the server's `search_memory` in the same
     step), then answers with what the caller's tool returned."""
-    SEEN.append([t.name for t in info.function_tools])
-    TEXT_ALLOWED.append(info.allow_text_output)
+    if info.function_tools:  # a turn's request (a background job's offers no function tools)
+        SEEN.append([t.name for t in info.function_tools])
+        TEXT_ALLOWED.append(info.allow_text_output)
     returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
     weather = [p for p in returns if p.tool_name == "get_weather"]
     if weather:
