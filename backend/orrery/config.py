@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     turn_wait_seconds: float = Field(default=120.0, gt=0)
     """How long a turn waits for the turn already running on its session (then 503)."""
 
+    client_tool_timeout_seconds: int = Field(default=3600, ge=1)
+    """How long a turn suspended on the caller's tool calls (OpenAI doors) waits for their results;
+    later it is abandoned: its message is marked failed in the chat and a late result is a 400."""
+
     sqlite_busy_timeout_ms: int = Field(default=5000, ge=0)
     """How long a SQLite writer waits for a lock before failing."""
 

@@ -226,11 +226,8 @@ async def test_tools_structured_outputs_and_n_are_refused_naming_the_parameter(
 ) -> None:
     client = _client(live, demo)
     messages: Any = [{"role": "user", "content": "What is the weather?"}]
-    tool: Any = {"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}
     schema: Any = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}}
     for param, extra in (
-        ("tools", {"tools": [tool]}),
-        ("tool_choice", {"tool_choice": "required"}),
         ("response_format", {"response_format": schema}),
         ("response_format", {"response_format": {"type": "json_object"}}),
         ("n", {"n": 2}),

@@ -127,17 +127,8 @@ async def test_errors_and_refused_parameters(live: LiveServer, demo: Any) -> Non
             model="orrery", input=[{"type": "function_call_output", "call_id": "c", "output": "1"}]
         )
     assert wrong_item.value.type == "invalid_request_error" and wrong_item.value.param
-    tool: Any = {
-        "type": "function",
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {}},
-    }
     schema: Any = {"format": {"type": "json_schema", "name": "x", "schema": {"type": "object"}}}
-    for param, extra in (
-        ("tools", {"tools": [tool]}),
-        ("tool_choice", {"tool_choice": "required"}),
-        ("text.format", {"text": schema}),
-    ):
+    for param, extra in (("text.format", {"text": schema}),):
         with pytest.raises(openai.BadRequestError) as caught:
             await client.responses.create(model="orrery", input="x", **extra)
         assert caught.value.param == param and caught.value.code == "unsupported_parameter"

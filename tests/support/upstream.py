@@ -3,9 +3,11 @@
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
 text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
 until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection), `unauthorized` (HTTP 401), or `error_event` (a 200 stream whose second
-event is an `error`, as vLLM-style servers report a failure mid-stream). Requests for
-`model_modes[model]` get that mode instead (a fallback model answering while the first fails).
+then loses its connection), `unauthorized` (HTTP 401), `error_event` (a 200 stream whose second
+event is an `error`, as vLLM-style servers report a failure mid-stream), or `script` (the assistant
+message `script(body)` returns, text and/or `tool_calls`, streamed or not: a model that calls
+tools). Requests for `model_modes[model]` get that mode instead (a fallback model answering while
+the first fails).
 Every request body is kept in `requests`, so tests count upstream calls and read what the model
 was given. A server process reaches it with `LITELLM_API_BASE` (see `provider_env`), or with
 `OPENAI_BASE_URL`; `client_model` builds an `openai/...` model on either client pointed at it."""
@@ -52,6 +54,8 @@ class FakeProvider:
         self.gate = threading.Event()
         self.gate.set()
         self.requests: list[dict[str, Any]] = []
+        self.script: Any = None
+        """`script` mode: the request body -> the assistant message (`content`, `tool_calls`)."""
         self.peers: list[int | None] = []
         """Each request's client port: one per connection (a kept-alive connection repeats it)."""
         self.app = FastAPI()
@@ -88,6 +92,8 @@ class FakeProvider:
                 status_code=500,
                 headers={"retry-after-ms": "1"},
             )
+        if mode == "script":
+            return _scripted(body, self.script(body))
         text = f"echo: {_text(body['messages'][-1])}"
         if body.get("stream"):
             return StreamingResponse(_stream(body["model"], text), media_type="text/event-stream")
@@ -123,6 +129,31 @@ def _stream(model: str, text: str) -> Iterator[str]:
     final = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": []}
     yield f"data: {json.dumps(final | {'usage': USAGE})}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def _scripted(body: dict[str, Any], message: dict[str, Any]) -> Any:
+    """The scripted assistant message, as a completion or as a stream of chunks."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    if not body.get("stream"):
+        choice = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
+        return {"id": "c1", "object": "chat.completion", "created": 1, "model": body["model"]} | {
+            "usage": USAGE,
+            "choices": [choice],
+        }
+
+    def chunks() -> Iterator[str]:
+        head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": body["model"]}
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+        yield f"data: {json.dumps(head | {'choices': [{'index': 0, 'delta': delta}]})}\n\n"
+        for index, call in enumerate(message.get("tool_calls") or []):
+            piece = {"tool_calls": [{"index": index, **call}]}
+            yield f"data: {json.dumps(head | {'choices': [{'index': 0, 'delta': piece}]})}\n\n"
+        end = {"index": 0, "delta": {}, "finish_reason": finish}
+        yield f"data: {json.dumps(head | {'choices': [end]})}\n\n"
+        yield f"data: {json.dumps(head | {'choices': [], 'usage': USAGE})}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(chunks(), media_type="text/event-stream")
 
 
 def _dropped(model: str) -> Iterator[str]:

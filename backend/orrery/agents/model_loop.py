@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
-from pydantic_ai import AgentRunResult, AgentRunResultEvent, RunContext
+from pydantic_ai import AgentRunResult, AgentRunResultEvent, DeferredToolRequests, RunContext
 from pydantic_ai.direct import model_request_stream
 from pydantic_ai.exceptions import (
     ToolFailedError,
@@ -64,31 +64,49 @@ class LoopSpec(Generic[DepsT]):
     output_retries: int = 2
     name: str = "agent"
     """The agent's name on the run's span."""
+    require_tool: bool = False
+    """The first request must call a tool (the caller's `tool_choice`: `required` or a function)."""
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A suspended run to continue (`agents.client_tools`): its messages up to the response that
+    called the caller's tools, and the answers to that response's calls, the caller's included."""
+
+    messages: list[ModelMessage]
+    answers: list[Any]
 
 
 async def run_loop(
-    spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str
-) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[str]]:
-    """Run the model on `prompt` after `history`; yield its events, the last one the run's result."""
+    spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str, resumed: Resumed | None = None
+) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[Any]]:
+    """Run the model on `prompt` after `history` (or continue `resumed`); yield its events, the
+    last one the run's result: its text, or `DeferredToolRequests` when the model called the
+    caller's tools (the run stops there; its messages are the result's, the last one the answers
+    of the server tools that ran)."""
     with agent_span(spec.name, spec.model.model_name):
-        async for event in _steps(spec, history, prompt):
+        async for event in _steps(spec, history, prompt, resumed):
             yield event
 
 
 async def _steps(
-    spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str
-) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[str]]:
+    spec: LoopSpec[DepsT], history: list[ModelMessage], prompt: str, resumed: Resumed | None
+) -> AsyncIterator[AgentStreamEvent | AgentRunResultEvent[Any]]:
     usage = RunUsage()
     ctx = RunContext(deps=spec.deps, model=spec.model, usage=usage, prompt=prompt)
     tools = ToolManager[DepsT](spec.toolset)
-    messages: list[ModelMessage] = [*history, _request(spec, [UserPromptPart(prompt)])]
+    if resumed is None:
+        messages: list[ModelMessage] = [*history, _request(spec, [UserPromptPart(prompt)])]
+    else:
+        messages = [*resumed.messages, _request(spec, resumed.answers)]
     empty_answers = 0
     while True:
         if usage.requests >= REQUEST_LIMIT:
             raise UsageLimitExceeded(f"The next request would exceed the request_limit of {REQUEST_LIMIT}")
         # a new step carries the failed tools' retry counts over, as an agent run's steps do
         tools = await tools.for_run_step(replace(ctx, run_step=usage.requests + 1))
-        params = ModelRequestParameters(function_tools=tools.tool_defs, allow_text_output=True)
+        first = usage.requests == 0 and spec.require_tool
+        params = ModelRequestParameters(function_tools=tools.tool_defs, allow_text_output=not first)
         async with model_request_stream(spec.model, messages, model_request_parameters=params) as stream:
             async for streamed in stream:
                 yield streamed
@@ -99,10 +117,15 @@ async def _steps(
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
         if calls:
             answers: list[Any] = []
+            external = [c for c in calls if _is_external(tools, c)]
             for call in calls:
-                async for tool_event in _call_tool(tools, call, answers):
-                    yield tool_event
+                if call not in external:
+                    async for tool_event in _call_tool(tools, call, answers):
+                        yield tool_event
             messages.append(_request(spec, answers))
+            if external:  # the caller runs these: the run stops until their results arrive
+                yield AgentRunResultEvent(_result(DeferredToolRequests(calls=external), messages, usage))
+                return
         elif _has_text(response) or response.finish_reason == "length":
             break
         else:
@@ -110,6 +133,11 @@ async def _steps(
             feedback = RetryFeedbackPart(NO_OUTPUT, retry=RetryInfo(cause="no_output"))
             messages.append(_request(spec, [feedback]))
     yield AgentRunResultEvent(_result(response.text or "", messages, usage))
+
+
+def _is_external(tools: ToolManager[Any], call: ToolCallPart) -> bool:
+    definition = tools.get_tool_def(call.tool_name)
+    return definition is not None and definition.kind == "external"
 
 
 def _check_empty(spec: LoopSpec[Any], empty_answers: int) -> int:
@@ -160,7 +188,7 @@ def _has_text(response: ModelResponse) -> bool:
     return any(isinstance(p, TextPart) and p.content for p in response.parts)
 
 
-def _result(output: str, messages: list[ModelMessage], usage: RunUsage) -> AgentRunResult[str]:
+def _result(output: Any, messages: list[ModelMessage], usage: RunUsage) -> AgentRunResult[Any]:
     """The run's result as an agent run would give it (output, usage, the last response)."""
     result = AgentRunResult(output)
     result._state.message_history = messages  # noqa: SLF001 - no public constructor takes them

@@ -16,7 +16,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
-from orrery.agents.model_loop import LoopSpec, run_loop
+from orrery.agents.client_tools import ClientTools, with_client_tools
+from orrery.agents.model_loop import LoopSpec, Resumed, run_loop
 from orrery.agents.turn_events import ModelEvent, TurnEvent, history_of, translate
 from orrery.deps import TurnDeps
 from orrery.roster import AgentDefinition
@@ -82,14 +83,18 @@ async def stream_model(
     deps: TurnDeps,
     run: ModelRun,
     on_model_event: Callable[[ModelEvent], None] | None = None,
+    client: ClientTools | None = None,
+    resumed: Resumed | None = None,
 ) -> AsyncIterator[TurnEvent]:
     """Run the model on `text` and yield its turn events; the result and tool calls land in `run`.
-    `on_model_event` sees every raw pydantic-ai event, ending with the run's result event."""
+    `on_model_event` sees every raw pydantic-ai event, ending with the run's result event. `client`:
+    the caller's tools (OpenAI doors); `resumed`: a suspended run to continue instead."""
     from orrery.roster import AGENTS
 
-    toolset = toolset_for(chosen.tools, tuple(AGENTS))
-    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id)
-    async for event in run_loop(spec, history, text):
+    toolset = with_client_tools(toolset_for(chosen.tools, tuple(AGENTS)), client)
+    require = client is not None and client.require_tool
+    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id, require_tool=require)
+    async for event in run_loop(spec, history, text, resumed):
         if on_model_event is not None:
             on_model_event(event)
         if isinstance(event, AgentRunResultEvent):

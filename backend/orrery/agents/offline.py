@@ -55,6 +55,7 @@ from orrery.agents.offline_answers import (
     packet_codes,
     parse_links,
 )
+from orrery.agents.offline_client import client_step
 from orrery.agents.offline_entities import (
     answer_entity,
     answer_ready,
@@ -286,6 +287,9 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     tools = {t.name for t in info.function_tools}
     if info.output_tools:  # structured output (e.g. the pattern analyst): offline finds nothing new
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {})])
+    caller = client_step(user, returned, info)  # the caller's own tools (OpenAI doors)
+    if caller is not None:
+        return caller
     step = fact_step(messages, user, instructions, tools) or search_step(messages, user, tools)
     if step is not None:
         return _call(step.tool, step.args) if step.tool else _text(step.text)

@@ -30,11 +30,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from pydantic_ai import DeferredToolRequests
 from pydantic_ai.models import Model
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.arrivals import Arrival, arrival_of
 from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
+from orrery.agents.client_tools import ClientTools
+from orrery.agents.client_turn import resume_events, suspended_event
 from orrery.agents.detach import run_detached
 from orrery.agents.digest_writer import DigestJobs
 from orrery.agents.model_run import ModelRun, history_for, stream_model
@@ -136,6 +139,7 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
+        client: ClientTools | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
@@ -144,7 +148,8 @@ class Orchestrator:
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
         itself); `before_store` writes in the message's own transaction, under the turn lock (an
         edit's supersede); `reply_id` is the id the reply is stored under (a door announced it before
-        the run). Refusals raise before the first event and store nothing."""
+        the run); `client`: the caller's tools (a call of one suspends the turn, `resume` goes on).
+        Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -163,6 +168,7 @@ class Orchestrator:
             on_model_event,
             before_store,
             reply_id,
+            client,
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -182,6 +188,7 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
+        client: ClientTools | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -211,7 +218,8 @@ class Orchestrator:
             if reply_id is not None:
                 pending = replace(pending, reply_id=reply_id)
             try:
-                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
+                turn = self._turn(user_id, sid, pending, agent, model, on_model_event, reads, client)
+                async for event in turn:
                     yield event
             except BaseException:
                 await mark_failed(self.db, pending.message_id)
@@ -226,6 +234,7 @@ class Orchestrator:
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
         reads: AsyncSession,
+        client: ClientTools | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
         turn's path in order. Choosing and assembling share one read-only session outside any
@@ -256,12 +265,17 @@ class Orchestrator:
         yield context_event(wc)
         run = ModelRun()
         try:
-            async for out in self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event):
+            async for out in self._run_model(
+                chosen, wc, deps, pending.text, model, run, on_model_event, client
+            ):
                 yield out
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
             observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
             await mark_failed(self.db, pending.message_id)
             yield _failed(exc, sid, logged=True)
+            return
+        if isinstance(run.result.output, DeferredToolRequests):  # the caller's tools: wait for results
+            yield await suspended_event(self, user_id, sid, pending.message_id, chosen.id, model, run)
             return
         latency = int((time.perf_counter() - started) * 1000)
         summarized = wc.memory.user_summary.last_updated if wc.memory.user_summary else None
@@ -279,11 +293,14 @@ class Orchestrator:
         model: str | None,
         run: ModelRun,
         on_model_event: Callable[[ModelEvent], None] | None,
+        client: ClientTools | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """The model's run as turn events; its result and tool calls are left in `run`."""
         metered = MeteredModel(self._turn_model(model), chosen.id)
         history = history_for(wc.messages, text)
-        events = stream_model(chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event)
+        events = stream_model(
+            chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event, client
+        )
         async for out in events:
             yield out
 
@@ -328,6 +345,19 @@ class Orchestrator:
         await self._maybe_refresh_patterns(user_id, summarized, model)
         await self.digests.after_turn(user_id, sid)  # the chat's digest, once it is quiet
         return saved
+
+    async def resume(
+        self, user_id: uuid.UUID, session_id: uuid.UUID | str, client: ClientTools
+    ) -> AsyncIterator[TurnEvent]:
+        """Continue the session's turn suspended on the caller's tool calls with their results
+        (`client.results`); refusals (no such pending call, expired) raise before the first event."""
+        sid = as_uuid(session_id, "session")
+        conversation_id.set(str(sid))
+        source = resume_events(self, user_id, sid, client)
+        failed = lambda exc: _failed(exc, sid)  # noqa: E731
+        events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
+        async for event in events:
+            yield event
 
     def _turn_model(self, model: str | None) -> Model:
         """The turn's model with its timeout: built once per process and name by the default factory

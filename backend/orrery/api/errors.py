@@ -88,10 +88,11 @@ def _answer(
     message: str,
     details: Any = None,
     headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> JSONResponse:
-    """Orrery's error shape, or OpenAI's on the OpenAI-compatible paths."""
+    """Orrery's error shape, or OpenAI's on the OpenAI-compatible paths (naming `param`)."""
     if is_openai_path(request.url.path):
-        return openai_shaped(request.url.path, status, code, message, headers)
+        return openai_shaped(request.url.path, status, code, message, headers, param)
     return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
 
 
@@ -102,7 +103,7 @@ async def _orrery(request: Request, exc: Exception) -> JSONResponse:
         return _unavailable(request, exc)
     if isinstance(exc, RateLimitedError):
         headers = {"Retry-After": str(exc.retry_after)}
-    return _answer(request, status, code, str(exc), headers=headers)
+    return _answer(request, status, code, str(exc), headers=headers, param=getattr(exc, "param", None))
 
 
 def _unavailable(request: Request, exc: ServiceUnavailableError) -> JSONResponse:

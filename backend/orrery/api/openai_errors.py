@@ -47,7 +47,12 @@ def openai_body(message: str, type_: str, code: str | None, param: str | None = 
 
 
 def openai_shaped(
-    path: str, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    path: str,
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> JSONResponse:
     """An error Orrery answers anywhere, as OpenAI answers it: 422 becomes 400, an unknown OpenAI
     route names what is served."""
@@ -56,7 +61,7 @@ def openai_shaped(
     status = 400 if status == 422 else status
     fallback = ("server_error" if status >= 500 else "invalid_request_error", None)
     type_, openai_code = _TYPES.get(status, fallback)
-    body = openai_body(message, type_, openai_code or code)
+    body = openai_body(message, type_, openai_code or code, param)
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -1,8 +1,8 @@
 """OpenAI request parameters Orrery does not serve, refused with a 400 that names them rather than
-ignored: a client that sends tools or asks for structured output would otherwise break only when it
-parses a reply that never honoured them. The agents run Orrery's own tools, so client tools
-(`tools`, `tool_choice`, `functions`), structured outputs (`response_format`, `text.format`) and
-several choices (`n`) are refused; asking for nothing (`tools: []`, `tool_choice: "auto"` or
+ignored: a client that asks for structured output would otherwise break only when it parses a
+reply that never honoured it. The caller's `tools` and `tool_choice` are served (`api.openai_tools`);
+the legacy `functions` / `function_call`, structured outputs (`response_format`, `text.format`) and
+several choices (`n`) are refused; asking for nothing (`functions: []`, `function_call: "auto"` or
 `"none"`, a `text` format, `n: 1`) is accepted. Sampling settings stay ignored (documented)."""
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ from fastapi.responses import JSONResponse
 from orrery.api.openai_errors import openai_body
 
 _WHY = {
-    "tools": "client tools are not passed to Orrery's agents, which run their own tools",
-    "tool_choice": "client tools are not passed to Orrery's agents, which run their own tools",
-    "functions": "client functions are not passed to Orrery's agents, which run their own tools",
-    "function_call": "client functions are not passed to Orrery's agents, which run their own tools",
+    "functions": "the legacy functions are not served; send them as `tools`",
+    "function_call": "the legacy function_call is not served; send `tool_choice`",
     "response_format": "structured outputs are not served; the reply is text",
     "text.format": "structured outputs are not served; the reply is text",
     "n": "Orrery answers one choice per turn",
@@ -42,8 +40,6 @@ def _format_asks(format_: Any) -> bool:
 def refused_completion_param(body: Any) -> str | None:
     """The first chat-completions parameter that asks for what is not served, or None."""
     asks = {
-        "tools": bool(body.tools),
-        "tool_choice": _tool_choice_asks(body.tool_choice),
         "functions": bool(body.functions),
         "function_call": _tool_choice_asks(body.function_call),
         "response_format": _format_asks(body.response_format),
@@ -55,8 +51,6 @@ def refused_completion_param(body: Any) -> str | None:
 def refused_response_param(body: Any) -> str | None:
     """The first Responses parameter that asks for what is not served, or None."""
     asks = {
-        "tools": bool(body.tools),
-        "tool_choice": _tool_choice_asks(body.tool_choice),
         "text.format": _format_asks(body.text.format if body.text else None),
     }
     return next((param for param, ask in asks.items() if ask), None)

@@ -28,6 +28,8 @@ class ChatMessage(ClientBody):
 
     role: Text
     content: Text | list[ContentPart] | None = None
+    tool_call_id: Text | None = Field(default=None, max_length=200)
+    """A `role: "tool"` message's call: its content is that call's result (issue 50)."""
 
     def text(self) -> str:
         """The message's text, parts joined by spaces."""
@@ -63,10 +65,12 @@ class CompletionRequest(ClientBody):
         "patterns); true or absent: a new chat is remembered, an existing one keeps its setting",
     )
     tools: list[dict[str, Any]] | None = Field(
-        default=None, max_length=128, description="Refused unless empty."
+        default=None,
+        max_length=128,
+        description="The caller's function tools: a call of one ends the response with `tool_calls`.",
     )
     tool_choice: str | dict[str, Any] | None = Field(
-        default=None, description='Refused unless "auto"/"none".'
+        default=None, description='"auto", "none", "required" or `{"type": "function", ...}`.'
     )
     functions: list[dict[str, Any]] | None = Field(default=None, max_length=128, description="Refused.")
     function_call: str | dict[str, Any] | None = Field(
@@ -107,7 +111,9 @@ class AssistantMessage(BaseModel):
     """The reply."""
 
     role: Literal["assistant"] = "assistant"
-    content: str
+    content: str | None
+    tool_calls: list[dict[str, Any]] | None = None
+    """The caller's tools the model called: the turn waits for their results (issue 50)."""
 
 
 class Choice(BaseModel):
@@ -115,7 +121,7 @@ class Choice(BaseModel):
 
     index: int = 0
     message: AssistantMessage
-    finish_reason: Literal["stop"] = "stop"
+    finish_reason: Literal["stop", "tool_calls"] = "stop"
 
 
 class Usage(BaseModel):

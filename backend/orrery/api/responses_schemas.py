@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, StrictBool
 
 from orrery.api.openai_schemas import sse
+from orrery.api.responses_tools import FunctionCallItem, FunctionCallOutputItem
 from orrery.services.limits import Text
 from orrery.validation import ClientBody
 
@@ -51,7 +52,7 @@ class ResponsesRequest(ClientBody):
     nothing (`api.openai_params`)."""
 
     model: str = Field(default="orrery", max_length=200)
-    input: Text | list[InputMessage] = Field(
+    input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem] = Field(
         description="A text, or messages; the last user message is the turn.", max_length=500
     )
     instructions: Text | None = None
@@ -67,7 +68,7 @@ class ResponsesRequest(ClientBody):
         """`input` as messages (a text is one user message)."""
         if isinstance(self.input, str):
             return [InputMessage(role="user", content=self.input)]
-        return self.input
+        return [item for item in self.input if isinstance(item, InputMessage)]
 
 
 def response_id(session_id: uuid.UUID) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, inspect, update
+from sqlalchemy import delete, insert, inspect, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
@@ -25,6 +25,8 @@ class Memo:
     values: dict[str, Any]
     key: dict[str, Any] | None = None
     """The primary key of the row to update (None: insert)."""
+    delete: bool = False
+    """Delete the row `key` names instead (a suspended turn's row, with the reply that ends it)."""
 
 
 def pending_memos(session: AsyncSession) -> list[Memo]:
@@ -64,5 +66,8 @@ async def write_memos(session: AsyncSession, memos: list[Memo]) -> None:
             await session.execute(insert(memo.model).values(**memo.values))
         else:
             where = [getattr(memo.model, k) == v for k, v in memo.key.items()]
+            if memo.delete:
+                await session.execute(delete(memo.model).where(*where))
+                continue
             statement = update(memo.model).where(*where).values(**memo.values)
             await session.execute(statement.execution_options(synchronize_session=False))

@@ -79,7 +79,8 @@ def record_turn(
     TOKENS.labels(agent=agent, direction="out").inc(output_tokens or 0)
     for call in tool_calls:
         outcome = "error" if call.get("error") else "ok"
-        TOOL_CALLS.labels(agent=agent, tool=str(call.get("name")), outcome=outcome).inc()
+        tool = "_client" if call.get("client") else str(call.get("name"))  # a caller's: any name at all
+        TOOL_CALLS.labels(agent=agent, tool=tool, outcome=outcome).inc()
 
 
 def record_embedding(texts: int, cpu_seconds: float) -> None:

@@ -39,6 +39,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from orrery.agents.client_tools import check_client_tools
 from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_params import refused, refused_completion_param
@@ -58,6 +59,7 @@ from orrery.api.openai_schemas import (
     sse,
 )
 from orrery.api.openai_sessions import session_for
+from orrery.api.openai_tools import chat_results, chat_tool_calls, client_tools, turn_events
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError, ValidationError
 from orrery.roster import AGENTS
@@ -159,15 +161,17 @@ async def completions(
         return refused(param)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
+    client = client_tools(body.tools, body.tool_choice, chat_results(body.messages))
+    if client is not None:
+        check_client_tools(client, agent)  # a clash is refused before any session is made
     try:
         sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)
     except NotFoundError as exc:  # an `X-Orrery-Session` that is unknown or not yours: OpenAI's shape
         return openai_error(
             404, str(exc), type_="invalid_request_error", code="not_found", param="X-Orrery-Session"
         )
-    events = request.app.state.orchestrator.turn(
-        user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
-    )
+    orchestrator = request.app.state.orchestrator
+    events = await turn_events(orchestrator, user.id, sid, text, agent, idempotency_key, client)
     first = await anext(events)  # validation errors surface as HTTP errors before anything streams
     completion = _Completion.new(body.model)
     headers = {"X-Orrery-Session": str(sid)}
@@ -182,10 +186,19 @@ async def completions(
         id=completion.id,
         created=completion.created,
         model=done.data.get("model") or completion.model,  # the model that answered, also on a replay
-        choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
+        choices=[_choice(done.data)],
         usage=Usage.of(done.data["usage"]),
     )
     return JSONResponse(reply.model_dump(), headers=headers)
+
+
+def _choice(done: dict[str, Any]) -> Choice:
+    """The reply, or the caller's tool calls the turn waits for (`finish_reason: "tool_calls"`)."""
+    calls = done.get("client_tool_calls")
+    if not calls:
+        return Choice(message=AssistantMessage(content=done["reply"]))
+    message = AssistantMessage(content=done["reply"] or None, tool_calls=chat_tool_calls(calls))
+    return Choice(message=message, finish_reason="tool_calls")
 
 
 def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
@@ -247,7 +260,11 @@ async def _stream(
             completion = replace(completion, model=done.get("model") or completion.model)  # who answered
             if done.get("replayed") and done.get("reply"):  # a replay streams no text: send the stored reply
                 yield completion.delta({"content": done["reply"]})
-    yield completion.delta({}, "stop")
+    calls = done.get("client_tool_calls")
+    if calls:  # the turn waits for the caller's tools
+        pieces = [{"index": i, **call} for i, call in enumerate(chat_tool_calls(calls))]
+        yield completion.delta({"tool_calls": pieces})
+    yield completion.delta({}, "tool_calls" if calls else "stop")
     if include_usage:
         yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
     yield sse("[DONE]")

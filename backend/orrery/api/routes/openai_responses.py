@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from orrery.agents.client_tools import check_client_tools
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_params import refused, refused_response_param
 from orrery.api.openai_schemas import (
@@ -31,7 +32,9 @@ from orrery.api.openai_schemas import (
     remember_for_store,
 )
 from orrery.api.openai_sessions import session_for
+from orrery.api.openai_tools import client_tools, turn_events
 from orrery.api.responses_schemas import ResponseDraft, ResponsesRequest, response_id, session_of
+from orrery.api.responses_tools import call_events, results_of, with_calls
 from orrery.api.routes.openai_compat import chain, failed_turn, model_ids, unknown_model
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError
@@ -72,23 +75,22 @@ async def create_response(
     if (param := refused_response_param(body)) is not None:  # never silently ignored
         return refused(param)
     users = [m.text() for m in body.messages() if m.role == "user"]
-    if not users or not users[-1].strip():
-        return openai_error(
-            400,
-            "input has no user message with text",
-            type_="invalid_request_error",
-            code="invalid_value",
-            param="input",
-        )
+    results = results_of(body.input) if isinstance(body.input, list) else {}
+    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    client = client_tools(body.tools, body.tool_choice, results)
+    if client is not None:
+        check_client_tools(client, agent)  # a clash is refused before any session is made
+    if results and not users:  # only the results, after `previous_response_id`
+        users = [""]
+    elif not users or not users[-1].strip():
+        return _no_user_message()
     try:
         sid = await _session(request.app.state.db, user.id, x_orrery_session, body, users[0])
     except NotFoundError as exc:
         param = "X-Orrery-Session" if x_orrery_session else "previous_response_id"
         return openai_error(404, str(exc), type_="invalid_request_error", code="not_found", param=param)
-    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
-    events = request.app.state.orchestrator.turn(
-        user.id, sid, users[-1], agent=agent, client_key=idempotency_key, resend=True
-    )
+    orchestrator = request.app.state.orchestrator
+    events = await turn_events(orchestrator, user.id, sid, users[-1], agent, idempotency_key, client)
     first = await anext(events)  # refusals surface as HTTP errors before anything streams
     draft = ResponseDraft(response_id(sid), body.model, body.store, body.previous_response_id)
     headers = {"X-Orrery-Session": str(sid)}
@@ -100,7 +102,13 @@ async def create_response(
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
     draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
-    return JSONResponse(draft.body("completed", done.data["reply"], done.data["usage"]), headers=headers)
+    answer = with_calls(draft.body("completed", done.data["reply"], done.data["usage"]), done.data)
+    return JSONResponse(answer, headers=headers)
+
+
+def _no_user_message() -> JSONResponse:
+    message = "input has no user message with text"
+    return openai_error(400, message, type_="invalid_request_error", code="invalid_value", param="input")
 
 
 async def _session(
@@ -139,4 +147,7 @@ async def _stream(draft: ResponseDraft, events: AsyncIterator[Any]) -> AsyncIter
     yield draft.event("response.output_text.done", **item, content_index=0, text=text, logprobs=[])
     yield draft.event("response.content_part.done", **item, content_index=0, part={**empty, "text": text})
     yield draft.event("response.output_item.done", output_index=0, item=draft.message(text))
-    yield draft.event("response.completed", response=draft.body("completed", text, done.get("usage") or {}))
+    for call_event in call_events(draft, done.get("client_tool_calls") or []):
+        yield call_event
+    completed = with_calls(draft.body("completed", text, done.get("usage") or {}), done)
+    yield draft.event("response.completed", response=completed)

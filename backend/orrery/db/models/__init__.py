@@ -1,7 +1,7 @@
 """Every ORM model, importable from one place (Alembic reads `Base.metadata` from here)."""
 
 from orrery.db.base import Base
-from orrery.db.models.chat import AgentTransition, ChatSession, Message, SessionSummary
+from orrery.db.models.chat import AgentTransition, ChatSession, Message, SessionSummary, TurnSuspension
 from orrery.db.models.docs import DocChunk, DocIndex
 from orrery.db.models.graph import Edge, Entity
 from orrery.db.models.identity import ApiKey, Project, ProjectMember, User, UserProfile
@@ -32,6 +32,7 @@ __all__ = [
     "SessionSummary",
     "UsageCounter",
     "TurnReceipt",
+    "TurnSuspension",
     "ProjectMember",
     "User",
     "UserProfile",

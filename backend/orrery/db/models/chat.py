@@ -165,3 +165,24 @@ class SessionSummary(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
     __table_args__ = (CheckConstraint("covered_through_seq >= 0", name="covered_non_negative"),)
+
+
+class TurnSuspension(Base):
+    """A turn waiting for the caller's tool results (OpenAI doors, issue 50): the model called a
+    tool the caller defined, so the run stopped there. One per session (the turn lock serializes
+    them); any worker resumes it from this row, and it expires at `expires_at`."""
+
+    __tablename__ = "turn_suspensions"
+
+    session_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    message_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
+    """The user message the suspended turn answers."""
+    agent_id: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str | None] = mapped_column(String(200))
+    state: Mapped[dict[str, Any]]
+    """The run so far: pydantic-ai messages, the tool calls seen, the usage, the pending call ids."""
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
