@@ -118,6 +118,7 @@ async def append_message(
         "embedding_model": MODEL_NAME if vector else None,
         "embedding_dim": DIMENSIONS if vector else None,
         "superseded_at": None,
+        "forgotten_at": None,
     }
     values["seq"] = await _count_and_insert(session, sid, user_id, values)
     held = session.sync_session.identity_map.get(_identity(sid))
