@@ -16,6 +16,7 @@ through the database (the lineage never touches a process's cache), exactly as o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -26,13 +27,12 @@ import httpx
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect
 
 from orrery.agents.patterns import refresh_user_summary
 from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
-from orrery.db.models import ChatSession
 from orrery.memory.digests import digest_chat
 from orrery.repo import sessions
 from tests.support.models import streaming
@@ -42,6 +42,8 @@ MARK = re.compile(r"zqx[a-z]+")
 FACT_OLD, FACT_NEW, SAID, INSTRUCTION = "zqxlockold", "zqxlocknew", "zqxsaidplain", "zqxruletone"
 ALL = {FACT_OLD, FACT_NEW, SAID, INSTRUCTION}
 
+QUESTION = "What is my locker code, what did I name the side project, how do I sign answers?"
+"""The second worker's question: it shares words with everything planted, so recall would find it."""
 FACTS = {FACT_OLD, FACT_NEW, INSTRUCTION}
 """What forgetting the facts forgets (the plain remark is no fact: it stays remembered)."""
 
@@ -82,7 +84,7 @@ async def _plant(api: httpx.AsyncClient, db: Database, user_id: uuid.UUID) -> di
     facts = (await api.get("/v1/me/facts", params={"include_history": "true"})).json()
     texts = " ".join(f["text"] for f in facts)
     assert {FACT_OLD, FACT_NEW, INSTRUCTION} <= set(MARK.findall(texts)), facts
-    answered = await _turn(api, b, f"What was my locker code again, and what is {SAID}?")
+    answered = await _turn(api, b, "What was my locker code again, and what did I name the side project?")
     async with db.transaction() as s:  # the inspector's receipt: the prompt the turn saw
         await sessions.save_turn_receipt(s, user_id, b, {"system_prompt": json.dumps(answered)})
     for chat in (a, b):
@@ -264,7 +266,65 @@ async def _remember_off(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
     return _messages_of(chats["a"], chats["b"])  # its own chat keeps its transcript
 
 
+async def _cli_forget(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+    """`orrery facts forget`, the CLI door, on the same database."""
+    from tests.support.cli import invoke
+
+    user = (await api.get("/v1/me")).json()["id"]
+    for fid in await _fact_ids(api):
+        code, output = await asyncio.to_thread(invoke, "facts", "forget", "--user", user, fid)
+        assert code == 0, output
+    return _forgotten_turn_in(chats["a"], chats["b"])
+
+
+async def _edit_away(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+    """An edit of the message the standing instruction was captured from takes it back."""
+    page = (await api.get(f"/v1/sessions/{chats['a']}")).json()["messages"]
+    seq = max(m["seq"] for m in page if m["role"] == "user")
+    edited = await api.post(
+        f"/v1/sessions/{chats['a']}/messages/{seq}/edit",
+        json={"content": "Thanks, that is all for now."},
+        headers={"Accept": "application/json"},
+    )
+    assert edited.status_code == 200, edited.text
+    return _forgotten_turn_in(chats["a"], chats["b"])
+
+
+async def _delete_chat_keep_facts(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+    """Deleting chat A without `forget_facts`: what was said there goes, its facts stay (and the
+    turns quoting them, which the person kept)."""
+    assert (await api.delete(f"/v1/sessions/{chats['a']}")).status_code == 204
+    return lambda table, row: False
+
+
+async def _store_false(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+    """OpenAI's `store: false` on the existing chats (named by `X-Orrery-Session`)."""
+    for chat in (chats["a"], chats["b"]):
+        done = await api.post(
+            "/v1/chat/completions",
+            json={"model": "orrery", "messages": [{"role": "user", "content": "ok"}], "store": False},
+            headers={"X-Orrery-Session": chat},
+        )
+        assert done.status_code == 200, done.text
+    return _messages_of(chats["a"], chats["b"])
+
+
+async def _vercel_remember(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+    """The Vercel AI SDK body field `remember: false`, with the next message of each chat."""
+    for chat in (chats["a"], chats["b"]):
+        message = {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "ok"}]}
+        body = {"trigger": "submit-message", "id": chat, "messages": [message], "remember": False}
+        done = await api.post(f"/v1/sessions/{chat}/chat", json=body)
+        assert done.status_code == 200, done.text
+    return _messages_of(chats["a"], chats["b"])
+
+
 CONTROLS: dict[str, tuple[Control, set[str]]] = {
+    "fact delete (CLI)": (_cli_forget, FACTS),
+    "an edit of the source message": (_edit_away, {INSTRUCTION}),
+    "chat delete without forget_facts": (_delete_chat_keep_facts, {SAID}),
+    "store: false (OpenAI)": (_store_false, ALL),
+    "remember: false (Vercel)": (_vercel_remember, ALL),
     "fact delete (HTTP)": (_delete_each_fact, FACTS),
     "forget_fact (agent)": (_forget_fact_tool, FACTS),
     "forget_fact (tools door)": (_tool_door, FACTS),
@@ -276,8 +336,17 @@ CONTROLS: dict[str, tuple[Control, set[str]]] = {
 
 @pytest.mark.parametrize("control", list(CONTROLS))
 async def test_after_each_forget_no_marker_is_anywhere(
-    control: str, api: httpx.AsyncClient, db: Database, settings: Settings, demo: Any
+    control: str,
+    api: httpx.AsyncClient,
+    db: Database,
+    settings: Settings,
+    demo: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from tests.support.cli import cli_environment
+
+    environment = cli_environment(settings.database_url, monkeypatch)
+    next(environment)
     chats = await _plant(api, db, demo.user_id)
     run, gone = CONTROLS[control]
     kept = await run(api, chats)
@@ -288,8 +357,26 @@ async def test_after_each_forget_no_marker_is_anywhere(
         "What is my locker code, what did I name the side project, how do I sign answers?",
     )
     assert set(MARK.findall(seen)) & gone == set()
-    async with db.sessions() as s:  # the lineage left what it keeps where it was
-        for chat in chats.values():
-            record = await s.get(ChatSession, uuid.UUID(chat))
-            assert record is None or record.user_id == demo.user_id
-    _ = text
+
+
+async def test_without_a_forget_the_next_turn_sees_what_was_planted(
+    api: httpx.AsyncClient, db: Database, settings: Settings, demo: Any
+) -> None:
+    """The sweep's eyes work: nothing forgotten, the other worker's prompt holds every marker (the
+    facts and the instruction in the profile, the remark recalled and in the learned summary)."""
+    await _plant(api, db, demo.user_id)
+    seen = await _next_turn_sees(settings, demo.api_key, QUESTION)
+    assert set(MARK.findall(seen)) >= {FACT_NEW, INSTRUCTION, SAID}
+
+
+async def test_recall_off_deletes_the_stored_receipts_and_recalls_no_other_chat(
+    api: httpx.AsyncClient, db: Database, settings: Settings, demo: Any
+) -> None:
+    """`recall_across_chats` off forgets nothing stored (the facts and summary are the person's
+    profile, not recall), but the receipts (prompts that recalled other chats) go, and the next turn
+    on another worker recalls no other chat's words."""
+    await _plant(api, db, demo.user_id)
+    assert (await api.patch("/v1/me/memory", json={"recall_across_chats": False})).status_code == 200
+    assert [t for t, _ in await _rows(db) if t == "turn_receipts"] == []
+    seen = await _next_turn_sees(settings, demo.api_key, QUESTION)
+    assert "side project" not in seen.replace(QUESTION, "")
