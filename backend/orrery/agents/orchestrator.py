@@ -42,7 +42,7 @@ from orrery.agents.detach import run_detached
 from orrery.agents.digest_writer import DigestJobs
 from orrery.agents.model_run import ModelRun, history_for, stream_model
 from orrery.agents.models import build_model, summarizer_for
-from orrery.agents.patterns import REFRESH_SUMMARY_JOB, queue_refresh, refresh_user_summary
+from orrery.agents.patterns import queue_refresh, refresh_user_summary
 from orrery.agents.preload import preload_provider
 from orrery.agents.router import choose_agent
 from orrery.agents.turn_events import (
@@ -81,6 +81,7 @@ from orrery.ops.cost import message_cost
 from orrery.ops.jobs import JobWorker
 from orrery.ops.logs import conversation_id
 from orrery.ops.metered_model import MeteredModel
+from orrery.repo.lineage import REFRESH_SUMMARY_JOB
 from orrery.repo.scope import as_uuid
 from orrery.roster import AgentDefinition, get_agent
 
@@ -392,7 +393,8 @@ class Orchestrator:
         return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
 
     async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
-        await refresh_user_summary(self.db, self._job_model(payload["model"]), uuid.UUID(payload["user_id"]))
+        model = self._job_model(payload.get("model") or self.settings.model)  # a forget queues none
+        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
 
     def _embeddings_queued(self) -> None:
         """A remote model's vectors are computed by the job worker: have it look now."""

@@ -32,10 +32,10 @@ from orrery.db.base import utcnow
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession, Message
 from orrery.ops.jobs import enqueue_once
+from orrery.repo.lineage import REFRESH_SUMMARY_JOB
 from orrery.repo.memory import get_user_summary, recent_check_ins, save_user_summary
 from orrery.text import inline_data
 
-REFRESH_SUMMARY_JOB = "refresh_user_summary"
 MAX_ITEMS = 10
 RECENT_MESSAGES = 40
 INSTRUCTIONS = (
@@ -103,7 +103,7 @@ def _analyst() -> Agent[None, SummaryUpdate]:
 
 def readable_messages(user_id: uuid.UUID) -> Select[uuid.UUID, str]:
     """The person's latest user messages the analyst may read (session id, text), newest first, in
-    one query: never superseded or failed ones, never from a chat not remembered."""
+    one query: never superseded, forgotten or failed ones, never from a chat not remembered."""
     return (
         select(Message.session_id, Message.content)
         .join(ChatSession, ChatSession.id == Message.session_id)
@@ -112,6 +112,7 @@ def readable_messages(user_id: uuid.UUID) -> Select[uuid.UUID, str]:
             ChatSession.remember.is_(True),
             Message.role == "user",
             Message.superseded_at.is_(None),
+            Message.forgotten_at.is_(None),
             Message.status != "failed",
         )
         .order_by(Message.created_at.desc(), Message.seq.desc())

@@ -37,6 +37,7 @@ from orrery.memory.embedding_models import LOCAL, EmbeddingModel
 from orrery.memory.messages import append_message, states_standing
 from orrery.ops.limits import count_tokens, reserve_turn
 from orrery.repo import chat
+from orrery.repo.lineage import mark_turns
 
 log = logging.getLogger("orrery.turns")
 MAX_MESSAGE_CHARS = 20_000
@@ -317,8 +318,15 @@ async def persist_reply(
     usage, today = reply.usage, _today()
     switched = handoff.to if handoff.to != reply.agent_id else None  # the agent the model handed to
     checked_in = _CHECKED_IN.get(user_id) == today.date()
+    forgot = any(c.get("name") == "forget_fact" and not c.get("error") for c in reply.calls)
     alone = not (
-        memos or answered or switched or settings.limit_tokens_per_day or embedding.remote or not checked_in
+        memos
+        or answered
+        or switched
+        or settings.limit_tokens_per_day
+        or embedding.remote
+        or not checked_in
+        or forgot
     )
     async with db.statement() if alone else db.transaction() as s:
         await write_memos(s, memos or [])
@@ -343,6 +351,8 @@ async def persist_reply(
             ),
             embedding=embedding,
         )
+        if forgot:  # the turn that forgot a fact quotes it: forgotten with it, stored after the tool ran
+            await mark_turns(s, [(sid, saved.seq)])
         await count_tokens(s, settings, user_id, (usage.input_tokens or 0) + (usage.output_tokens or 0))
         if switched:
             await chat.record_transition(s, user_id, sid, switched, handoff.reason, saved.id)

@@ -8,7 +8,7 @@ job per chat across every worker) and not due before `digest_quiet_minutes` from
 model when a writer is given (its cost kept in the row), else extractively (`digest_text`), and the
 extractive one stands in when the model fails.
 
-It reads what recall may read: the chat's messages, never superseded or failed ones, and only while
+It reads what recall may read: the chat's messages, never superseded, failed or forgotten ones, and only while
 the chat is remembered; a chat not remembered (or gone) has its digest deleted instead. The same
 function builds the evaluation's digests (`orrery eval memory`), so it measures what runs.
 """
@@ -34,6 +34,9 @@ from orrery.ops.jobs import RunLater, enqueue_once
 from orrery.repo.sessions import DIGEST_JOB
 
 __all__ = ["DIGEST_JOB", "digest_all", "digest_chat", "queue_digest"]
+
+NOT_FORGOTTEN = Message.forgotten_at.is_(None)
+"""A digest never reads a turn that said or quoted a forgotten fact (`orrery.repo.lineage`)."""
 
 log = logging.getLogger("orrery.digests")
 RARITY_MESSAGES = 2000
@@ -162,7 +165,7 @@ async def _messages(s: AsyncSession, chat_id: uuid.UUID) -> list[Said]:
     """The chat's messages recall may read, in order."""
     rows = await s.execute(
         select(Message.role, Message.content, Message.created_at)
-        .where(Message.session_id == chat_id, LIVE, Message.status != "failed")
+        .where(Message.session_id == chat_id, LIVE, Message.status != "failed", NOT_FORGOTTEN)
         .where(Message.role.in_(("user", "assistant")))
         .order_by(Message.seq)
     )
@@ -174,7 +177,7 @@ async def _person_texts(s: AsyncSession, user_id: uuid.UUID) -> list[str]:
     rows = await s.execute(
         select(func.substr(Message.content, 1, RARITY_CHARS))
         .join(ChatSession, ChatSession.id == Message.session_id)
-        .where(ChatSession.user_id == user_id, ChatSession.remember.is_(True), LIVE)
+        .where(ChatSession.user_id == user_id, ChatSession.remember.is_(True), LIVE, NOT_FORGOTTEN)
         .order_by(Message.created_at.desc())
         .limit(RARITY_MESSAGES)
     )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.engine import Database
@@ -34,8 +34,8 @@ BATCH = 64
 
 
 def has_text() -> Any:
-    """Messages worth a vector (an empty tool-call message has none)."""
-    return func.trim(Message.content) != ""
+    """Messages worth a vector (an empty tool-call message has none, nor a forgotten one)."""
+    return and_(func.trim(Message.content) != "", Message.forgotten_at.is_(None))
 
 
 def lacks_vector(model: str) -> Any:

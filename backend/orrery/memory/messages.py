@@ -35,7 +35,8 @@ _NEXT_SEQ = (
 not the mapped class: the ORM's bulk-update path costs ~0.2 ms more a statement, for a row this
 transaction's identity map is told about by hand below."""
 _MESSAGES = cast(Table, Message.__table__)
-_FIELDS = [c for c in _MESSAGES.c if c.name != "seq"]
+_FIELDS = [c for c in _MESSAGES.c if c.name not in ("seq", "forgotten_at")]
+"""What an insert writes: `forgotten_at` only ever comes later, set by a forget (`repo.lineage`)."""
 _COLUMNS = [*(c.name for c in _FIELDS), "seq"]
 _ROW = [bindparam(f"m_{c.name}", type_=c.type) for c in _FIELDS]
 """The row's parameters, named `m_<column>`: a parameter named as a column of `chat_sessions`
@@ -123,7 +124,7 @@ async def append_message(
     held = session.sync_session.identity_map.get(_identity(sid))
     if held is not None:  # the session's row this transaction read: it counts the message too
         set_committed_value(held, "message_count", values["seq"])
-    message = _STORED.build([values[key] for key in _STORED.keys])  # read back; not in `session`
+    message = _STORED.build([values.get(key) for key in _STORED.keys])  # read back (no `forgotten_at`)
     assert message is not None  # it has its id
     if standing is not None:  # a standing instruction or preference: stored with the message
         await store_standing(session, user_id, sid, message.seq, message.created_at, standing)

@@ -103,6 +103,12 @@ _NOT_A_RULE = re.compile(
 )
 """Said of oneself or to cheer someone on ("Always been interested in…", "I'm always taking notes",
 "Keep it up!", "I can't stop thinking…"): a statement, not a rule for the assistant."""
+_FORGET = re.compile(
+    r"^(?:please[,\s]+|(?:can|could|would|will) you\s+)?(?:forget|stop remembering|don'?t remember|"
+    r"do not remember|unlearn)\b",
+    re.I,
+)
+"""A request to forget ("Forget that I always…"): it takes an instruction back, never makes one."""
 _DIRECTIVE = re.compile(
     r"^(?:please[,\s]+)?(?:always|never|don'?t|do not|from now on|from here on|going forward|in future|"
     r"call me|address me|make sure you|whenever|every time|stop|avoid|no more than|keep (?:your|answers|"
@@ -195,6 +201,8 @@ def form_refuses(sentence: str) -> str | None:
     """Why the sentence's form says it is not a standing instruction, or None."""
     if sentence.rstrip().endswith("?"):
         return "question"
+    if _FORGET.search(sentence):
+        return "forget"
     if _CONDITIONAL.search(sentence) and not _STANDING_WHEN.search(sentence):
         return "hypothetical"
     if _REPORTED.search(sentence) and not re.match(r"^(?:please\s+)?(?:always|never)\b", sentence, re.I):

@@ -1,5 +1,7 @@
 """Edit-and-resend: the last user message and everything after it are marked superseded (kept, never
-shown nor read into a context again), so the edited text is answered as if the old one never was."""
+shown nor read into a context again), so the edited text is answered as if the old one never was.
+What was learned from them goes too: the facts said in them (with their lineage), the chat's digest
+and running summary, the person's stored receipts, and the learned summary when it drew on the chat."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.db.base import utcnow
 from orrery.db.models import Message, SessionSummary
 from orrery.errors import ValidationError
+from orrery.repo import lineage
 from orrery.repo.chat import get_session
+from orrery.repo.facts import forget_session_facts
 
 
 async def supersede_last_user_message(
@@ -51,5 +55,7 @@ async def supersede_last_user_message(
             SessionSummary.session_id == chat.id, SessionSummary.covered_through_seq >= seq
         )
     )
+    await forget_session_facts(session, user_id, chat.id, from_seq=seq)
+    await lineage.clear_derived(session, user_id, [chat.id])
     await session.flush()
     return int(getattr(marked, "rowcount", 0) or 0)

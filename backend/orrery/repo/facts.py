@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.db.base import utcnow
 from orrery.db.models import ChatSession, Fact, Message, ProjectMember
 from orrery.errors import NotFoundError, ValidationError
+from orrery.repo.lineage import Said, forget_quotes
 from orrery.repo.scope import as_uuid, member_project_ids
 
 MAX_FACT_CHARS = 1000
@@ -228,8 +229,9 @@ async def update_fact(
 
 
 async def delete_fact(session: AsyncSession, user_id: uuid.UUID, fact_id: uuid.UUID | str) -> list[uuid.UUID]:
-    """Forget a fact and the older versions it replaced (so none comes back as history); the ids
-    forgotten, the named one first."""
+    """Forget a fact and the older versions it replaced (so none comes back as history), and the
+    turns that said or quoted any of them across chats (`orrery.repo.lineage`); the ids forgotten,
+    the named one first."""
     fact = await get_fact(session, user_id, fact_id)
     links = await session.execute(
         select(Fact.id, Fact.superseded_by).where(Fact.user_id == user_id, Fact.superseded_by.is_not(None))
@@ -244,12 +246,24 @@ async def delete_fact(session: AsyncSession, user_id: uuid.UUID, fact_id: uuid.U
             if older not in gone:
                 gone.append(older)
                 todo.append(older)
-    await session.execute(
-        delete(Fact)
-        .where(Fact.user_id == user_id, Fact.id.in_(gone))
-        .execution_options(synchronize_session=False)
-    )
+    await forget_ids(session, user_id, gone)
     return gone
+
+
+async def forget_ids(session: AsyncSession, user_id: uuid.UUID, ids: Sequence[uuid.UUID]) -> int:
+    """Delete these facts of the person's and follow their lineage: every turn that said or quoted
+    one is forgotten across chats, with what was derived from it; how many facts."""
+    if not ids:
+        return 0
+    result = await session.execute(
+        delete(Fact)
+        .where(Fact.user_id == user_id, Fact.id.in_(list(ids)))
+        .execution_options(synchronize_session=False)
+        .returning(Fact.id, Fact.text, Fact.source_session_id, Fact.source_seq)
+    )
+    said = [Said(*row) for row in result.all()]
+    await forget_quotes(session, user_id, said)
+    return len(said)
 
 
 async def same_current_text(session: AsyncSession, user_id: uuid.UUID, text: str) -> Fact | None:
@@ -264,13 +278,13 @@ async def same_current_text(session: AsyncSession, user_id: uuid.UUID, text: str
     return rows.scalars().first()
 
 
-async def forget_session_facts(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> int:
-    """Forget every fact said in one chat (the chat itself may be gone); how many."""
+async def forget_session_facts(
+    session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str, *, from_seq: int = 0
+) -> int:
+    """Forget every fact said in one chat (the chat itself may be gone), or in its messages from
+    `from_seq` on (an edit took them back), with their lineage (`forget_ids`); how many."""
     sid = as_uuid(session_id, "session")
-    result = await session.execute(
-        delete(Fact)
-        .where(Fact.user_id == user_id, Fact.source_session_id == sid)
-        .execution_options(synchronize_session=False)
-        .returning(Fact.id)
-    )
-    return len(result.all())
+    said = select(Fact.id).where(Fact.user_id == user_id, Fact.source_session_id == sid)
+    if from_seq:
+        said = said.where(Fact.source_seq >= from_seq)
+    return await forget_ids(session, user_id, list((await session.execute(said)).scalars()))

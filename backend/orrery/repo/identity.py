@@ -16,6 +16,7 @@ from orrery.db.base import utcnow
 from orrery.db.direct import Direct, Loader, parts
 from orrery.db.models import ApiKey, Project, ProjectMember, User, UserProfile, WebToken
 from orrery.errors import AuthenticationError, ConflictError, NotFoundError, ValidationError
+from orrery.repo.lineage import forget_receipts
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
 from orrery.security import generate_key, hash_key, is_well_formed
 from orrery.vocabulary import MEMBER_ROLES
@@ -250,8 +251,13 @@ async def set_memory_choices(
     recall_other_projects: bool | None = None,
 ) -> MemoryChoices:
     """Change the choices given (None leaves one as it is); the new choices. Recall reads them from
-    the row on every turn, so every worker follows from its next turn."""
+    the row on every turn, so every worker follows from its next turn. Narrowing recall deletes the
+    person's stored receipts (each holds a prompt that may have recalled other chats)."""
     user = await get_user(session, user_id)
+    if (recall_across_chats is False and user.recall_across_chats) or (
+        recall_other_projects is False and user.recall_other_projects
+    ):
+        await forget_receipts(session, user_id)
     if recall_across_chats is not None:
         user.recall_across_chats = bool(recall_across_chats)
     if recall_other_projects is not None:

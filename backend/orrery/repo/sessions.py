@@ -20,12 +20,14 @@ from orrery.db.base import utcnow
 from orrery.db.models import AgentTransition, ChatDigest, ChatSession, Entity, Message, Project, TurnReceipt
 from orrery.errors import ValidationError
 from orrery.ops.jobs import enqueue_once
+from orrery.repo import lineage
 from orrery.repo.chat import get_session
+from orrery.repo.facts import forget_session_facts
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
 from orrery.vocabulary import ENTITY_KINDS
 
 MAX_TITLE = 300
-DIGEST_JOB = "chat_digest"
+DIGEST_JOB = lineage.DIGEST_JOB
 """The job that builds a chat's digest (`memory.digests`), keyed `digest:<chat id>`."""
 DIGEST_ATTEMPTS = 5
 MAX_PAGE = 200
@@ -152,13 +154,16 @@ async def set_remember(
 ) -> ChatSession:
     """Remember the chat (the default) or not: a chat not remembered is never recalled in another
     chat, no fact is saved from it and the pattern analyst skips it. It is read fresh from the row by
-    every process, so the change holds on every worker from its next turn. Not remembered, its
-    digest (its line in the "Earlier chats" timeline) is deleted with the change; remembered again,
-    its digest is queued (built once the chat is quiet)."""
+    every process, so the change holds on every worker from its next turn. Switched off, what was
+    already learned from it goes with the change: its digest, the facts said in it (with their
+    lineage: `orrery.repo.lineage`), the person's stored receipts, and the learned summary when it
+    drew on it (rebuilt). Remembered again, its digest is queued (built once the chat is quiet)."""
     chat = await get_session(session, user_id, session_id)
     was, chat.remember = chat.remember, bool(remember)
     if not remember:
         await session.execute(delete(ChatDigest).where(ChatDigest.chat_id == chat.id))
+        await forget_session_facts(session, user_id, chat.id)
+        await lineage.clear_derived(session, user_id, [chat.id])
     elif not was:
         payload = {"chat_id": str(chat.id), "user_id": str(user_id)}
         key = f"digest:{chat.id}"
@@ -168,9 +173,11 @@ async def set_remember(
 
 
 async def delete_session(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> None:
-    """Delete a session with its messages, transitions, summary and receipt (database cascades)."""
+    """Delete a session with its messages, transitions, summary, digest and receipt (database
+    cascades), and the person's other stored receipts (a prompt that recalled it)."""
     chat = await get_session(session, user_id, session_id)
     await session.execute(delete(ChatSession).where(ChatSession.id == chat.id))
+    await lineage.forget_receipts(session, user_id)
 
 
 async def use_automatic_agent(session: AsyncSession, user_id: uuid.UUID, session_id: uuid.UUID | str) -> None:

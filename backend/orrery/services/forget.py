@@ -1,5 +1,6 @@
-"""Forget a chat: delete it (it leaves recall at once), optionally the facts said in it, and rebuild
-the learned summary if the pattern analyst drew on it — all in the caller's one transaction.
+"""Forget a chat: delete it (it leaves recall at once), optionally the facts said in it (with their
+lineage: `orrery.repo.lineage`), the person's stored receipts, and rebuild the learned summary if the
+pattern analyst drew on it — all in the caller's one transaction.
 
 Every door (REST, web, CLI) deletes a chat through `forget_chat`, so each does the same.
 """
@@ -11,14 +12,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from orrery.agents.patterns import REFRESH_SUMMARY_JOB
 from orrery.config import Settings
-from orrery.db.base import utcnow
-from orrery.db.models import UserSummary
-from orrery.ops.jobs import enqueue_once
 from orrery.repo import sessions
 from orrery.repo.chat import get_session
 from orrery.repo.facts import forget_session_facts
+from orrery.repo.lineage import rebuild_summary
 
 
 @dataclass(frozen=True)
@@ -46,23 +44,4 @@ async def forget_chat(
     chat = await get_session(session, user_id, session_id)
     await sessions.delete_session(session, user_id, chat.id)
     facts = await forget_session_facts(session, user_id, chat.id) if forget_facts else 0
-    return Forgotten(chat.id, facts, await _rebuild_summary(session, settings, user_id, chat.id))
-
-
-async def _rebuild_summary(
-    session: AsyncSession, settings: Settings, user_id: uuid.UUID, chat_id: uuid.UUID
-) -> bool:
-    summary = await session.get(UserSummary, user_id)
-    if summary is None or str(chat_id) not in {str(s) for s in summary.source_sessions or []}:
-        return False
-    summary.patterns, summary.wins, summary.struggles, summary.source_sessions = [], [], [], []
-    summary.updated_at = utcnow()
-    await session.flush()
-    await enqueue_once(
-        session,
-        REFRESH_SUMMARY_JOB,
-        {"user_id": str(user_id), "model": settings.model},
-        key=f"summary:{user_id}",
-        max_attempts=settings.jobs_max_attempts,
-    )
-    return True
+    return Forgotten(chat.id, facts, await rebuild_summary(session, user_id, [chat.id]))

@@ -103,6 +103,10 @@ class Message(UUIDPrimaryKey, Base):
     superseded_at: Mapped[datetime | None]
     """Set when the user edited this message (or the one it answers) and sent it again: kept for
     the record, never shown in the chat nor read into a context again (migration 0012sm)."""
+    forgotten_at: Mapped[datetime | None]
+    """Set when a fact this message said or quoted was forgotten (or the turn it belongs to did):
+    it stays in its own chat, but no other chat reads it again: recall, `search_memory`, digests and
+    the pattern analyst skip it (`orrery.repo.lineage`; migration 0025fg)."""
 
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_messages_session_seq"),

@@ -5,7 +5,7 @@ next turn; nothing about it is cached).
 May be recalled: the calling person's own chats (`chat_sessions.user_id`), never the current one,
 with `remember` on, in the current chat's project (no project: the person's other chats without
 one), or in any project when the person allows it (`users.recall_other_projects`); nothing when
-`users.recall_across_chats` is off. Of their messages: never superseded or failed ones.
+`users.recall_across_chats` is off. Of their messages: never superseded, failed or forgotten ones.
 """
 
 from __future__ import annotations
@@ -88,8 +88,9 @@ def chats_of(no_project: bool) -> list[Any]:
     ]
 
 
-RECALLABLE = (LIVE, Message.status != "failed")
-"""Of a recallable chat's messages: never superseded (edited away) or failed ones."""
+RECALLABLE = (LIVE, Message.status != "failed", Message.forgotten_at.is_(None))
+"""Of a recallable chat's messages: never superseded (edited away), failed or forgotten ones (a turn
+that said or quoted a forgotten fact: `orrery.repo.lineage`)."""
 
 _CHAT_COLUMNS = (
     type_coerce(ChatSession.id, String),
@@ -205,6 +206,7 @@ def _matches_query(sqlite: bool, no_project: bool) -> Any:
         hit.session_id == ChatSession.id,
         hit.superseded_at.is_(None),
         hit.status != "failed",
+        hit.forgotten_at.is_(None),
         hit.session_id.not_in(bindparam("skip", expanding=True, type_=Uuid())),
     ]
     if sqlite:
