@@ -120,8 +120,8 @@ async def check_form(request: Request) -> None:
 
 class WebRoute(APIRoute):
     """Routes answering HTML: not signed in -> the login page; not found -> a 404 page; bad input
-    (a form field too long, unstorable text) -> a 400 page; a refused write -> 403; a per-user
-    limit -> 429. The JSON API keeps its own error mapping."""
+    -> a 400 page (unstorable text) or a 422 page (a field too long, a malformed parameter); a
+    refused write -> 403; a per-user limit -> 429. The JSON API keeps its own error mapping."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -133,7 +133,7 @@ class WebRoute(APIRoute):
             except UnstorableValue as exc:
                 return _error(request, 400, "That did not work.", str(exc))
             except RequestValidationError as exc:
-                return _error(request, 400, "That did not work.", readable(exc.errors(), skip=1))
+                return _error(request, 422, "That did not work.", readable(exc.errors(), skip=1))
             except AuthenticationError as exc:
                 if request.method == "GET" and not request.headers.get("hx-request"):
                     back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
