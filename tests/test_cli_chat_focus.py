@@ -57,3 +57,19 @@ def test_focus_by_name_and_titles_from_the_first_message(demo_env: None) -> None
     )
     assert named.exit_code == 0, named.output
     assert _session(json.loads(named.stdout)["session_id"])["focus"]["kind"] == "plan"  # type: ignore[index]
+
+
+@pytest.mark.demo_db
+def test_a_session_is_continued_only_as_its_owner(demo_env: None) -> None:
+    """`--user` with `--session` (issue 51): another person's session is refused, nothing written."""
+    once = runner.invoke(app, ["chat", "--demo", "--once", "Hello", "--json"])
+    sid = json.loads(once.stdout)["session_id"]
+    assert runner.invoke(app, ["users", "create", "eve@example.com", "--name", "Eve"]).exit_code == 0
+    refused = runner.invoke(app, ["chat", "--session", sid, "--user", "eve@example.com", "--once", "Hi"])
+    assert refused.exit_code == 1
+    said = " ".join(refused.stderr.split())
+    assert f"session {sid} is not eve@example.com's: leave out --user" in said
+    assert "Traceback" not in refused.output
+    assert _session(sid)["message_count"] == 2  # the first turn only: nothing written as Eve
+    owner = runner.invoke(app, ["chat", "--session", sid, "--user", "maya@demo.orrery.dev", "--once", "Hi"])
+    assert owner.exit_code == 0, owner.output  # the owner named: as before
