@@ -156,7 +156,7 @@ def test_readme_example_replies_through_chat_once(db_url: str, monkeypatch: pyte
     """The README's commands: create the session, then `orrery chat --session ID --once` replies
     (the notice once, on stderr; the reply on stdout)."""
     _env(db_url, monkeypatch)
-    loaded = json.loads(runner.invoke(cli_app, ["demo", "load", "--json"]).output)
+    loaded = json.loads(runner.invoke(cli_app, ["demo", "load", "--json"]).stdout)
     made = runner.invoke(
         cli_app,
         [

@@ -130,7 +130,7 @@ async def test_retrying_a_failed_job_whose_work_is_pending_again_is_refused_from
     finally:
         get_settings.cache_clear()
     assert result.exit_code == 1 and "already queued or running" in result.output
-    assert {(r["status"], r["dedupe_key"]) for r in json.loads(listed.output)} == {
+    assert {(r["status"], r["dedupe_key"]) for r in json.loads(listed.stdout)} == {
         ("failed", "probe:1"),
         ("queued", "probe:1"),
     }

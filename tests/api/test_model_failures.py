@@ -29,8 +29,10 @@ JSON = {"Accept": "application/json"}
 
 @pytest.fixture
 async def api(settings: Settings, demo: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
-    """The app (its model swapped per test) and a client."""
-    app = create_app(settings)
+    """The app (its model swapped per test) and a client. The summary refresh is off: it would call
+    the same model in the background once the demo's summary is older than its interval (a run that
+    lasts longer than that on a busy machine), and these tests count the model's calls per turn."""
+    app = create_app(settings.model_copy(update={"pattern_refresh_minutes": 0}))
     async with serving(app, demo.api_key) as client:
         yield app, client
 

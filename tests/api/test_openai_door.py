@@ -17,10 +17,13 @@ from sqlalchemy import func, select
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession
 from tests.api.live import LiveServer
+from tests.support.patience import HANG_GUARD_SECONDS
 
 
 def _client(live: LiveServer, demo: Any) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=live.base_url, api_key=demo.api_key, max_retries=0)
+    return openai.AsyncOpenAI(
+        base_url=live.base_url, api_key=demo.api_key, max_retries=0, timeout=HANG_GUARD_SECONDS
+    )
 
 
 async def _session_count(db: Database, demo: Any) -> int:
@@ -74,7 +77,8 @@ async def test_each_client_conversation_maps_to_its_own_session(live: LiveServer
     ]
     assert await turn(follow_up) == chat_a
     assert await turn([{"role": "user", "content": "Plan my week"}], user="someone-else") != chat_a
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {demo.api_key}"}) as http:
+    headers = {"Authorization": f"Bearer {demo.api_key}"}
+    async with httpx.AsyncClient(headers=headers, timeout=HANG_GUARD_SECONDS) as http:
         history = (await http.get(f"{live.base_url}/sessions/{chat_a}")).json()["messages"]
         explicit = await http.post(
             f"{live.base_url}/chat/completions",
@@ -143,7 +147,9 @@ async def test_stream_include_usage_ends_with_a_usage_chunk(live: LiveServer, de
 def test_hostile_bodies_are_4xx(live: LiveServer, demo: Any) -> None:
     def post(content: bytes) -> httpx.Response:
         headers = {"Authorization": f"Bearer {demo.api_key}", "Content-Type": "application/json"}
-        return httpx.post(f"{live.base_url}/chat/completions", content=content, headers=headers)
+        return httpx.post(
+            f"{live.base_url}/chat/completions", content=content, headers=headers, timeout=HANG_GUARD_SECONDS
+        )
 
     lone = post(b'{"model": "orrery", "messages": [{"role": "user", "content": "hi \\ud800"}]}')
     assert lone.status_code == 400 and "surrogate" in lone.text
@@ -211,7 +217,7 @@ async def test_openai_paths_not_served_name_what_is(live: LiveServer, demo: Any)
         assert "POST /v1/chat/completions, POST /v1/responses, GET /v1/models" in caught.value.message
     headers = {"Authorization": f"Bearer {demo.api_key}"}
     too_big = b"x" * (live.app.state.settings.max_body_bytes + 1)
-    async with httpx.AsyncClient(base_url=live.base_url, headers=headers) as http:
+    async with httpx.AsyncClient(base_url=live.base_url, headers=headers, timeout=HANG_GUARD_SECONDS) as http:
         wrong_method = await http.get("/chat/completions")
         orrery_own = await http.get("/sessions/nope")  # Orrery's own paths keep Orrery's shape
         large = await http.post("/chat/completions", content=too_big)

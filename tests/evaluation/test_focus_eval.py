@@ -28,7 +28,7 @@ def test_cli_prints_one_row_per_boost_and_cap_and_refuses_bad_boosts() -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["eval", "focus", "--caps", "2000", "--boosts", "0", "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     assert [(r["boost"], r["cap"], r["questions"]) for r in rows] == [(0.0, 2000, 120)]
     refused = runner.invoke(app, ["eval", "focus", "--boosts", "-1"])
     assert refused.exit_code == 2

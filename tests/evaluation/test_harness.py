@@ -158,7 +158,7 @@ def test_cli_make_dataset_and_scoping(tmp_path: Path) -> None:
         app, ["eval", "scoping", str(data), "--strategies", "token_budget", "--budgets", "50,400", "--json"]
     )
     assert result.exit_code == 0, result.output
-    results = json.loads(result.output)["results"]
+    results = json.loads(result.stdout)["results"]
     assert [(r["strategy"], r["budget"]) for r in results] == [
         ("token_budget", 50),
         ("token_budget", 400),

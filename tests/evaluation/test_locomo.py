@@ -74,7 +74,7 @@ def test_cli_reports_every_category_and_both_baselines(tmp_path: Path) -> None:
     args = ["eval", "scoping", str(path), "--strategies", "relevance", "--budgets", "200"]
     result = runner.invoke(app, [*args, "--format", "locomo", "--json"])
     assert result.exit_code == 0, result.output
-    rows = {r["strategy"]: r for r in json.loads(result.output)["results"]}
+    rows = {r["strategy"]: r for r in json.loads(result.stdout)["results"]}
     assert set(rows) == {"relevance", "lexical_baseline", "plain_bm25"}
     assert set(rows["relevance"]["by_category"]) == {"single_hop", "multi_hop", "adversarial"}
     assert rows["relevance"]["recall"] == 1.0  # two short sessions fit whole

@@ -25,7 +25,7 @@ def test_cli_reports_new_chat_recall_beside_the_within_chat_default(tmp_path: Pa
     runner = CliRunner()
     result = runner.invoke(app, ["eval", "memory", str(path), "--caps", "0,300", "--json"])
     assert result.exit_code == 0, result.output
-    results = json.loads(result.output)
+    results = json.loads(result.stdout)
     off, on = results["new_chat"]
     assert (off["cap"], on["cap"]) == (0, 300)
     assert off["recall"] == 0.0 and off["tokens_max"] == 0  # no cap: nothing crosses from chat to chat

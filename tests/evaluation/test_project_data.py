@@ -154,7 +154,7 @@ def test_cli_makes_a_project_set_and_measures_it_against_the_bm25_control(tmp_pa
     assert "1 conversations" in made.output
     result = runner.invoke(app, ["eval", "memory", str(path), "--caps", "1000", "--no-within", "--json"])
     assert result.exit_code == 0, result.output
-    results = json.loads(result.output)
+    results = json.loads(result.stdout)
     (recalled,), (control,) = results["new_chat"], results["bm25_control"]
     assert results["within_chat"] == []
     for row in (recalled, control):

@@ -102,7 +102,7 @@ async def test_cli_usage_table_and_json(
         runner = CliRunner()
         result = in_thread(runner.invoke, cli_app, ["usage", "--email", DEMO_EMAIL, "--json"])
         assert result.exit_code == 0, result.output
-        rows = json.loads(result.output)
+        rows = json.loads(result.stdout)
         coach = [r for r in rows if r["agent"] == "coach"]
         assert [r["turns"] for r in coach] == [1] and coach[0]["cost_usd"] > 0
         table = in_thread(runner.invoke, cli_app, ["usage", "--email", DEMO_EMAIL])

@@ -238,7 +238,7 @@ async def test_operators_list_and_retry_failed_jobs_from_the_cli(
         bad = in_thread(runner.invoke, cli_app, ["jobs", "list", "--status", "stuck"])
     finally:
         get_settings.cache_clear()
-    [row] = json.loads(listed.output)
+    [row] = json.loads(listed.stdout)
     assert (row["id"], row["status"], row["attempts"]) == (str(job.id), "failed", 1)
     assert "RuntimeError: model key revoked" in row["last_error"]
     assert table.exit_code == 0 and "probe" in table.output and "failed" in table.output

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 
 from orrery.config import Settings
 from orrery.db.engine import Database
@@ -27,6 +27,7 @@ from orrery.repo import chat, identity
 from tests.conftest import in_thread, settings_for
 from tests.support.entrypoint import server_launcher
 from tests.support.factories import make_user
+from tests.support.patience import BROWSER_WAIT_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -121,7 +122,8 @@ def page(server: Server) -> Iterator[Page]:
             viewport={"width": 1360, "height": 900},
             base_url=server.url,
         )
-        context.set_default_timeout(15_000)
+        context.set_default_timeout(BROWSER_WAIT_MS)  # hang guards: a busy machine is slow, not wrong
+        expect.set_options(timeout=BROWSER_WAIT_MS)
         tab = context.new_page()
         errors: list[str] = []
         tab.on(

@@ -28,6 +28,7 @@ from tests.support.legibility import (
     graph_is_legible,
     overlaps,
 )
+from tests.support.patience import HANG_GUARD_SECONDS
 from tests.web.conftest import Server
 
 SHOTS = os.environ.get("ORRERY_SCREENSHOTS")
@@ -168,8 +169,9 @@ async def _store_exchange(db_url: str, user_id: str, sid: str, question: str, re
 def test_code_blocks_have_a_copy_button(page: Page, server: Server) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     headers = {"Authorization": f"Bearer {server.api_key}"}
-    me = httpx.get(f"{server.url}/v1/me", headers=headers).json()
-    sid = httpx.post(f"{server.url}/v1/sessions", json={}, headers=headers).json()["id"]
+    me = httpx.get(f"{server.url}/v1/me", headers=headers, timeout=HANG_GUARD_SECONDS).json()
+    made = httpx.post(f"{server.url}/v1/sessions", json={}, headers=headers, timeout=HANG_GUARD_SECONDS)
+    sid = made.json()["id"]
     reply = "Run this:\n\n```python\nprint('ship it')\n```\n"
     in_thread(asyncio.run, _store_exchange(server.db_url, me["id"], sid, "How do I ship?", reply))
     page.goto("/login")

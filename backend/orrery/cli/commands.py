@@ -5,6 +5,8 @@ Heavy modules are imported inside the commands so `orrery --help` stays instant.
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from orrery.cli import (
@@ -63,8 +65,17 @@ def _register_plugins(ctx: typer.Context) -> None:
     from orrery.config import get_settings
     from orrery.plugins import PluginError, ensure_plugins
 
+    cli_logging(get_settings())
     try:
         ensure_plugins(get_settings())  # once per process, before any command reads the registries
     except PluginError as exc:  # one line that names the plugin and the fix, not a traceback
         err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(1) from None
+
+
+def cli_logging(settings: Any) -> None:
+    """Logs on stderr, never stdout: stdout carries only the command's output (`--json` parses
+    while a background job logs). Warnings and errors only, unless `ORRERY_LOG_LEVEL` is set."""
+    from orrery.ops.logs import configure_logging
+
+    configure_logging(settings, shown=None if "log_level" in settings.model_fields_set else "warning")

@@ -39,6 +39,21 @@ class ChatTarget:
     session_id: uuid.UUID
 
 
+async def _user(s: Any, user: str | None) -> Any:
+    """`--user` (an id or email), or the demo user without it."""
+    from orrery.repo import identity
+
+    if user is None:
+        who = await identity.find_user_by_email(s, DEMO_EMAIL)
+    elif "@" in user:
+        who = await identity.find_user_by_email(s, user)
+    else:
+        who = await identity.get_user(s, user)
+    if who is None:
+        raise ValidationError("no user: pass --user, or load the demo with `orrery demo load`")
+    return who
+
+
 async def resolve_target(
     db: Database,
     *,
@@ -55,7 +70,7 @@ async def resolve_target(
     from orrery.cli.chat_focus import resolve_focus
     from orrery.db.models import ChatSession, Project
     from orrery.demo.workspace import focus_ids
-    from orrery.repo import chat, identity
+    from orrery.repo import chat
     from orrery.repo.scope import as_uuid
 
     async with db.transaction() as s:
@@ -65,15 +80,13 @@ async def resolve_target(
                 from orrery.errors import NotFoundError
 
                 raise NotFoundError("session", session)
+            if user is not None and (await _user(s, user)).id != record.user_id:
+                raise ValidationError(  # never a turn written as someone other than --user
+                    f"session {session} is not {user}'s: leave out --user to continue it as its "
+                    f"owner, or pick one of theirs (`orrery sessions list --user {user}`)"
+                )
             return ChatTarget(record.user_id, record.id)
-        if user is None:
-            who = await identity.find_user_by_email(s, DEMO_EMAIL)
-        elif "@" in user:
-            who = await identity.find_user_by_email(s, user)
-        else:
-            who = await identity.get_user(s, user)
-        if who is None:
-            raise ValidationError("no user: pass --user, or load the demo with `orrery demo load`")
+        who = await _user(s, user)
         project_id = as_uuid(project, "project") if project else None
         if project_id is None:
             project_id = await _default_project(s, who.id, demo)

@@ -70,11 +70,14 @@ def _is_stream(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
 
 
-def configure_logging(settings: Settings) -> None:
+def configure_logging(settings: Settings, *, shown: str | None = None) -> None:
     """One handler, on the root logger, writes every record once in the chosen format with its
-    request id: Orrery's, uvicorn's and third parties' (litellm's warnings, tracebacks) alike. A
-    console handler installed by a library or `basicConfig` is removed, so no line appears twice."""
+    request id, always to stderr: Orrery's, uvicorn's and third parties' (litellm's warnings,
+    tracebacks) alike. A console handler installed by a library or `basicConfig` is removed, so no
+    line appears twice. `shown` raises the handler's own level (the CLI's default: warnings only)."""
     handler = _OrreryHandler()
+    if shown is not None:
+        handler.setLevel(shown.upper())
     handler.addFilter(RequestIdFilter())
     if settings.log_format == "json":
         handler.setFormatter(

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
@@ -20,10 +21,12 @@ from orrery.db.engine import Database
 from orrery.errors import AuthenticationError, NotFoundError, RateLimitedError, UserError
 from orrery.repo.web_tokens import WebSession, resolve_web_session
 from orrery.services.deps import SettingsDep, get_read_session, get_session
+from orrery.validation import UnstorableValue, readable, scan
 
 COOKIE = "orrery_session"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
 TEMPLATES.env.globals["offline_notice"] = OFFLINE_NOTICE
 """Shown once at the top of a chat when the configured model is the offline one (never in a reply)."""
@@ -94,9 +97,7 @@ async def require_csrf(request: Request, web: WebUser, settings: SettingsDep) ->
     """A write from our own page: same origin, and the CSRF token as header or form field."""
     refuse_cross_origin(request)
     sent = request.headers.get(CSRF_HEADER)
-    if sent is None and request.headers.get("content-type", "").startswith(
-        ("application/x-www-form-urlencoded", "multipart/form-data")
-    ):
+    if sent is None and request.headers.get("content-type", "").startswith(FORM_TYPES):
         value = (await request.form()).get(CSRF_FIELD)
         sent = value if isinstance(value, str) else None
     if not sent or not hmac.compare_digest(sent, csrf_token(web, settings.secret_key)):
@@ -107,16 +108,32 @@ async def require_csrf(request: Request, web: WebUser, settings: SettingsDep) ->
 CsrfUser = Annotated[WebSession, Depends(require_csrf)]
 
 
+async def check_form(request: Request) -> None:
+    """Every field of a posted form (names too) under the rule every door applies: text that cannot
+    be stored (NUL, a lone surrogate) is refused, worded as the API words it, before any handler
+    runs (PostgreSQL would otherwise refuse it mid-write, SQLite would store it)."""
+    if not request.headers.get("content-type", "").startswith(FORM_TYPES):
+        return
+    for key, value in (await request.form()).multi_items():
+        scan({key: value} if isinstance(value, str) else [key])
+
+
 class WebRoute(APIRoute):
-    """Routes answering HTML: not signed in -> the login page; not found -> a 404 page; bad input ->
-    a 400 page; a refused write -> 403; a per-user limit -> 429. The JSON API keeps its own error mapping."""
+    """Routes answering HTML: not signed in -> the login page; not found -> a 404 page; bad input
+    -> a 400 page (unstorable text) or a 422 page (a field too long, a malformed parameter); a
+    refused write -> 403; a per-user limit -> 429. The JSON API keeps its own error mapping."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
             try:
+                await check_form(request)
                 return await handler(request)
+            except UnstorableValue as exc:
+                return _error(request, 400, "That did not work.", str(exc))
+            except RequestValidationError as exc:
+                return _error(request, 422, "That did not work.", readable(exc.errors(), skip=1))
             except AuthenticationError as exc:
                 if request.method == "GET" and not request.headers.get("hx-request"):
                     back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
