@@ -69,9 +69,10 @@ INSTRUCTIONS = {
     "whether more context is needed before going deep._",
     "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: tell the "
     "user what was loosely found and ask which of these they mean before going deep; if none fits, say "
-    "the knowledge base does not cover this yet and offer to capture what you learn with `update_entry`._",
+    "the knowledge base does not cover this yet and offer to capture what you learn: `create_entry` when "
+    "the person says yes, `update_entry` to improve an entry._",
     "none": "_Tell the user the knowledge base does not cover this area yet, and offer to capture "
-    "knowledge while working._",
+    "knowledge while working: when they explain and say yes, record it with `create_entry`._",
 }
 
 
