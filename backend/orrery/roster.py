@@ -31,6 +31,9 @@ FACT_TOOLS = ("remember_fact", "forget_fact")
 """Every agent may remember or forget a fact the person states (issue 40 §2)."""
 SEARCH_TOOLS = ("search_memory",)
 """Every agent may search the person's earlier chats on demand (issue 49 §4)."""
+CAPTURE_TOOLS = ("update_entry", "create_entry")
+"""Every agent may be asked domain work, so every agent may improve or capture knowledge (issue 52 §2):
+an instruction the router gives the accountability partner is no dead end."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,10 @@ class AgentDefinition:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Every read tool, the fact tools and memory search, plus this agent's writes and extra tools."""
-        return READ_TOOLS + FACT_TOOLS + SEARCH_TOOLS + self.write_tools + self.extra_tools
+        """Every read tool, the fact tools, memory search and the capture tools, plus this agent's writes
+        and extra tools."""
+        own = tuple(t for t in self.write_tools + self.extra_tools if t not in CAPTURE_TOOLS)
+        return READ_TOOLS + FACT_TOOLS + SEARCH_TOOLS + CAPTURE_TOOLS + own
 
     def prompt(self) -> str:
         """The base prompt: `prompt_text`, else `prompts/agents/<id>.md`."""
@@ -81,7 +86,6 @@ AGENTS: dict[str, AgentDefinition] = {
             "Open conversations; the default.",
             ("help", "stuck", "think", "decide", "advice"),
             10,
-            write_tools=("update_entry",),
         ),
         AgentDefinition(
             "goal_architect",
@@ -143,7 +147,7 @@ AGENTS: dict[str, AgentDefinition] = {
                 "tasks",
             ),
             10,
-            write_tools=("update_entry", "index_docs"),
+            write_tools=("index_docs",),
         ),
     )
 }

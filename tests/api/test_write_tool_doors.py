@@ -41,6 +41,13 @@ def settings(db_url: str) -> Settings:
 def _arguments(tool: str, door: str) -> dict[str, Any]:
     if tool == "update_entry":
         return {"code": "BR-012", "correction": f"Overage is billed monthly (via {door})."}
+    if tool == "create_entry":
+        return {
+            "collection": "glossary",
+            "name": f"Overage window via {door}",
+            "description": "The days after a billing period in which overage is counted.",
+            "links": ["BR-012"],
+        }
     return {"force": True}
 
 
@@ -122,6 +129,21 @@ async def test_each_write_tool_through_every_door_while_a_turn_runs(
         assert [n for n in noted if "(via " in n] == [
             f"Overage is billed monthly (via {door})." for door in DOORS
         ]
+
+
+async def test_create_entry_through_every_door(settings: Settings, demo: Any, db_url: str) -> None:
+    """Issue 52 §2: capture through HTTP, MCP, the CLI and an agent; each new entry is linked."""
+    app = create_app(settings)
+    async with serving(app, demo.api_key) as http:
+        deps = TurnDeps(db=app.state.db, user_id=demo.user_id, settings=settings, project_id=demo.project_id)
+        codes = []
+        for door in DOORS:
+            created = await _through(door, "create_entry", http, deps, db_url)
+            assert "Created." in created and f"Overage window via {door}" in created, (door, created)
+            codes.append(created.split("## ", 1)[1].split(":", 1)[0])
+        assert len(set(codes)) == len(DOORS) and all(c.startswith("GT-") for c in codes)
+        entry = (await http.get(f"/v1/projects/{demo.project_id}/kb/entries/BR-012")).json()
+        assert set(codes) <= {r["code"] for r in entry["related"]}
 
 
 async def test_the_cli_tool_door_explains_bad_input(settings: Settings, demo: Any, db_url: str) -> None:

@@ -9,7 +9,15 @@ from typer.testing import CliRunner
 
 from orrery.cli import app
 from orrery.db.engine import Database
-from orrery.evaluation.knowledge import HELD_OUT, knowledge_bases, load_questions, report, run_questions
+from orrery.evaluation.knowledge import (
+    HELD_OUT,
+    knowledge_bases,
+    load_questions,
+    non_domain_questions,
+    non_domain_report,
+    report,
+    run_questions,
+)
 
 PRECISION, RECALL = 0.95, 0.97
 
@@ -75,3 +83,14 @@ def test_the_cli_prints_json_and_rejects_a_bad_set(tmp_path: Path) -> None:
     broken.write_text("{not json")
     bad = runner.invoke(app, ["eval", "knowledge", "--questions", str(broken)])
     assert bad.exit_code == 1 and "cannot read the labelled set" in bad.output
+
+
+async def test_non_domain_messages_load_nothing_on_either_kb(db: Database) -> None:
+    """Issue 52: twenty non-domain first messages (the audit's ten and ten more), each on both KBs:
+    no packet, no question about loose matches, no "not covered" note."""
+    questions = non_domain_questions()
+    assert len({q.text for q in questions}) == 20 and {q.kb for q in questions} == {"demo", "clinic"}
+    texts = {q.text for q in questions}
+    assert {"How is the team doing?", "Let's plan my week.", "Hello", "Thanks!"} <= texts
+    result = non_domain_report(await run_questions(db, questions))
+    assert result["runs"] == 40 and result["packets"] == 0 and result["notes"] == 0, result["wrong"]

@@ -26,6 +26,7 @@ replies carry no disclaimer: the doors say once per chat that it is offline (`NO
 - Nothing relevant (no packet match, a motivator's message) -> it says so plainly.
 - "Remember that ..." / "Forget that ..." -> `remember_fact` / `forget_fact` (`offline_facts`).
 - "Search my earlier chats for ..." -> `search_memory`, then the excerpts it found (`offline_search`).
+- After a capture offer, an explanation and a "yes" -> `create_entry` (`offline_capture`).
 - Structured output (the background pattern analyst) -> empty, so nothing is invented offline.
 """
 
@@ -55,6 +56,7 @@ from orrery.agents.offline_answers import (
     packet_codes,
     parse_links,
 )
+from orrery.agents.offline_capture import capture_step
 from orrery.agents.offline_client import client_step
 from orrery.agents.offline_entities import (
     answer_entity,
@@ -290,7 +292,11 @@ def _decide(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     caller = client_step(user, returned, info)  # the caller's own tools (OpenAI doors)
     if caller is not None:
         return caller
-    step = fact_step(messages, user, instructions, tools) or search_step(messages, user, tools)
+    step = (
+        fact_step(messages, user, instructions, tools)
+        or search_step(messages, user, tools)
+        or capture_step(messages, user, tools)
+    )
     if step is not None:
         return _call(step.tool, step.args) if step.tool else _text(step.text)
     if returned:

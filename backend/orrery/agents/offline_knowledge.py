@@ -33,8 +33,9 @@ _GREETING = re.compile(
 )
 _THANKS = re.compile(r"\bthanks?\b|\bthank\s+you\b|\bcheers\b", re.I)
 CAPTURE = (
-    "If you explain how it works here, I can capture it as knowledge (with `update_entry`) while we work."
+    "If you explain how it works here, I can capture it as knowledge (with `create_entry`) while we work."
 )
+"""The capture offer; `offline_capture` carries it out when the person explains and says yes."""
 
 
 def greeting(user: str, instructions: str, subject: str | None) -> str | None:

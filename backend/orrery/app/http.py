@@ -17,6 +17,7 @@ from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.preload import preload_provider
 from orrery.api import errors, front_door
 from orrery.api.routes import (
+    capture,
     chat,
     extensions,
     facts,
@@ -44,6 +45,7 @@ from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
 
 ROUTERS = (
+    capture,
     sessions,
     chat,
     openai_compat,

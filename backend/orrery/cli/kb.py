@@ -1,4 +1,4 @@
-"""`orrery kb`: search the knowledge base, load context for a task, read entries."""
+"""`orrery kb`: search the knowledge base, load context for a task, read and create entries."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from orrery.cli.common import (
 )
 
 kb_app = typer.Typer(
-    help="Knowledge base: search, load context for a task, read entries.", no_args_is_help=True
+    help="Knowledge base: search, load context for a task, read and create entries.", no_args_is_help=True
 )
 
 
@@ -113,3 +113,47 @@ def kb_entry(
     out.print(entry.description or "", markup=False, highlight=False)
     for r in entry.related:
         out.print(f"  {r.relation} ({r.direction}) {r.code} {r.name}", markup=False, highlight=False)
+
+
+@kb_app.command("create-entry")
+def kb_create_entry(
+    collection: Annotated[str, typer.Argument(help="A collection's slug, e.g. business-rules or glossary.")],
+    name: Annotated[str, typer.Argument(help="A short name for the entry.")],
+    description: Annotated[str, typer.Argument(help="What the entry says.")],
+    code: Annotated[str | None, typer.Option(help="The entry code (default: the next free one).")] = None,
+    code_path: Annotated[
+        list[str] | None, typer.Option("--code-path", help="A file implementing it (repeatable).")
+    ] = None,
+    link: Annotated[
+        list[str] | None, typer.Option("--link", help="An entry code it relates to (repeatable).")
+    ] = None,
+    project: ProjectOpt = None,
+    user: UserOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the new entry as JSON.")] = False,
+) -> None:
+    """Capture a knowledge entry (the create_entry tool's door), recorded with you as its source."""
+    from dataclasses import asdict
+
+    from orrery.knowledge.capture import create_entry
+
+    async def body(db: Any) -> Any:
+        async with db.transaction() as session:
+            user_id, project_id = await kb_scope(session, project, user)
+            return await create_entry(
+                session,
+                user_id,
+                project_id,
+                collection=collection,
+                name=name,
+                description=description,
+                code=code,
+                code_paths=code_path,
+                links=link,
+            )
+
+    entry = run(lambda s: with_db(s, body))
+    if as_json:
+        print(json.dumps(asdict(entry), default=str))
+        return
+    out.print(f"created [bold]{entry.code}[/] ", end="")
+    out.print(f"{entry.name} ({entry.collection_name})", markup=False, highlight=False)

@@ -38,6 +38,8 @@ PACKET_CONFIDENCE = ("high", "medium", "low")
 HELD_OUT = "autoload_heldout.json"
 """Paraphrases and should-not messages written before the embedding signal was tuned, never looked
 at while tuning: reported apart (`held_out`)."""
+NON_DOMAIN = "autoload_non_domain.json"
+"""Twenty non-domain first messages (issue 52), each put to both KBs: none may load anything."""
 KINDS = ("demo", "clinic")
 
 
@@ -61,6 +63,8 @@ class Outcome:
     loaded: bool
     confidence: str
     codes: tuple[str, ...]
+    status: str = "skipped"
+    """What auto-context did: `loaded` (a packet or a "not covered" note), `asked`, `skipped`."""
 
     @property
     def hit(self) -> bool:
@@ -132,8 +136,28 @@ async def run_questions(db: Database, questions: list[Question]) -> list[Outcome
             await savepoint.rollback()
         loaded = decision.status == "loaded" and decision.confidence in PACKET_CONFIDENCE
         label = "low (asked)" if decision.status == "asked" else decision.confidence or decision.status
-        outcomes.append(Outcome(q, loaded, label, decision.codes))
+        outcomes.append(Outcome(q, loaded, label, decision.codes, decision.status))
     return outcomes
+
+
+def non_domain_questions() -> list[Question]:
+    """Each non-domain message once per KB (labelled: load nothing)."""
+    raw = _data(NON_DOMAIN)["messages"]
+    return [Question(f"{m['id']}-{kb}", kb, m["kind"], m["text"], False, ()) for kb in KINDS for m in raw]
+
+
+def non_domain_report(outcomes: list[Outcome]) -> dict[str, Any]:
+    """How many runs of the non-domain messages put anything in the prompt: a packet (loaded or
+    asked about), or a note that the KB does not cover this."""
+    packets = [o for o in outcomes if o.codes and o.status in ("loaded", "asked")]
+    notes = [o for o in outcomes if o.status == "loaded" and not o.codes]
+    return {
+        "messages": len({o.question.text for o in outcomes}),
+        "runs": len(outcomes),
+        "packets": len(packets),
+        "notes": len(notes),
+        "wrong": [_wrong(o) | {"status": o.status} for o in [*packets, *notes]],
+    }
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -201,6 +225,7 @@ async def _run(settings: Settings, questions: list[Question], held_out: list[Que
         result = report(await run_questions(db, questions))
         if held_out:
             result["held_out"] = report(await run_questions(db, held_out))
+            result["non_domain"] = non_domain_report(await run_questions(db, non_domain_questions()))
         return result
     finally:
         await db.dispose()

@@ -40,4 +40,10 @@ def knowledge_table(result: dict[str, Any]) -> Table:
             _spread(s["confidence"]["should_load"]),
             _spread(s["confidence"]["should_not"]),
         )
+    if "non_domain" in result:
+        nd = result["non_domain"]
+        table.caption = (
+            f"non-domain: {nd['messages']} messages x {len(result['by_kb'])} KBs: "
+            f"{nd['packets']} packets, {nd['notes']} 'not covered' notes (target 0)"
+        )
     return table

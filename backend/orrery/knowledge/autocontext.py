@@ -1,5 +1,10 @@
 """Auto-context: preload domain knowledge on a session's first message and when its focus changes.
 
+The decision belongs to the first message with searchable content: a bare greeting or thanks, and
+a message that reads as conversation (small talk, feelings, the person's own planning, the weather,
+questions about the assistant: `message_kind`, by meaning) with no direct hit, decide nothing and
+load nothing, so the next message still gets its decision.
+
 Relevance is decided cheaply: a message made of generic programming words (CSS, git, regex, ...)
 is skipped unless it hits the knowledge base directly, and a question about the focused entity's own
 links is left to the Linked Entities section (without deciding, so the next message still counts);
@@ -10,7 +15,8 @@ project (one query), or when the KB is empty and it asks how something works her
 - high   -> the packet is loaded; the assistant opens with a short receipt (< 200 tokens).
 - medium -> the packet is loaded; the assistant says what it found and asks whether to dig deeper.
 - low    -> a domain message (a question, a statement or an instruction) whose words name KB
-  entries only loosely ("Fix the pricing stuff"): the loose matches go in with the instruction to
+  entries only loosely, or match a distinctive word of one ("Fix the pricing stuff", "Make
+  shipping smoother for our customers"): the loose matches go in with the instruction to
   say what was loosely found and ask which is meant, or offer to capture (status `asked`; a
   knowledge question touching a distinctive KB word loads them as a packet, status `loaded`).
 - none (but domain) -> the assistant says the KB does not cover this and offers to capture; domain
@@ -33,10 +39,11 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Entity
-from orrery.knowledge.evidence import is_small_talk
+from orrery.knowledge.evidence import content_terms, is_small_talk
 from orrery.knowledge.load_context import ContextLoad, judge_task, load_context_for_task
 from orrery.knowledge.meaning import ASK_MIN, LEXICAL_ONLY
 from orrery.knowledge.message_intent import asks_for_knowledge, asks_for_work, is_link_question
+from orrery.knowledge.message_kind import message_kind
 from orrery.knowledge.packet import NO_CONTEXT, format_context_packet
 from orrery.knowledge.search import query_codes
 from orrery.sections import ContextSection
@@ -62,9 +69,10 @@ INSTRUCTIONS = {
     "whether more context is needed before going deep._",
     "low": "_Only loosely related knowledge was found ({receipt}). The request may be ambiguous: tell the "
     "user what was loosely found and ask which of these they mean before going deep; if none fits, say "
-    "the knowledge base does not cover this yet and offer to capture what you learn with `update_entry`._",
+    "the knowledge base does not cover this yet and offer to capture what you learn: `create_entry` when "
+    "the person says yes, `update_entry` to improve an entry._",
     "none": "_Tell the user the knowledge base does not cover this area yet, and offer to capture "
-    "knowledge while working._",
+    "knowledge while working: when they explain and say yes, record it with `create_entry`._",
 }
 
 
@@ -79,6 +87,8 @@ class AutoContext:
     confidence: str | None = None
     receipt: str | None = None
     reason: str | None = None
+    decided: bool = True
+    """False when the message decided nothing (small talk, conversation): the next one decides."""
     codes: tuple[str, ...] = ()
     """The entry codes of a packet loaded this turn (what `orrery eval knowledge` checks)."""
     cut: tuple[tuple[str, str], ...] = ()
@@ -140,13 +150,13 @@ async def auto_context(
         return AutoContext("reused" if packet else "skipped", _section(packet), reason="already decided")
     if not message:
         return AutoContext("skipped", None, reason="no user message yet")
-    if is_small_talk(message):
+    if is_small_talk(message) or not (content_terms(message) or query_codes(message)):
         return AutoContext("skipped", None, reason="small talk (decided on the next message)")
     if chat.focus_kind not in (None, "project") and is_link_question(message):
         # not stored: the next message still gets its decision
         return AutoContext("skipped", None, reason="a question about the focus entity's own links")
     decision = await _decide(session, user_id, chat, message, counter)
-    return await _store(session, chat, key, decision)
+    return await _store(session, chat, key, decision) if decision.decided else decision
 
 
 async def _store(session: AsyncSession, chat: ChatSession, key: str, decision: AutoContext) -> AutoContext:
@@ -184,15 +194,16 @@ async def _decide(
     session: AsyncSession, user_id: object, chat: ChatSession, message: str, counter: TokenCounter
 ) -> AutoContext:
     terms = search_terms(message)
-    if not terms and not query_codes(message):
-        return AutoContext("skipped", None, reason="no searchable words")
     load = await load_context_for_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
     if is_generic(message) and load.direct_hits == 0:
         return _skip("not domain work", load)
+    if load.direct_hits == 0 and await message_kind(message) == "chat":
+        why = "conversation, not domain work (decided on the next message)"
+        return replace(_skip(why, load), decided=False)
     if load.confidence == "low":
         if load.distinctive and asks_for_knowledge(message):
             return _loaded(load, counter)
-        if not load.named_loosely:
+        if not (load.named_loosely or load.distinctive):
             return _skip("only partial matches: no word of the message names a KB entry", load)
         if load.closest is not None and load.closest < ASK_MIN:
             return _skip("only partial matches, far in meaning from every entry", load)

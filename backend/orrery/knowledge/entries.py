@@ -96,7 +96,7 @@ async def get_entry(
     )
 
 
-def _clean_paths(paths: list[str]) -> list[str]:
+def clean_paths(paths: list[str]) -> list[str]:
     cleaned = []
     for raw in paths:
         path = raw.strip()
@@ -129,7 +129,7 @@ async def update_entry(
     changes: dict[str, Any] = {}
     if add_code_paths:
         existing = [str(p) for p in data.get("code_paths", [])]
-        new = [p for p in dict.fromkeys(_clean_paths(add_code_paths)) if p not in existing]
+        new = [p for p in dict.fromkeys(clean_paths(add_code_paths)) if p not in existing]
         if len(existing) + len(new) > MAX_CODE_PATHS:
             raise ValidationError(f"an entry keeps at most {MAX_CODE_PATHS} code paths")
         data["code_paths"] = existing + new

@@ -1,4 +1,4 @@
-"""Knowledge-base tools: load context for a task, read an entry, search, and improve an entry."""
+"""Knowledge-base tools: load context for a task, read an entry, search, improve or create an entry."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pydantic import Field
 from pydantic_ai import ModelRetry, RunContext
 
 from orrery.deps import TurnDeps
+from orrery.knowledge.capture import create_entry as capture_entry
+from orrery.knowledge.capture import latest_user_seq
 from orrery.knowledge.entries import FullEntry
 from orrery.knowledge.entries import get_entry as read_entry
 from orrery.knowledge.entries import update_entry as write_entry
@@ -131,3 +133,46 @@ async def update_entry(
                 session_id=ctx.deps.session_id,
             )
     return "Updated.\n\n" + _render(entry)
+
+
+async def create_entry(
+    ctx: RunContext[TurnDeps],
+    collection: Text,
+    name: Text,
+    description: Text,
+    code: Text | None = None,
+    code_paths: list[Text] | None = None,
+    links: list[Text] | None = None,
+) -> str:
+    """Capture new domain knowledge as a knowledge-base entry, when the person agrees to capture it.
+
+    Use it after offering to capture knowledge the knowledge base does not hold yet (a rule, a term,
+    a decision) and the person says yes, or asks you to record it. Write the person's own facts, not
+    guesses. The entry is recorded with this conversation and message as its source.
+
+    Args:
+        collection: The collection's slug: business-rules, glossary, decisions, features, standards,
+            principles, tensions, strategy or tracking-events (created on first use), or another
+            existing one.
+        name: A short name for the entry, such as "Annual plan overage rule".
+        description: What the entry says, in one to a few sentences.
+        code: The entry's code, such as BR-013; leave it out to get the next free one.
+        code_paths: Repository-relative file paths that implement the entry.
+        links: Codes of existing entries this one relates to, such as BR-012.
+    """
+    with readable_errors():
+        async with ctx.deps.db.transaction() as session:
+            entry = await capture_entry(
+                session,
+                ctx.deps.user_id,
+                _project(ctx),
+                collection=collection,
+                name=name,
+                description=description,
+                code=code,
+                code_paths=code_paths,
+                links=links,
+                session_id=ctx.deps.session_id,
+                seq=await latest_user_seq(session, ctx.deps.session_id),
+            )
+    return "Created.\n\n" + _render(entry)

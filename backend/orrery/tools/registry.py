@@ -46,6 +46,7 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec(
             "update_entry", knowledge.update_entry, read_only=False, group="knowledge", destructive=True
         ),
+        ToolSpec("create_entry", knowledge.create_entry, read_only=False, group="knowledge"),
         ToolSpec("get_context_for_story", docs.get_context_for_story, read_only=True, group="docs"),
         ToolSpec("get_relevant_specs", docs.get_relevant_specs, read_only=True, group="docs"),
         ToolSpec("search_context", docs.search_context, read_only=True, group="docs"),
