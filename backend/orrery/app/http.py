@@ -78,7 +78,7 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
-        configure_history_cache(settings.history_cache_messages)
+        configure_history_cache(settings.history_cache_mb)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)
