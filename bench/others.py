@@ -97,3 +97,25 @@ async def add_others(conn: AsyncConnection, messages: int, chats: int = 10, per_
     for statement in build(users, chats, per_chat):
         await conn.execute(text(statement))
     return users * chats * per_chat
+
+
+def load_others(url: str, messages: int) -> int:
+    """`add_others` on the database at `url`, then `ANALYZE` (as a server that has run a while):
+    for a benchmark that serves the database from another process."""
+    import asyncio
+
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    async def run() -> int:
+        engine = create_async_engine(url)
+        try:
+            async with engine.begin() as conn:
+                written = await add_others(conn, messages)
+            async with engine.connect() as conn:
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await auto.execute(text("ANALYZE"))
+            return written
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run()) if messages > 0 else 0
