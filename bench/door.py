@@ -38,7 +38,9 @@ moves turns/s by a quarter.
 
 Run `python -m bench.door [--sessions 50] [--turns 4] [--dialect sqlite|postgresql|all]
 [--workers 1,2] [--profile DIR] [--source DIR] [--distinct] [--provider] [--model-client auto,litellm]
-[--long N] [--repeat N]`. `--source` serves another checkout (e.g. the code before a change; SQL
+[--long N] [--repeat N] [--others N]`. `--others N` loads N other people's messages on the same
+topics beside the demo user's (`bench.others`) before the server starts: the database CPU column
+must not grow with them. `--source` serves another checkout (e.g. the code before a change; SQL
 counts need its `orrery_db_statements_total`, else they read 0).
 """
 
@@ -61,6 +63,7 @@ from sqlalchemy.engine import make_url
 from bench import procs
 from bench.common import databases, loop_ms
 from bench.door_report import HEADER, Label, Run, Turn, Window, footer, row, rows_for
+from bench.others import load_others
 from bench.profiling import py_spy, summarize_profile
 from bench.provider import CLIENTS, client_env, model_env, served_client
 from tests.support.load import ROOT, STARTED, prepare_database, server_process
@@ -237,6 +240,8 @@ def run_config(url: str, config: tuple[str, int, str], args: argparse.Namespace,
     engine, workers, client = config
     source = Path(args.source).resolve() if args.source else ROOT
     demo = prepare_database(url, SECRET, source, forked=FORK_FOR_TESTS)
+    if args.others:
+        print(f"  {load_others(url, args.others):,} other people's messages beside the measured sessions")
     print(f"{engine}, {workers} worker(s); load average before: {Path('/proc/loadavg').read_text()[:14]}")
     loops = loop_ms()
     env = {**args.env, **client_env(client)}
@@ -291,6 +296,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", default=None, help="serve this checkout instead (before/after runs)")
     parser.add_argument(
         "--long", type=int, default=0, help="also the 1-session pass after this many turns (a long session)"
+    )
+    parser.add_argument(
+        "--others", type=int, default=0, help="other people's messages beside the demo user's"
     )
     parser.add_argument(
         "--repeat", type=int, default=1, help="servers per configuration (alternating); the median is shown"

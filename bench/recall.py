@@ -8,7 +8,13 @@ and recall runs as a turn runs it (`gather`, then `fit` at the 2,000-token cap).
 dialect: median CPU ms per turn with the process's copies warm (every turn after a person's first)
 and cold (the first turn in a process), and the queries per turn. Numbers, not a timed test.
 
-Run `python -m bench.recall [--dialects sqlite,postgresql] [--chats 500] [--per-chat 100]`.
+`--others 0,250000` runs once per count, each on a fresh database with that many other people's
+messages on the same topics beside the person's (`bench.others`), side by side in one run; on
+PostgreSQL the database's own CPU per warm turn (server and backends, from /proc) is printed beside
+the process's: recall's cost must not grow with everyone else's data (issue 53).
+
+Run `python -m bench.recall [--dialects sqlite,postgresql] [--chats 500] [--per-chat 100]
+[--others 0,250000]`.
 """
 
 from __future__ import annotations
@@ -22,9 +28,12 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
+from sqlalchemy.engine import make_url
 
+from bench import procs
 from bench.common import REFERENCE_LOOP_MS, bench_settings, databases, loop_ms, normalised
+from bench.others import add_others
 from orrery.config import Settings
 from orrery.context.earlier import request_for
 from orrery.db.engine import Database
@@ -106,8 +115,21 @@ async def _write(
     return user.id, current
 
 
+def _database_cpu(url: str) -> float:
+    """The PostgreSQL server's CPU seconds so far (0 on SQLite, which runs in this process)."""
+    return procs.postgres_cpu_seconds(make_url(url).port or 5432) if url.startswith("postgresql") else 0.0
+
+
+async def _load_others(db: Database, others: int) -> None:
+    """Other people's messages, then statistics for the planner (as a server that has run a while)."""
+    async with db.engine.begin() as conn:
+        await add_others(conn, others)
+    async with db.engine.connect() as conn:
+        await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("ANALYZE"))
+
+
 async def _turns(
-    settings: Settings, texts: list[list[str]], columns: list[dict[str, Any]]
+    settings: Settings, texts: list[list[str]], columns: list[dict[str, Any]], others: int = 0
 ) -> dict[str, float]:
     db = Database.from_settings(settings)
     counter = counter_for(settings.model)
@@ -118,7 +140,8 @@ async def _turns(
     ]
     try:
         user_id, current = await _write(db, texts, columns)
-        out: dict[str, list[float]] = {"warm": [], "cold": [], "queries": [], "tokens": []}
+        await _load_others(db, others)
+        out: dict[str, list[float]] = {"warm": [], "cold": [], "queries": [], "tokens": [], "db": []}
         for cold in (False, True):
             for question in questions:
                 if embedder is not None:
@@ -127,16 +150,20 @@ async def _turns(
                     history_cache.clear()
                 async with db.transaction() as s:
                     with count_statements(db) as statements:
-                        cpu = time.process_time()
+                        cpu, db_cpu = time.process_time(), _database_cpu(settings.database_url)
                         pool = await gather(s, request_for(current, user_id, question), settings)
                         fitted = fit(pool, 2000, counter, question)
                         cpu = time.process_time() - cpu
+                        db_cpu = _database_cpu(settings.database_url) - db_cpu
                 out["cold" if cold else "warm"].append(cpu)
+                if not cold:
+                    out["db"].append(db_cpu)
                 out["queries"].append(len(statements))
                 out["tokens"].append(fitted.tokens)
         return {
             "warm_ms": statistics.median(out["warm"]) * 1000,
             "cold_ms": statistics.median(out["cold"]) * 1000,
+            "db_ms": statistics.fmean(out["db"]) * 1000,
             "queries": max(out["queries"]),
             "tokens": statistics.fmean(out["tokens"]),
         }
@@ -150,24 +177,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dialects", default="sqlite,postgresql")
     parser.add_argument("--chats", type=int, default=500)
     parser.add_argument("--per-chat", type=int, default=100)
+    parser.add_argument(
+        "--others", default="0", help="other people's messages beside the person, comma-separated counts"
+    )
     args = parser.parse_args(argv)
+    counts = [int(n) for n in args.others.split(",") if n.strip()]
     dialects = [d.strip() for d in args.dialects.split(",") if d.strip()]
     texts = _texts(args.chats, args.per_chat)
     columns = index_columns([t for chat in texts for t in chat])  # embedded once for both dialects
     with databases(dialects) as fresh:
         for dialect in dialects:
-            settings = bench_settings(fresh(dialect, "recall_scale"))
-            r = asyncio.run(_turns(settings, texts, columns))
-            loop = statistics.median(loop_ms())
-            print(
-                f"{dialect}: {args.chats * args.per_chat:,} messages across {args.chats} chats, cap 2,000: "
-                f"recall adds {r['warm_ms']:.1f} ms median CPU per turn "
-                f"({normalised(r['warm_ms'], loop):.1f} at a {REFERENCE_LOOP_MS} ms loop; this one "
-                f"{loop:.1f} ms) ({r['cold_ms']:.1f} ms on a "
-                f"process's first turn for the person), at most {r['queries']:.0f} queries, "
-                f"{r['tokens']:.0f} tokens recalled on average",
-                flush=True,
-            )
+            for others in counts:
+                settings = bench_settings(fresh(dialect, f"recall_scale_{others}"))
+                r = asyncio.run(_turns(settings, texts, columns, others))
+                loop = statistics.median(loop_ms())
+                database = f", database {r['db_ms']:.1f} ms CPU per turn" if dialect == "postgresql" else ""
+                print(
+                    f"{dialect}: {args.chats * args.per_chat:,} messages across {args.chats} chats beside "
+                    f"{others:,} other people's, cap 2,000: "
+                    f"recall adds {r['warm_ms']:.1f} ms median CPU per turn{database} "
+                    f"({normalised(r['warm_ms'], loop):.1f} at a {REFERENCE_LOOP_MS} ms loop; this one "
+                    f"{loop:.1f} ms) ({r['cold_ms']:.1f} ms on a "
+                    f"process's first turn for the person), at most {r['queries']:.0f} queries, "
+                    f"{r['tokens']:.0f} tokens recalled on average",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -201,9 +201,10 @@ class Settings(BaseSettings):
     history_scan_limit: int = Field(default=2000, ge=10)
     """Most messages a strategy reads back from one session in one turn."""
 
-    history_cache_messages: int = Field(default=20_000, ge=0)
-    """How many messages of recent sessions one process keeps between turns for `relevance` (a turn
-    then reads only the new ones; the least recently used sessions go first; 0 keeps none)."""
+    history_cache_mb: float = Field(default=128.0, ge=0)
+    """MB of recent sessions' messages (text, vectors, index) one worker keeps between turns for
+    `relevance` and recall (a turn then reads only the new ones; the least recently used go first;
+    0 keeps none). Size it from `orrery_history_cache_bytes` and the eviction rate (docs/operations.md)."""
 
     plugins: str = ""
     """Comma-separated modules contributing strategies, tools, agents and expertise (besides the

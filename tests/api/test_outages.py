@@ -52,14 +52,20 @@ def _assert_503(response: httpx.Response, message: str) -> None:
 
 
 @pytest.mark.demo_db
-async def test_an_exhausted_pool_is_a_503_with_retry_after(db_url: str) -> None:
+async def test_an_exhausted_pool_is_a_503_with_retry_after(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     settings = settings_for(db_url, db_pool_size=1, db_max_overflow=0, db_pool_timeout_seconds=0.2)
     async with _client(settings) as (app, http, demo):
         async with app.state.db.engine.connect() as held:  # the only pooled connection is taken
             await held.execute(text("SELECT 1"))
+            caplog.clear()
             _assert_503(await http.get("/v1/projects"), BUSY)
             _assert_503(await http.get("/v1/me"), BUSY)
         assert (await http.get("/v1/projects")).status_code == 200
+    answered = [r for r in caplog.records if r.getMessage().startswith("answered 503")]
+    assert len(answered) == 2  # one line per request, no traceback (an outage wrote MBs a minute)
+    assert not [r for r in caplog.records if r.exc_info or "\n" in r.getMessage()]
 
 
 @pytest.fixture

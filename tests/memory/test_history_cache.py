@@ -15,9 +15,10 @@ from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import ChatSession, Message
 from orrery.memory.history import DbHistory
-from orrery.memory.history_cache import history_cache
+from orrery.memory.history_cache import DEFAULT_MB, MB, history_cache
 from orrery.memory.messages import append_message
 from orrery.memory.scoping import ScopingContext, get_strategy
+from orrery.ops.metrics import exposition
 from orrery.repo import chat
 from orrery.text import analyze
 from orrery.tokens import counter_for
@@ -139,7 +140,7 @@ async def test_another_process_rewinding_the_session_is_seen(db: Database, setti
 async def test_the_cache_is_bounded_and_off_means_every_read_is_whole(db: Database) -> None:
     user, sid = await _session(db, [f"line {i}" for i in range(8)])
     try:
-        history_cache.configure(5)  # this session alone is larger: never kept
+        history_cache.configure(0.001)  # 1 kB: this session alone is larger, never kept
         await _window(db, sid)
         misses = history_cache.misses
         await _window(db, sid)
@@ -148,7 +149,30 @@ async def test_the_cache_is_bounded_and_off_means_every_read_is_whole(db: Databa
         await _append(db, user, sid, ["line 8"])
         assert (await _window(db, sid))[0][-1] == "line 8"
     finally:
-        history_cache.configure(20_000)
+        history_cache.configure(DEFAULT_MB)
+
+
+async def test_a_byte_budget_keeps_the_most_recent_windows_and_counts_what_it_evicts(db: Database) -> None:
+    user, first = await _session(db, [f"first chat, line {i}" for i in range(6)])
+    _, second = await _session(db, [f"second chat, line {i}" for i in range(6)])
+    try:
+        await _window(db, first)
+        one = history_cache.held_bytes
+        assert one > 0
+        history_cache.configure(1.5 * one / MB)  # room for one window, not two
+        await _window(db, first)
+        evicted = history_cache.evictions
+        await _window(db, second)  # the least recently used (the first chat's) goes
+        assert history_cache.evictions == evicted + 1
+        assert history_cache.held_bytes <= 1.5 * one
+        misses = history_cache.misses
+        assert (await _window(db, first))[0][-1] == "first chat, line 5"  # read again, whole and right
+        assert history_cache.misses == misses + 1
+        metrics = exposition()[0].decode()
+        assert 'orrery_history_cache_total{event="eviction"}' in metrics
+        assert "orrery_history_cache_bytes" in metrics
+    finally:
+        history_cache.configure(DEFAULT_MB)
 
 
 def _ctx(s: Any, sid: uuid.UUID, latest: int, settings: Settings, query: str) -> ScopingContext:

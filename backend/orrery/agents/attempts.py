@@ -23,7 +23,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from orrery.agents.credentials import PROXY_KEY, REFUSED, ProviderCredentialsError
-from orrery.db.failures import as_unavailable
+from orrery.db.failures import as_unavailable, outage_line
 
 log = logging.getLogger("orrery.turns")
 
@@ -140,8 +140,11 @@ def failure_data(exc: BaseException, session_id: object, *, logged: bool = False
     and not worth retrying (`retry: false`) until the setting changes."""
     code, message = describe_failure(exc)
     if not logged:
-        one_line = code == "model_auth"
-        log.error("turn on session %s failed: %s", session_id, message, exc_info=None if one_line else exc)
+        if as_unavailable(exc) is not None:  # a database outage: one line per turn, not a traceback
+            log.error("turn on session %s failed: %s (%s)", session_id, message, outage_line(exc))
+        else:
+            trace = None if code == "model_auth" else exc
+            log.error("turn on session %s failed: %s", session_id, message, exc_info=trace)
     return {"message": message, "code": code, "retry": code != "model_auth"}
 
 

@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 
 from orrery.api.openai_errors import invalid_body, is_openai_path, openai_shaped
-from orrery.db.failures import as_unavailable
+from orrery.db.failures import as_unavailable, outage_line
 from orrery.errors import (
     AuthenticationError,
     ConflictError,
@@ -148,7 +148,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     settings = getattr(request.app.state, "settings", None)
     outage = as_unavailable(exc, settings.retry_after_seconds if settings else 2)
     if outage is not None:
-        log.warning("answered 503: %s", outage, exc_info=exc)
+        log.warning("answered 503: %s (%s)", outage, outage_line(exc))
         return _unavailable(request, outage)
     log.exception("unhandled error", exc_info=exc)
     return _answer(request, 500, "internal", "internal error")

@@ -19,6 +19,9 @@ class Health(BaseModel):
         description="`available`; `unavailable` when the local model's shipped files are missing "
         "(relevance runs lexical-only); `remote` when ORRERY_EMBEDDING_MODEL names a provider's model"
     )
+    reason: str | None = Field(
+        default=None, description="Why the status is not `ok` (`read_only`: the file or folder that is)"
+    )
 
 
 class UserOut(BaseModel):

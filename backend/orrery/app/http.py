@@ -4,6 +4,7 @@ schema check, orchestrator, warm-up, background jobs) and operations (logs, trac
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -33,6 +34,7 @@ from orrery.app.wiring import install_operations, operations_running
 from orrery.config import Settings, get_settings
 from orrery.db.engine import Database
 from orrery.db.migrations import ensure_current
+from orrery.db.writable import unwritable
 from orrery.memory.embedding_models import embedding_model
 from orrery.memory.embeddings import start_embedder_warmup
 from orrery.memory.history_cache import configure_history_cache
@@ -43,6 +45,8 @@ from orrery.plugins import ensure_plugins
 from orrery.repo.linked_cache import configure_linked_cache
 from orrery.tokens import encoding_name_for, load_encodings
 from orrery.web import install_web
+
+log = logging.getLogger("orrery.app")
 
 ROUTERS = (
     capture,
@@ -80,10 +84,13 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
-        configure_history_cache(settings.history_cache_messages)
+        configure_history_cache(settings.history_cache_mb)
         db = Database.from_settings(settings)
         try:
             await ensure_current(db.engine)
+            reason = unwritable(settings.database_url)
+            if reason is not None:  # one line now, rather than a 503 on every write later
+                log.warning("%s: the server answers reads, every write is a 503 until it is writable", reason)
             app.state.db, app.state.settings = db, settings
             app.state.orchestrator = orchestrator = Orchestrator(db, settings)
             # a real model's provider loads before the first request is accepted, in a worker thread:

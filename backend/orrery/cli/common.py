@@ -44,7 +44,7 @@ async def with_db(settings: Settings, body: Callable[[Any], Awaitable[T]], *, ch
     from orrery.repo.linked_cache import configure_linked_cache
 
     configure_linked_cache(settings.linked_cache_ttl_seconds, settings.linked_cache_size)
-    configure_history_cache(settings.history_cache_messages)
+    configure_history_cache(settings.history_cache_mb)
     db = Database.from_settings(settings)
     try:
         if check:

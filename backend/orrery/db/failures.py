@@ -33,6 +33,15 @@ def as_unavailable(error: BaseException, retry_after: int = 2) -> ServiceUnavail
     return None
 
 
+def outage_line(error: BaseException) -> str:
+    """One line naming an outage's error for the log (`OperationalError: connection refused`): the
+    503 it answers says enough, and a traceback per request during an outage wrote megabytes a
+    minute (issue 53). The driver's own error when SQLAlchemy wrapped one."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {text[0][:200] if text else ''}".rstrip(": ")
+
+
 class ConnectionLost(ConnectionError):
     """A raw driver call failed on a connection the driver reports closed (a server restart, an
     ended backend): raised from the driver's error by code that calls the driver itself and can ask

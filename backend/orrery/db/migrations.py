@@ -32,8 +32,10 @@ FULL_TEXT_OBJECTS = (
     "messages_fts",
     "ix_messages_search_vector",
     "recall_fts",
+    "ix_messages_session_search",
 )
-"""Created by raw SQL in migrations 0003, 0004cq and 0020rf (FTS5 / tsvector), not by the ORM models."""
+"""Created by raw SQL in migrations 0003, 0004cq, 0020rf and 0026pg (FTS5 / tsvector / GIN), not by
+the ORM models."""
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:

@@ -32,6 +32,7 @@ from sqlalchemy import (
     text,
     type_coerce,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.direct import Direct
@@ -215,7 +216,12 @@ class DbHistory:
         """The messages with these numbers, oldest first."""
         if not seqs:
             return []
-        return await self._fetch(Message.seq.in_(sorted(set(seqs))))
+        wanted = sorted(set(seqs))
+        if self.session.get_bind().dialect.name == "sqlite":
+            return await self._fetch(Message.seq.in_(wanted))
+        # one array parameter, not one per number: a generic plan for `seq IN ($3, ..., $82)`
+        # filtered every message of the session instead of probing the (session_id, seq) index
+        return await self._fetch(Message.seq == func.any(bindparam("seqs", wanted, type_=ARRAY(Integer()))))
 
     @asynccontextmanager
     async def window(self, limit: int) -> AsyncIterator[HistoryWindow]:
@@ -304,10 +310,16 @@ class DbHistory:
         return [int(seq) for seq in (await connection.execute(query)).scalars()]
 
     async def _search_postgres(self, terms: list[str], limit: int, end: int) -> list[int]:
-        """The GIN index finds the matches; they are ranked by BM25 in Python with the session's own
-        statistics (one aggregate query), because `ts_rank` has no inverse document frequency."""
+        """The GIN index finds the matches (the chat's own postings with `btree_gin`: 0026pg); they are
+        ranked by BM25 in Python, because `ts_rank` has no inverse document frequency. The session's
+        statistics come from the matches themselves, not from a count over every older message (a
+        statement whose cost grew with the chat's length, issue 53): a message holding a term matches,
+        so each term's document frequency is exact; the number of documents is `end - 1` (the older
+        seq numbers, superseded ones included) and the average length the matches' own."""
         connection = await self.session.connection()
-        in_session = (Message.session_id == self.session_id, Message.seq < end, LIVE)
+        # `seq + 0`: not a range the (session_id, seq) index could serve, which a generic plan
+        # preferred, reading every older message of the chat; the GIN index reads only the matches
+        in_session = (Message.session_id == self.session_id, Message.seq + 0 < end, LIVE)
         vector: Any = literal_column("messages.search_vector")
         tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
         matches = (
@@ -317,25 +329,10 @@ class DbHistory:
         ).all()
         if not matches:
             return []
-        stats = select(
-            func.count(),
-            func.avg(
-                func.length(Message.search_terms)
-                - func.length(func.replace(Message.search_terms, " ", ""))
-                + 1
-            ),
-            *(
-                func.count().filter(
-                    vector.op("@@")(func.to_tsquery(literal_column("'simple'::regconfig"), t))
-                )
-                for t in terms
-            ),
-        ).where(*in_session)
-        n, avg_len, *freq = (await connection.execute(stats)).one()
         docs = [(terms_text or "").split() for _, terms_text in matches]
-        scores = bm25_scores(
-            terms, docs, corpus=(int(n), float(avg_len or 1.0), dict(zip(terms, freq, strict=True)))
-        )
+        freq = {t: sum(1 for d in docs if t in d) for t in terms}
+        avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
+        scores = bm25_scores(terms, docs, corpus=(max(end - 1, len(docs)), avg_len, freq))
         order = sorted(range(len(matches)), key=lambda i: (-scores[i], -matches[i][0]))
         return [int(matches[i][0]) for i in order[:limit]]
 

@@ -7,8 +7,13 @@ session's `history_epoch`. The database bumps that epoch (triggers, migration 00
 stored message is deleted or a field the window holds is changed, by any process or by hand; a
 window whose epoch differs is dropped and read again. So every answer equals a fresh read.
 
-Bounded by messages held (`ORRERY_HISTORY_CACHE_MESSAGES`, least recently used sessions go first;
-0 keeps nothing). Keyed by database URL and session id: one process may talk to several databases.
+Bounded by the bytes its windows hold (`ORRERY_HISTORY_CACHE_MB` per worker, each window's
+`HistoryWindow.nbytes`; 0 keeps nothing): the least recently used windows go first, and a person's
+turn touches their chat and the earlier chats recall reads together, so what goes first is the
+least recently active people's. A window that was evicted is read again on its next turn: nothing
+depends on it fitting, it only costs a read. Hits, misses, evictions and the bytes held are metrics
+(`orrery_history_cache_*`), so the budget can be sized from a running server (docs/operations.md).
+Keyed by database URL and session id: one process may talk to several databases.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from collections.abc import Callable, Hashable
 from cachetools import LRUCache
 
 from orrery.memory.scoping.window import HistoryWindow
+from orrery.ops.metrics import record_history_cache
 
-DEFAULT_MAX_MESSAGES = 20_000
+DEFAULT_MB = 128.0
+MB = 1 << 20
 
 
 class CachedWindow:
@@ -37,32 +44,58 @@ class CachedWindow:
         """Turns reading a shared window (`HistoryCache.share`) now."""
 
 
-class HistoryCache:
-    """Thread-safe LRU of session windows, sized by the messages they hold."""
+class _Windows(LRUCache[Hashable, CachedWindow]):
+    """An LRU by bytes that counts what it evicts."""
 
-    def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> None:
+    evictions = 0
+
+    def popitem(self) -> tuple[Hashable, CachedWindow]:
+        item = super().popitem()
+        self.evictions += 1
+        record_history_cache("eviction")
+        return item
+
+
+def _size(entry: CachedWindow) -> int:
+    return max(1, entry.window.nbytes())
+
+
+class HistoryCache:
+    """Thread-safe LRU of session windows, sized by the bytes they hold."""
+
+    def __init__(self, max_mb: float = DEFAULT_MB) -> None:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-        self.configure(max_messages)
+        self.configure(max_mb)
 
-    def configure(self, max_messages: int) -> None:
-        """Apply the size setting (drops everything held)."""
+    def configure(self, max_mb: float) -> None:
+        """Apply the size setting, in MB (drops everything held)."""
         with self._lock:
-            self.max_messages = max_messages
-            self._items: LRUCache[Hashable, CachedWindow] = LRUCache(
-                maxsize=max(1, max_messages), getsizeof=lambda entry: max(1, len(entry.window))
-            )
+            self.max_bytes = int(max_mb * MB)
+            self._items: _Windows = _Windows(maxsize=max(1, self.max_bytes), getsizeof=_size)
+
+    @property
+    def evictions(self) -> int:
+        return self._items.evictions
+
+    @property
+    def held_bytes(self) -> int:
+        return int(self._items.currsize)
+
+    def _counted(self, entry: CachedWindow | None) -> None:
+        if entry is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        record_history_cache("hit" if entry is not None else "miss", self.held_bytes)
 
     def take(self, key: Hashable) -> CachedWindow | None:
         """Remove and return a session's window (the caller extends it, then `put`s it back), so two
         turns never extend the same window at once."""
         with self._lock:
             entry = self._items.pop(key, None)
-            if entry is None:
-                self.misses += 1
-            else:
-                self.hits += 1
+            self._counted(entry)
             return entry
 
     def share(self, key: Hashable) -> CachedWindow | None:
@@ -72,11 +105,9 @@ class HistoryCache:
         person without it, to read the chat again.)"""
         with self._lock:
             entry = self._items.get(key)
-            if entry is None:
-                self.misses += 1
-                return None
-            self.hits += 1
-            entry.readers += 1
+            self._counted(entry)
+            if entry is not None:
+                entry.readers += 1
             return entry
 
     def release(self, entry: CachedWindow) -> None:
@@ -102,14 +133,14 @@ class HistoryCache:
         twin.readers = 1
         with self._lock:
             entry.readers -= 1
-            if self._items.get(key) in (None, entry) and len(twin.window) <= self.max_messages:
+            if self._items.get(key) in (None, entry) and _size(twin) <= self.max_bytes:
                 self._items[key] = twin
         return twin
 
     def put(self, key: Hashable, entry: CachedWindow) -> None:
-        """Keep a window (not when caching is off or it alone exceeds the bound)."""
+        """Keep a window (not when caching is off or it alone exceeds the budget)."""
         with self._lock:
-            if self.max_messages > 0 and len(entry.window) <= self.max_messages:
+            if self.max_bytes > 0 and _size(entry) <= self.max_bytes:
                 self._items[key] = entry
 
     def clear(self) -> None:
@@ -120,6 +151,6 @@ class HistoryCache:
 history_cache = HistoryCache()
 
 
-def configure_history_cache(max_messages: int) -> None:
-    """Size the process's history cache from settings (`ORRERY_HISTORY_CACHE_MESSAGES`)."""
-    history_cache.configure(max_messages)
+def configure_history_cache(max_mb: float) -> None:
+    """Size the process's history cache from settings (`ORRERY_HISTORY_CACHE_MB`)."""
+    history_cache.configure(max_mb)

@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from orrery.config import Settings
 from orrery.db.base import conflict_insert, utcnow
 from orrery.db.engine import Database
+from orrery.db.failures import as_unavailable, outage_line
 from orrery.db.models import Job
 
 log = logging.getLogger("orrery.jobs")
@@ -163,8 +164,13 @@ class JobWorker:
             try:
                 await self.run_due()
                 await self._prune()
-            except Exception:  # the database went away, say: log it and keep polling
-                log.exception("background job worker pass failed; retrying at the next poll")
+            except Exception as exc:  # the database went away, say: log it and keep polling
+                if as_unavailable(exc) is None:
+                    log.exception("background job worker pass failed; retrying at the next poll")
+                else:  # an outage: one line a poll, not a traceback
+                    log.warning(
+                        "background job worker pass failed (%s); retrying at the next poll", outage_line(exc)
+                    )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.settings.jobs_poll_seconds)
             self._wake.clear()

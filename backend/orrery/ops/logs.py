@@ -16,6 +16,7 @@ from pythonjsonlogger.json import JsonFormatter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orrery.config import Settings
+from orrery.db.failures import as_unavailable
 from orrery.errors import ConfigurationError
 
 request_id: ContextVar[str | None] = ContextVar("orrery_request_id", default=None)
@@ -141,12 +142,13 @@ class RequestIdMiddleware:
 def log_turn_failure(exc: BaseException, **context: Any) -> None:
     """A failed turn, in full (exception chain and traceback) for operators; clients get a short
     message from the API layer instead. A configuration error (a refused key) is one line: its
-    message says what to fix, a traceback would only bury it."""
+    message says what to fix, a traceback would only bury it; so is a database outage (one line a
+    turn, where a traceback each wrote megabytes a minute)."""
     turn_log.error(
         "turn failed: %s: %s",
         type(exc).__name__,
         exc,
-        exc_info=None if _is_configuration(exc) else exc,
+        exc_info=None if _is_configuration(exc) or as_unavailable(exc) is not None else exc,
         extra={key: str(value) for key, value in context.items()},
     )
 

@@ -15,6 +15,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     multiprocess,
@@ -62,6 +63,18 @@ EMBEDDING_CPU = Counter(
     "CPU seconds the local embedding model spent (like a model's time, apart from Orrery's own work).",
 )
 EMBEDDED_TEXTS = Counter("orrery_embedded_texts", "Texts the local embedding model embedded.")
+HISTORY_CACHE = Counter(
+    "orrery_history_cache",
+    "History cache events by kind: hit, miss (a window read from the database), eviction (a window"
+    " dropped to stay within ORRERY_HISTORY_CACHE_MB).",
+    ["event"],
+)
+HISTORY_CACHE_BYTES = Gauge(
+    "orrery_history_cache_bytes",
+    "Bytes the history cache holds (estimated), summed over live workers.",
+    multiprocess_mode="livesum",
+)
+_CACHE_EVENTS = {event: HISTORY_CACHE.labels(event=event) for event in ("hit", "miss", "eviction")}
 STATEMENT_KINDS = ("select", "insert", "update", "delete", "begin")
 
 
@@ -87,6 +100,13 @@ def record_embedding(texts: int, cpu_seconds: float) -> None:
     """Texts the local model embedded and the CPU it spent on them."""
     EMBEDDED_TEXTS.inc(texts)
     EMBEDDING_CPU.inc(cpu_seconds)
+
+
+def record_history_cache(event: str, held_bytes: int | None = None) -> None:
+    """A history cache hit, miss or eviction, and the bytes it holds after a lookup."""
+    _CACHE_EVENTS[event].inc()
+    if held_bytes is not None:
+        HISTORY_CACHE_BYTES.set(held_bytes)
 
 
 def record_error(agent: str, kind: str) -> None:

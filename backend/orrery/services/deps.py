@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.config import Settings
 from orrery.db.engine import Database
+from orrery.db.failures import as_unavailable, outage_line
 from orrery.db.models import User
 from orrery.errors import AuthenticationError, ServiceUnavailableError
 from orrery.repo.identity import key_owner, key_use_is_stale, record_key_use
@@ -55,7 +56,10 @@ async def get_session(
     except Exception as exc:
         if not committing:
             raise
-        log.warning("commit failed; answering 503", exc_info=exc)
+        if as_unavailable(exc) is not None:  # an outage: one line, not a traceback per request
+            log.warning("commit failed; answering 503 (%s)", outage_line(exc))
+        else:
+            log.warning("commit failed; answering 503", exc_info=exc)
         raise ServiceUnavailableError(COMMIT_FAILED, settings.retry_after_seconds) from exc
 
 

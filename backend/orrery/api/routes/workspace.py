@@ -4,9 +4,10 @@ Ids arrive as strings, so a malformed one answers 404 like an unknown one."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 
 from orrery.api.errors import ERROR_RESPONSES
 from orrery.api.schemas import (
@@ -20,6 +21,7 @@ from orrery.api.schemas import (
 )
 from orrery.db.engine import Database
 from orrery.db.migrations import current_revision
+from orrery.db.writable import unwritable
 from orrery.memory.embeddings import local_status
 from orrery.repo import graph, identity
 from orrery.repo.summary import project_summary
@@ -30,14 +32,22 @@ from orrery.vocabulary import EntityKind
 router = APIRouter(responses=ERROR_RESPONSES)
 
 
-@router.get("/health", response_model=Health)
-async def health(request: Request) -> Health:
-    """Liveness, the database's schema revision and the embedder's state (no authentication)."""
+@router.get("/health", response_model=Health, responses={503: {"model": Health}})
+async def health(request: Request) -> Any:
+    """Liveness, the database's schema revision and the embedder's state (no authentication); 503
+    with `status: read_only` while a SQLite database cannot be written (every write would be a 503)."""
     db: Database = request.app.state.db
     remote = request.app.state.orchestrator.embedding.remote
     embeddings = "remote" if remote else local_status()
     revision = await current_revision(db.engine)
-    return Health(status="ok", database=db.dialect, revision=revision, embeddings=embeddings)
+    reason = unwritable(request.app.state.settings.database_url)
+    status = "ok" if reason is None else "read_only"
+    answer = Health(
+        status=status, database=db.dialect, revision=revision, embeddings=embeddings, reason=reason
+    )
+    if reason is None:
+        return answer
+    return JSONResponse(answer.model_dump(), status_code=503, headers={"Retry-After": "30"})
 
 
 @router.get("/v1/me", response_model=UserOut)

@@ -201,41 +201,7 @@ def _fts_match(user_id: uuid.UUID, terms: Sequence[str], skip: Sequence[uuid.UUI
 def _matches_query(sqlite: bool, no_project: bool) -> Any:
     """`matches`'s statement, built once per process, dialect and project or none."""
     hit = aliased(Message, name="hit")
-    wanted = [
-        *chats_of(no_project),
-        hit.session_id == ChatSession.id,
-        hit.superseded_at.is_(None),
-        hit.status != "failed",
-        hit.forgotten_at.is_(None),
-        hit.session_id.not_in(bindparam("skip", expanding=True, type_=Uuid())),
-    ]
-    if sqlite:
-        fts = (
-            text(
-                "SELECT rowid AS rid, bm25(recall_fts, 1.0, 0.0) AS score FROM recall_fts "
-                "WHERE recall_fts MATCH :match ORDER BY score LIMIT :ranked"
-            )
-            .columns(rid=Integer, score=Float)
-            .subquery()
-        )
-        source: Any = fts.join(hit, literal_column("hit.rowid") == fts.c.rid)
-        order: list[Any] = [fts.c.score]
-    else:
-        vector: Any = literal_column("hit.search_vector")
-        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), bindparam("match", type_=String()))
-        source = hit
-        wanted.append(vector.op("@@")(tsquery))
-        order = [func.ts_rank(vector, tsquery).desc()]
-    hits = (
-        select(hit.session_id.label("sid"), hit.seq.label("at"))
-        .select_from(source)
-        .join(ChatSession, hit.session_id == ChatSession.id)
-        .join(User, User.id == ChatSession.user_id)
-        .where(*wanted)
-        .order_by(*order, hit.seq.desc())
-        .limit(bindparam("limit", type_=Integer()))
-        .subquery()
-    )
+    hits = _sqlite_hits(hit, no_project) if sqlite else _pg_hits(hit, no_project)
     around = bindparam("around", type_=Integer())
     near = and_(Message.session_id == hits.c.sid, Message.seq.between(hits.c.at - around, hits.c.at + around))
     return (
@@ -248,6 +214,68 @@ def _matches_query(sqlite: bool, no_project: bool) -> Any:
         .distinct()
         .order_by(ChatSession.created_at, ChatSession.id, Message.seq)
     )
+
+
+def _sqlite_hits(hit: Any, no_project: bool) -> Any:
+    """SQLite's best matches: FTS5 ranks the person's own postings (`recall_fts`), the best few
+    are joined and checked."""
+    fts = (
+        text(
+            "SELECT rowid AS rid, bm25(recall_fts, 1.0, 0.0) AS score FROM recall_fts "
+            "WHERE recall_fts MATCH :match ORDER BY score LIMIT :ranked"
+        )
+        .columns(rid=Integer, score=Float)
+        .subquery()
+    )
+    return (
+        select(hit.session_id.label("sid"), hit.seq.label("at"))
+        .select_from(fts.join(hit, literal_column("hit.rowid") == fts.c.rid))
+        .join(ChatSession, hit.session_id == ChatSession.id)
+        .join(User, User.id == ChatSession.user_id)
+        .where(
+            *chats_of(no_project),
+            *_recallable(hit),
+            hit.session_id.not_in(bindparam("skip", expanding=True, type_=Uuid())),
+        )
+        .order_by(fts.c.score, hit.seq.desc())
+        .limit(bindparam("limit", type_=Integer()))
+        .subquery()
+    )
+
+
+def _pg_hits(hit: Any, no_project: bool) -> Any:
+    """PostgreSQL's best matches: each recallable chat asked for its own best `limit` (a `LATERAL`
+    subquery, never flattened, so the plan is the same with or without statistics), by the
+    `(session_id, search_vector)` GIN index (0026pg) or, without `btree_gin`, the chat's seq index:
+    only the person's rows are read, however many other people's messages match the terms."""
+    vector: Any = literal_column("hit.search_vector")
+    tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), bindparam("match", type_=String()))
+    chats = (
+        select(ChatSession.id.label("cid"))
+        .join(User, User.id == ChatSession.user_id)
+        .where(*chats_of(no_project), ChatSession.id.not_in(bindparam("skip", expanding=True, type_=Uuid())))
+        .subquery("chats")
+    )
+    score = func.ts_rank(vector, tsquery)
+    best = (
+        select(hit.session_id.label("sid"), hit.seq.label("at"), score.label("score"))
+        .where(hit.session_id == chats.c.cid, *_recallable(hit), vector.op("@@")(tsquery))
+        .order_by(score.desc(), hit.seq.desc())
+        .limit(bindparam("limit", type_=Integer()))
+        .lateral("best")
+    )
+    return (
+        select(best.c.sid, best.c.at)
+        .select_from(chats.join(best, true()))
+        .order_by(best.c.score.desc(), best.c.at.desc())
+        .limit(bindparam("limit", type_=Integer()))
+        .subquery()
+    )
+
+
+def _recallable(hit: Any) -> tuple[Any, ...]:
+    """`RECALLABLE` for an alias of `messages`."""
+    return (hit.superseded_at.is_(None), hit.status != "failed", hit.forgotten_at.is_(None))
 
 
 def chat_of(row: Sequence[Any]) -> ChatInfo:
