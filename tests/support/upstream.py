@@ -3,7 +3,7 @@
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
 text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
 until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection), `unauthorized` (HTTP 401), or `error_event` (a 200 stream whose second
+then loses its connection), `unauthorized` (HTTP 401), `rate_limited` (HTTP 429, `retry-after: 7`), `json` (`{"answer": "echo: ..."}`), or `error_event` (a 200 stream whose second
 event is an `error`, as vLLM-style servers report a failure mid-stream). Requests for
 `model_modes[model]` get that mode instead (a fallback model answering while the first fails).
 Every request body is kept in `requests`, so tests count upstream calls and read what the model
@@ -40,6 +40,7 @@ UNAUTHORIZED = {
     }
 }
 
+RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
 OVERLOADED = {"error": {"message": "the engine is overloaded", "type": "server_error", "code": 503}}
 
 
@@ -73,6 +74,8 @@ class FakeProvider:
         mode = self.model_modes.get(body["model"], self.mode)
         if mode == "unauthorized":
             return JSONResponse(UNAUTHORIZED, status_code=401)
+        if mode == "rate_limited":
+            return JSONResponse(RATE_LIMITED, status_code=429, headers={"retry-after": "7"})
         if mode == "drop":
             return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
         if mode == "error_event":
@@ -89,6 +92,8 @@ class FakeProvider:
                 headers={"retry-after-ms": "1"},
             )
         text = f"echo: {_text(body['messages'][-1])}"
+        if mode == "json":  # a JSON object, as a provider honouring `response_format` answers
+            text = json.dumps({"answer": text})
         if body.get("stream"):
             return StreamingResponse(_stream(body["model"], text), media_type="text/event-stream")
         message = {"role": "assistant", "content": text}

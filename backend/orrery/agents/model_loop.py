@@ -40,6 +40,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
@@ -64,6 +65,8 @@ class LoopSpec(Generic[DepsT]):
     output_retries: int = 2
     name: str = "agent"
     """The agent's name on the run's span."""
+    settings: ModelSettings | None = None
+    """The caller's sampling settings and reply format (`agents.caller`), sent with every request."""
 
 
 async def run_loop(
@@ -89,7 +92,9 @@ async def _steps(
         # a new step carries the failed tools' retry counts over, as an agent run's steps do
         tools = await tools.for_run_step(replace(ctx, run_step=usage.requests + 1))
         params = ModelRequestParameters(function_tools=tools.tool_defs, allow_text_output=True)
-        async with model_request_stream(spec.model, messages, model_request_parameters=params) as stream:
+        async with model_request_stream(
+            spec.model, messages, model_settings=spec.settings, model_request_parameters=params
+        ) as stream:
             async for streamed in stream:
                 yield streamed
             response = stream.get()

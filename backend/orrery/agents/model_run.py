@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic_ai import AgentRunResultEvent, RunContext
 from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
@@ -82,13 +83,15 @@ async def stream_model(
     deps: TurnDeps,
     run: ModelRun,
     on_model_event: Callable[[ModelEvent], None] | None = None,
+    settings: ModelSettings | None = None,
 ) -> AsyncIterator[TurnEvent]:
     """Run the model on `text` and yield its turn events; the result and tool calls land in `run`.
-    `on_model_event` sees every raw pydantic-ai event, ending with the run's result event."""
+    `on_model_event` sees every raw pydantic-ai event, ending with the run's result event;
+    `settings`: the caller's model settings (`agents.caller`)."""
     from orrery.roster import AGENTS
 
     toolset = toolset_for(chosen.tools, tuple(AGENTS))
-    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id)
+    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id, settings=settings)
     async for event in run_loop(spec, history, text):
         if on_model_event is not None:
             on_model_event(event)

@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.arrivals import Arrival, arrival_of
 from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
+from orrery.agents.caller import CallerRequest, caller_section, check_output, model_settings
 from orrery.agents.detach import run_detached
 from orrery.agents.digest_writer import DigestJobs
 from orrery.agents.model_run import ModelRun, history_for, stream_model
@@ -136,6 +137,7 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
@@ -144,7 +146,8 @@ class Orchestrator:
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
         itself); `before_store` writes in the message's own transaction, under the turn lock (an
         edit's supersede); `reply_id` is the id the reply is stored under (a door announced it before
-        the run). Refusals raise before the first event and store nothing."""
+        the run); `caller`: an application's instructions, reply format and sampling settings
+        (`agents.caller`). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -163,6 +166,7 @@ class Orchestrator:
             on_model_event,
             before_store,
             reply_id,
+            caller,
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -182,6 +186,7 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None = None,
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -211,7 +216,8 @@ class Orchestrator:
             if reply_id is not None:
                 pending = replace(pending, reply_id=reply_id)
             try:
-                async for event in self._turn(user_id, sid, pending, agent, model, on_model_event, reads):
+                turn = self._turn(user_id, sid, pending, agent, model, on_model_event, reads, caller)
+                async for event in turn:
                     yield event
             except BaseException:
                 await mark_failed(self.db, pending.message_id)
@@ -226,6 +232,7 @@ class Orchestrator:
         model: str | None,
         on_model_event: Callable[[ModelEvent], None] | None,
         reads: AsyncSession,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
         turn's path in order. Choosing and assembling share one read-only session outside any
@@ -240,7 +247,7 @@ class Orchestrator:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
-            wc = await self._assemble(s, user_id, record, pending, chosen, model)
+            wc = await self._assemble(s, user_id, record, pending, chosen, model, caller)
             memos = pending_memos(s)
         deps = TurnDeps(
             db=self.db,
@@ -256,7 +263,8 @@ class Orchestrator:
         yield context_event(wc)
         run = ModelRun()
         try:
-            async for out in self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event):
+            outs = self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event, caller)
+            async for out in outs:
                 yield out
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
             observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
@@ -279,13 +287,21 @@ class Orchestrator:
         model: str | None,
         run: ModelRun,
         on_model_event: Callable[[ModelEvent], None] | None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        """The model's run as turn events; its result and tool calls are left in `run`."""
+        """The model's run as turn events; its result and tool calls are left in `run`. A reply in
+        the caller's format is checked against it (a reply cut by the token limit is not: it says
+        so with its finish reason)."""
         metered = MeteredModel(self._turn_model(model), chosen.id)
         history = history_for(wc.messages, text)
-        events = stream_model(chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event)
+        settings = model_settings(caller)
+        events = stream_model(
+            chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event, settings
+        )
         async for out in events:
             yield out
+        if caller and caller.output and not is_truncated(run.result.response):
+            check_output(caller.output, str(run.result.output))
 
     async def _finish(
         self,
@@ -396,8 +412,10 @@ class Orchestrator:
         pending: PendingTurn,
         chosen: AgentDefinition,
         model: str | None,
+        caller: CallerRequest | None = None,
     ) -> WorkingContext:
-        """The chosen agent's working context, with the notes after failed turns."""
+        """The chosen agent's working context, with the notes after failed turns and the caller's
+        instructions as a section of their own."""
         failed = await unanswered_texts(s, record.id, live=True) if pending.any_failed else frozenset()
         wc = await assemble_working_context(
             s,
@@ -410,6 +428,7 @@ class Orchestrator:
             summarizer=self.summarizer(model),
             chat=record,
             focus=pending.focus,
+            sections=[section] if (section := caller_section(caller)) else (),
         )
         return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
 

@@ -1,9 +1,9 @@
 """OpenAI request parameters Orrery does not serve, refused with a 400 that names them rather than
 ignored: a client that sends tools or asks for structured output would otherwise break only when it
 parses a reply that never honoured them. The agents run Orrery's own tools, so client tools
-(`tools`, `tool_choice`, `functions`), structured outputs (`response_format`, `text.format`) and
-several choices (`n`) are refused; asking for nothing (`tools: []`, `tool_choice: "auto"` or
-`"none"`, a `text` format, `n: 1`) is accepted. Sampling settings stay ignored (documented)."""
+(`tools`, `tool_choice`, `functions`) and several choices (`n`) are refused; asking for nothing
+(`tools: []`, `tool_choice: "auto"` or `"none"`, `n: 1`) is accepted. Reply formats and sampling
+settings are served (`api.openai_caller`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ _WHY = {
     "tool_choice": "client tools are not passed to Orrery's agents, which run their own tools",
     "functions": "client functions are not passed to Orrery's agents, which run their own tools",
     "function_call": "client functions are not passed to Orrery's agents, which run their own tools",
-    "response_format": "structured outputs are not served; the reply is text",
-    "text.format": "structured outputs are not served; the reply is text",
     "n": "Orrery answers one choice per turn",
 }
 
@@ -35,10 +33,6 @@ def _tool_choice_asks(choice: Any) -> bool:
     return choice is not None and choice not in ("auto", "none")
 
 
-def _format_asks(format_: Any) -> bool:
-    return format_ is not None and (not isinstance(format_, dict) or format_.get("type") != "text")
-
-
 def refused_completion_param(body: Any) -> str | None:
     """The first chat-completions parameter that asks for what is not served, or None."""
     asks = {
@@ -46,7 +40,6 @@ def refused_completion_param(body: Any) -> str | None:
         "tool_choice": _tool_choice_asks(body.tool_choice),
         "functions": bool(body.functions),
         "function_call": _tool_choice_asks(body.function_call),
-        "response_format": _format_asks(body.response_format),
         "n": body.n not in (None, 1),
     }
     return next((param for param, ask in asks.items() if ask), None)
@@ -57,6 +50,5 @@ def refused_response_param(body: Any) -> str | None:
     asks = {
         "tools": bool(body.tools),
         "tool_choice": _tool_choice_asks(body.tool_choice),
-        "text.format": _format_asks(body.text.format if body.text else None),
     }
     return next((param for param, ask in asks.items() if ask), None)

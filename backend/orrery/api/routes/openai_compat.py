@@ -41,10 +41,12 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_caller import BadFormat, completion_caller
 from orrery.api.openai_params import refused, refused_completion_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
+    STREAM_HEADERS,
     AssistantMessage,
     ChatCompletion,
     Choice,
@@ -53,6 +55,7 @@ from orrery.api.openai_schemas import (
     ModelList,
     OpenAIError,
     Usage,
+    finish_reason,
     openai_error,
     remember_for_store,
     sse,
@@ -157,6 +160,10 @@ async def completions(
         return unknown_model(body.model)
     if (param := refused_completion_param(body)) is not None:  # never silently ignored
         return refused(param)
+    try:
+        caller = completion_caller(body, request.app.state.settings)
+    except BadFormat as exc:
+        return bad_format(exc)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     text = _last_user_text(body)
     try:
@@ -166,7 +173,7 @@ async def completions(
             404, str(exc), type_="invalid_request_error", code="not_found", param="X-Orrery-Session"
         )
     events = request.app.state.orchestrator.turn(
-        user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True
+        user.id, sid, text, agent=agent, client_key=idempotency_key, resend=True, caller=caller
     )
     first = await anext(events)  # validation errors surface as HTTP errors before anything streams
     completion = _Completion.new(body.model)
@@ -174,7 +181,7 @@ async def completions(
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
         chunks = _stream(completion, chain(first, events), include_usage=usage)
-        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers | STREAM_HEADERS)
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
@@ -182,22 +189,33 @@ async def completions(
         id=completion.id,
         created=completion.created,
         model=done.data.get("model") or completion.model,  # the model that answered, also on a replay
-        choices=[Choice(message=AssistantMessage(content=done.data["reply"]))],
+        choices=[
+            Choice(
+                message=AssistantMessage(content=done.data["reply"]),
+                finish_reason=finish_reason(done.data),
+            )
+        ],
         usage=Usage.of(done.data["usage"]),
     )
     return JSONResponse(reply.model_dump(), headers=headers)
 
 
+def bad_format(exc: BadFormat) -> JSONResponse:
+    """OpenAI's 400 for a reply format Orrery cannot ask for, naming the parameter."""
+    return openai_error(400, str(exc), type_="invalid_request_error", code="invalid_value", param=exc.param)
+
+
 def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
-    """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
-    database was unavailable (the client should retry later, not give up)."""
-    outage = error.get("code") == "unavailable"
-    failed = openai_error(
-        503 if outage else 502, error["message"], type_="api_error", code=error.get("code", "model_error")
-    )
+    """A failed turn in OpenAI's error shape: 502 for the model, 429 + `Retry-After` when the
+    provider is rate-limiting (its own wait when it said one), 503 + `Retry-After` when the database
+    was unavailable (the client should retry later, not give up)."""
+    code = error.get("code", "model_error")
+    status = {"unavailable": 503, "rate_limited": 429}.get(code, 502)
+    type_ = "rate_limit_error" if status == 429 else "api_error"
+    failed = openai_error(status, error["message"], type_=type_, code=code)
     failed.headers.update(headers)
-    if outage:
-        failed.headers["Retry-After"] = str(retry_after)
+    if status != 502:
+        failed.headers["Retry-After"] = str(error.get("retry_after") or retry_after)
     else:  # retried here already, or a key to fix: the SDK's own retries would multiply upstream calls
         failed.headers["x-should-retry"] = "false"
     return failed
@@ -247,7 +265,7 @@ async def _stream(
             completion = replace(completion, model=done.get("model") or completion.model)  # who answered
             if done.get("replayed") and done.get("reply"):  # a replay streams no text: send the stored reply
                 yield completion.delta({"content": done["reply"]})
-    yield completion.delta({}, "stop")
+    yield completion.delta({}, finish_reason(done))
     if include_usage:
         yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
     yield sse("[DONE]")

@@ -22,17 +22,26 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_caller import BadFormat, responses_caller
 from orrery.api.openai_params import refused, refused_response_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
+    STREAM_HEADERS,
     OpenAIError,
     openai_error,
     remember_for_store,
 )
 from orrery.api.openai_sessions import session_for
-from orrery.api.responses_schemas import ResponseDraft, ResponsesRequest, response_id, session_of
-from orrery.api.routes.openai_compat import chain, failed_turn, model_ids, unknown_model
+from orrery.api.responses_schemas import (
+    ResponseDraft,
+    ResponsesRequest,
+    finished_status,
+    response_id,
+    session_of,
+    tool_item,
+)
+from orrery.api.routes.openai_compat import bad_format, chain, failed_turn, model_ids, unknown_model
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError
 from orrery.services.deps import CurrentUser
@@ -71,6 +80,10 @@ async def create_response(
         return unknown_model(body.model)
     if (param := refused_response_param(body)) is not None:  # never silently ignored
         return refused(param)
+    try:
+        caller = responses_caller(body, request.app.state.settings)
+    except BadFormat as exc:
+        return bad_format(exc)
     users = [m.text() for m in body.messages() if m.role == "user"]
     if not users or not users[-1].strip():
         return openai_error(
@@ -87,20 +100,25 @@ async def create_response(
         return openai_error(404, str(exc), type_="invalid_request_error", code="not_found", param=param)
     agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
     events = request.app.state.orchestrator.turn(
-        user.id, sid, users[-1], agent=agent, client_key=idempotency_key, resend=True
+        user.id, sid, users[-1], agent=agent, client_key=idempotency_key, resend=True, caller=caller
     )
     first = await anext(events)  # refusals surface as HTTP errors before anything streams
     draft = ResponseDraft(response_id(sid), body.model, body.store, body.previous_response_id)
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         return StreamingResponse(
-            _stream(draft, chain(first, events)), media_type="text/event-stream", headers=headers
+            _stream(draft, chain(first, events)),
+            media_type="text/event-stream",
+            headers=headers | STREAM_HEADERS,
         )
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
     draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
-    return JSONResponse(draft.body("completed", done.data["reply"], done.data["usage"]), headers=headers)
+    data = done.data
+    tools = [tool_item(c) for c in data.get("tool_calls") or []]
+    body_ = draft.body(finished_status(data), data["reply"], data["usage"], tools=tools)
+    return JSONResponse(body_, headers=headers)
 
 
 async def _session(
@@ -115,28 +133,72 @@ async def _session(
 
 
 async def _stream(draft: ResponseDraft, events: AsyncIterator[Any]) -> AsyncIterator[str]:
-    """The turn's events as Responses stream events; a model failure ends in `response.failed`."""
+    """The turn's events as Responses stream events: each server-run tool call an `mcp_call` item
+    when its result is in, the message item opened at its first text; a model failure ends in
+    `response.failed` (with the JSON answer's code), a reply cut by the token limit in
+    `response.incomplete`."""
     yield draft.event("response.created", response=draft.body("in_progress"))
     yield draft.event("response.in_progress", response=draft.body("in_progress"))
-    item = {"item_id": draft.message_id, "output_index": 0}
-    empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-    yield draft.event("response.output_item.added", output_index=0, item=draft.message("", "in_progress", []))
-    yield draft.event("response.content_part.added", **item, content_index=0, part=empty)
-    text, done = "", {}
+    tools: list[dict[str, Any]] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    text, done, opened = "", {}, False
     async for event in events:
         delta = event.data["delta"] if event.type == "text" else None
-        if event.type == "done":
+        if event.type == "tool_call":
+            calls[event.data.get("id")] = dict(event.data)
+        elif event.type == "tool_result" and not opened:
+            call = calls.get(event.data.get("id")) or {
+                "id": event.data.get("id"),
+                "name": event.data.get("name"),
+            }
+            tools.append(
+                tool_item({**call, "result": event.data.get("content"), "error": event.data.get("error")})
+            )
+            for kind in ("response.output_item.added", "response.output_item.done"):
+                yield draft.event(kind, output_index=len(tools) - 1, item=tools[-1])
+        elif event.type == "done":
             done = event.data
-            draft.model = done.get("model") or draft.model  # `response.completed` names who answered
+            draft.model = done.get("model") or draft.model  # the final event names who answered
             delta = done["reply"] if done.get("replayed") else None  # a replay streams no text
         elif event.type == "error":
-            error = {"code": "server_error", "message": event.data["message"]}
-            yield draft.event("response.failed", response=draft.body("failed", error=error))
+            error = {"code": event.data.get("code") or "model_error", "message": event.data["message"]}
+            yield draft.event("response.failed", response=draft.body("failed", error=error, tools=tools))
             return
         if delta:
+            if not opened:
+                opened = True
+                for opening in _open_message(draft, len(tools)):
+                    yield opening
             text += delta
+            item = {"item_id": draft.message_id, "output_index": len(tools)}
             yield draft.event("response.output_text.delta", **item, content_index=0, delta=delta, logprobs=[])
-    yield draft.event("response.output_text.done", **item, content_index=0, text=text, logprobs=[])
-    yield draft.event("response.content_part.done", **item, content_index=0, part={**empty, "text": text})
-    yield draft.event("response.output_item.done", output_index=0, item=draft.message(text))
-    yield draft.event("response.completed", response=draft.body("completed", text, done.get("usage") or {}))
+    if not opened:
+        for opening in _open_message(draft, len(tools)):
+            yield opening
+    for closing in _close_message(draft, len(tools), text):
+        yield closing
+    status = finished_status(done)
+    final = draft.body(status, text, done.get("usage") or {}, tools=tools)
+    yield draft.event(f"response.{status}", response=final)
+
+
+def _open_message(draft: ResponseDraft, index: int) -> list[str]:
+    item = {"item_id": draft.message_id, "output_index": index}
+    return [
+        draft.event(
+            "response.output_item.added", output_index=index, item=draft.message("", "in_progress", [])
+        ),
+        draft.event("response.content_part.added", **item, content_index=0, part=_EMPTY),
+    ]
+
+
+def _close_message(draft: ResponseDraft, index: int, text: str) -> list[str]:
+    item = {"item_id": draft.message_id, "output_index": index}
+    return [
+        draft.event("response.output_text.done", **item, content_index=0, text=text, logprobs=[]),
+        draft.event("response.content_part.done", **item, content_index=0, part={**_EMPTY, "text": text}),
+        draft.event("response.output_item.done", output_index=index, item=draft.message(text)),
+    ]
+
+
+_EMPTY = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
