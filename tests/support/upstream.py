@@ -1,9 +1,10 @@
 """A fake OpenAI-compatible model provider on loopback, for server processes started by tests.
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
-text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
-until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection), `unauthorized` (HTTP 401), `rate_limited` (HTTP 429, `retry-after: 7`), `json` (`{"answer": "echo: ..."}`), or `error_event` (a 200 stream whose second
+text>`), `json` (the same as `{"answer": ...}`), `fail` (HTTP 500 asking for a retry after 1 ms,
+once the `gate` opens), `hang` (waits until the mode changes), `drop` (a stream that opens, sends
+the assistant's empty first chunk, then loses its connection), `unauthorized` (HTTP 401),
+`rate_limited` (HTTP 429 with `retry-after: 7`), or `error_event` (a 200 stream whose second
 event is an `error`, as vLLM-style servers report a failure mid-stream). Requests for
 `model_modes[model]` get that mode instead (a fallback model answering while the first fails).
 Every request body is kept in `requests`, so tests count upstream calls and read what the model

@@ -154,15 +154,29 @@ def failure_data(exc: BaseException, session_id: object, *, logged: bool = False
 
 
 def provider_retry_after(exc: BaseException) -> int | None:
-    """The seconds a rate-limited provider asked to wait (its `Retry-After`), when it said."""
+    """The seconds a rate-limited provider asked to wait (its `Retry-After`), when it said: read
+    from the error, or from the error it wraps (litellm keeps the OpenAI SDK's)."""
     seen: BaseException | None = exc
-    while isinstance(seen, BaseExceptionGroup) and seen.exceptions:
-        seen = seen.exceptions[-1]
-    headers = getattr(getattr(seen, "response", None), "headers", None) or {}
+    for _ in range(10):  # a chain is short; a bound in case it loops
+        while isinstance(seen, BaseExceptionGroup) and seen.exceptions:
+            seen = seen.exceptions[-1]
+        if seen is None:
+            return None
+        for headers in (
+            getattr(getattr(seen, "response", None), "headers", None),
+            getattr(seen, "headers", None),
+        ):
+            value = _seconds((headers or {}).get("retry-after"))
+            if value is not None:
+                return value
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _seconds(value: object) -> int | None:
     try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-        return max(1, int(float(value))) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
+        return max(1, int(float(str(value)))) if value is not None else None
+    except ValueError:
         return None
 
 
