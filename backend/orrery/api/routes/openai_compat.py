@@ -74,6 +74,21 @@ def model_ids() -> list[str]:
     return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
 
 
+def canonical_model(model: str) -> str | None:
+    """The listed id a request's `model` names, or None: `orrery`, `orrery/<agent>`, and for
+    clients that treat a slash as a provider prefix (the Agents SDK) `orrery-<agent>` or the bare
+    agent id `<agent>`."""
+    if model in model_ids():
+        return model
+    agent = model.removeprefix("orrery-")
+    return f"orrery/{agent}" if agent in AGENTS else None
+
+
+def agent_of(model: str) -> str | None:
+    """The agent a listed id names (None: `orrery`, the router chooses)."""
+    return model.removeprefix("orrery/") if model != "orrery" else None
+
+
 def unknown_model(model: str) -> JSONResponse:
     """OpenAI's own 404 for a model id it does not serve."""
     return openai_error(
@@ -112,7 +127,8 @@ async def models(user: CurrentUser, settings: SettingsDep) -> ModelList:
 )
 async def model(model_id: str, user: CurrentUser, settings: SettingsDep) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return model_card(model_id, settings.model) if model_id in model_ids() else unknown_model(model_id)
+    canonical = canonical_model(model_id)
+    return model_card(canonical, settings.model) if canonical else unknown_model(model_id)
 
 
 async def _session_for(
@@ -156,7 +172,8 @@ async def completions(
     `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
-    if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    model = canonical_model(body.model)  # no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    if model is None:
         return unknown_model(body.model)
     if (param := refused_completion_param(body)) is not None:  # never silently ignored
         return refused(param)
@@ -164,7 +181,7 @@ async def completions(
         caller = completion_caller(body, request.app.state.settings)
     except BadFormat as exc:
         return bad_format(exc)
-    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    agent = agent_of(model)
     text = _last_user_text(body)
     try:
         sid = await _session_for(request.app.state.db, user.id, x_orrery_session, body)

@@ -41,7 +41,14 @@ from orrery.api.responses_schemas import (
     session_of,
     tool_item,
 )
-from orrery.api.routes.openai_compat import bad_format, chain, failed_turn, model_ids, unknown_model
+from orrery.api.routes.openai_compat import (
+    agent_of,
+    bad_format,
+    canonical_model,
+    chain,
+    failed_turn,
+    unknown_model,
+)
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError
 from orrery.services.deps import CurrentUser
@@ -76,7 +83,8 @@ async def create_response(
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """Runs one turn on the server-side session and answers as a `response` (or its events)."""
-    if body.model not in model_ids():
+    model = canonical_model(body.model)
+    if model is None:
         return unknown_model(body.model)
     if (param := refused_response_param(body)) is not None:  # never silently ignored
         return refused(param)
@@ -98,7 +106,7 @@ async def create_response(
     except NotFoundError as exc:
         param = "X-Orrery-Session" if x_orrery_session else "previous_response_id"
         return openai_error(404, str(exc), type_="invalid_request_error", code="not_found", param=param)
-    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    agent = agent_of(model)
     events = request.app.state.orchestrator.turn(
         user.id, sid, users[-1], agent=agent, client_key=idempotency_key, resend=True, caller=caller
     )
