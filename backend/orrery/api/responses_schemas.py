@@ -74,21 +74,28 @@ class ResponsesRequest(ClientBody):
         return self.input
 
 
-def response_id(session_id: uuid.UUID) -> str:
-    """A response id that names its session, so `previous_response_id` finds it with no lookup table
-    (the session is still checked to be the caller's)."""
-    return f"resp_{session_id.hex}{uuid.uuid4().hex[:16]}"
+def response_id(session_id: uuid.UUID, reply_id: uuid.UUID | None = None) -> str:
+    """A response id that names its session and the reply it is stored as, so `previous_response_id`
+    finds both with no lookup table (the session is still checked to be the caller's)."""
+    return f"resp_{session_id.hex}{(reply_id or uuid.uuid4()).hex}"
+
+
+def _hexes(previous_response_id: str) -> str | None:
+    hexes = previous_response_id.removeprefix("resp_")
+    ours = previous_response_id.startswith("resp_") and len(hexes) in (48, 64)
+    return hexes if ours and all(c in "0123456789abcdef" for c in hexes) else None
 
 
 def session_of(previous_response_id: str) -> str | None:
     """The session id inside a response id, or None when it is not one of ours."""
-    hexes = previous_response_id.removeprefix("resp_")
-    if not previous_response_id.startswith("resp_") or len(hexes) != 48:
-        return None
-    try:
-        return str(uuid.UUID(hex=hexes[:32]))
-    except ValueError:
-        return None
+    hexes = _hexes(previous_response_id)
+    return str(uuid.UUID(hex=hexes[:32])) if hexes else None
+
+
+def reply_of(previous_response_id: str) -> uuid.UUID | None:
+    """The stored reply a response id names (ids made before replies were named carry none)."""
+    hexes = _hexes(previous_response_id)
+    return uuid.UUID(hex=hexes[32:]) if hexes and len(hexes) == 64 else None
 
 
 @dataclass

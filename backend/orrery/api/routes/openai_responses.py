@@ -20,7 +20,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from orrery.agents.turn_store import BeforeStore
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_caller import BadFormat, responses_caller
 from orrery.api.openai_params import refused, refused_response_param
@@ -37,6 +39,7 @@ from orrery.api.responses_schemas import (
     ResponseDraft,
     ResponsesRequest,
     finished_status,
+    reply_of,
     response_id,
     session_of,
     tool_item,
@@ -51,6 +54,7 @@ from orrery.api.routes.openai_compat import (
 )
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError
+from orrery.repo.branches import branch_after
 from orrery.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
@@ -107,11 +111,20 @@ async def create_response(
         param = "X-Orrery-Session" if x_orrery_session else "previous_response_id"
         return openai_error(404, str(exc), type_="invalid_request_error", code="not_found", param=param)
     agent = agent_of(model)
+    reply_id = uuid.uuid4()  # the new response's id names it
     events = request.app.state.orchestrator.turn(
-        user.id, sid, users[-1], agent=agent, client_key=idempotency_key, resend=True, caller=caller
+        user.id,
+        sid,
+        users[-1],
+        agent=agent,
+        client_key=idempotency_key,
+        resend=True,
+        caller=caller,
+        reply_id=reply_id,
+        before_store=_branch(user.id, sid, body.previous_response_id),
     )
     first = await anext(events)  # refusals surface as HTTP errors before anything streams
-    draft = ResponseDraft(response_id(sid), body.model, body.store, body.previous_response_id)
+    draft = ResponseDraft(response_id(sid, reply_id), body.model, body.store, body.previous_response_id)
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         return StreamingResponse(
@@ -129,14 +142,31 @@ async def create_response(
     return JSONResponse(body_, headers=headers)
 
 
+def _branch(user_id: uuid.UUID, sid: uuid.UUID, previous: str | None) -> BeforeStore | None:
+    """With `previous_response_id` naming an earlier reply, the turn continues from it: what came
+    after it is dropped in the new message's own transaction (OpenAI's branching)."""
+    reply = reply_of(previous) if previous else None
+    if reply is None:
+        return None
+
+    async def branch(s: AsyncSession) -> int:
+        return await branch_after(s, user_id, sid, reply)
+
+    return branch
+
+
 async def _session(
     db: Database, user_id: uuid.UUID, header: str | None, body: ResponsesRequest, first: str
 ) -> uuid.UUID:
     """`X-Orrery-Session`, else the session `previous_response_id` names, else the conversation's."""
     if body.previous_response_id and not header:
-        header = session_of(body.previous_response_id)
-        if header is None:
-            raise NotFoundError("response", body.previous_response_id)
+        named = session_of(body.previous_response_id)
+        try:
+            if named is None:
+                raise NotFoundError("session", body.previous_response_id)
+            return await session_for(db, user_id, named, body.user, first, remember=remember_of(body))
+        except NotFoundError:  # named as the caller knows it, never as an internal session
+            raise NotFoundError("response", body.previous_response_id) from None
     return await session_for(db, user_id, header, body.user, first, remember=remember_of(body))
 
 
