@@ -4,11 +4,12 @@ and a wrong API key answered as a clear refusal rather than an invitation to OAu
 A CORS preflight (`OPTIONS /mcp` from an origin in `ORRERY_CORS_ORIGINS`) is answered 204 before
 authentication, as browsers send it without credentials. A request with **no** key gets the SDK's
 401 Bearer challenge (authorization is required). A request whose key is **wrong** gets 403
-`invalid_key` with a JSON-RPC error body naming the problem (an MCP client shows its message): on a 401, OAuth-capable clients such as the Inspector start the MCP
-authorization flow (protected-resource discovery, client registration) against a server that has no
-authorization server, and the user sees that flow fail instead of "invalid key". The MCP
-specification's 401-for-an-invalid-token rule belongs to its OAuth profile, which is optional and
-which an API-key server does not implement.
+`invalid_key` with a JSON-RPC error body naming the problem (an MCP client shows its message): on a
+401, OAuth-capable clients such as the Inspector start the MCP authorization flow
+(protected-resource discovery, client registration) against a server that has no authorization
+server, and the user sees that flow fail instead of "invalid key". The MCP specification's
+401-for-an-invalid-token rule belongs to its OAuth profile, which is optional and which an API-key
+server does not implement.
 """
 
 from __future__ import annotations
