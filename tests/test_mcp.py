@@ -180,14 +180,17 @@ async def test_mcp_over_streamable_http_with_bearer_keys(db: Database, settings:
             )
             # a key that is wrong: 403 saying so, not a 401 that sends OAuth clients into discovery
             assert wrong.status_code == 403 and "www-authenticate" not in wrong.headers
-            assert wrong.json()["error"] == "invalid_key" and "invalid Orrery API key" in wrong.text
+            refusal = wrong.json()  # a JSON-RPC error the MCP SDK's client reports with its message
+            assert refusal["jsonrpc"] == "2.0" and refusal["error"]["data"]["error"] == "invalid_key"
+            assert "invalid Orrery API key" in refusal["error"]["message"]
         async with (
             httpx2.AsyncClient(headers={"Authorization": "Bearer orr_wrong_key"}) as http,
             streamable_http_client(f"{base}/mcp", http_client=http) as streams,
             ClientSession(*streams[:2]) as client,
         ):
-            with pytest.raises(MCPError):  # the official client reports the refusal as an error
+            with pytest.raises(MCPError) as refused:  # the official client reports the refusal
                 await client.initialize()
+            assert "invalid Orrery API key" in str(refused.value)
     finally:
         server.should_exit = True
         await task

@@ -152,6 +152,18 @@ class Settings(BaseSettings):
     """Token budget of the "Earlier chats" timeline (one dated line per earlier chat, newest first,
     older ones folded per period); 0 turns it off."""
 
+    budget_caller: int = Field(default=800, ge=0)
+    """Token budget of the caller's instructions: the system/developer messages and `instructions` an
+    application sends through the OpenAI doors, and the reply format it asked for (quoted as data)."""
+
+    caller_sampling: bool = True
+    """Pass an OpenAI-door caller's `temperature`, `top_p`, `stop` and `seed` to the model; off: they
+    are accepted and not used (`max_tokens` stays capped by `caller_max_output_tokens`)."""
+
+    caller_max_output_tokens: int = Field(default=4096, ge=1)
+    """The most output tokens a caller's `max_tokens` / `max_output_tokens` may ask for (a larger
+    value is lowered to this)."""
+
     digest_quiet_minutes: float = Field(default=30, ge=0)
     """A chat's digest (its line in the timeline) is built in the background once the chat has had
     no new message for this long; it is rebuilt when the chat changes after that."""

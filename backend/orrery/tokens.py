@@ -173,6 +173,7 @@ SECTION_NAMES = (
     "facts",
     "instructions",
     "timeline",
+    "caller",
 )
 
 
@@ -191,6 +192,7 @@ class Budgets:
     facts: int = 250
     instructions: int = 600
     timeline: int = 800
+    caller: int = 800
     scale: float = field(default=1.0, compare=False)
 
     def of(self, section: str) -> int:

@@ -127,11 +127,6 @@ async def test_errors_and_refused_parameters(live: LiveServer, demo: Any) -> Non
             model="orrery", input=[{"type": "function_call_output", "call_id": "c", "output": "1"}]
         )
     assert wrong_item.value.type == "invalid_request_error" and wrong_item.value.param
-    schema: Any = {"format": {"type": "json_schema", "name": "x", "schema": {"type": "object"}}}
-    for param, extra in (("text.format", {"text": schema}),):
-        with pytest.raises(openai.BadRequestError) as caught:
-            await client.responses.create(model="orrery", input="x", **extra)
-        assert caught.value.param == param and caught.value.code == "unsupported_parameter"
     plain = await client.responses.create(
         model="orrery", input="x", tools=[], text={"format": {"type": "text"}}, temperature=0.2, include=[]
     )

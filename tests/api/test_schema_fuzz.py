@@ -42,9 +42,9 @@ NO_POSITIVE_ACCEPTANCE = {
     # include/exclude come from backend/orrery/graph/templates.py, whose `older_than` format is unstated
     "POST /v1/context/build",
     # the *last* user message must have text (the document states that some user message exists);
-    # tools, tool_choice, response_format and n that ask for something are refused with a 400
+    # tools, tool_choice and n that ask for something are refused with a 400; a malformed schema too
     "POST /v1/chat/completions",
-    # the same for `input`; tools, tool_choice and text.format that ask for something are refused
+    # the same for `input`; tools and tool_choice that ask for something are refused
     "POST /v1/responses",
     # the two ends must differ
     "POST /v1/edges",

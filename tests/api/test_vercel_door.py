@@ -145,6 +145,9 @@ async def test_resume_stream_is_204_when_idle_and_the_reply_when_a_turn_runs(ctx
     api, sid, app = ctx["api"], ctx["sid"], ctx["app"]
     assert (await api.get(f"/v1/sessions/{sid}/chat/stream")).status_code == 204
     assert (await api.get(f"/v1/sessions/{uuid.uuid4()}/chat/stream")).status_code == 404
+    # the AI SDK's default resume URL, `{api}/{chatId}/stream`, answers the same
+    assert (await api.get(f"/v1/sessions/{sid}/chat/client-chat-1/stream")).status_code == 204
+    assert (await api.get(f"/v1/sessions/{uuid.uuid4()}/chat/c/stream")).status_code == 404
     started, release = asyncio.Event(), asyncio.Event()
 
     async def slow(messages: list[ModelMessage], info: AgentInfo) -> Any:

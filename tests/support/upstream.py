@@ -1,13 +1,14 @@
 """A fake OpenAI-compatible model provider on loopback, for server processes started by tests.
 
 `mode` says how it answers `POST /v1/chat/completions`: `echo` (streamed or not, `echo: <last user
-text>`), `fail` (HTTP 500 asking for a retry after 1 ms, once the `gate` opens), `hang` (waits
-until the mode changes), `drop` (a stream that opens, sends the assistant's empty first chunk,
-then loses its connection), `unauthorized` (HTTP 401), `error_event` (a 200 stream whose second
-event is an `error`, as vLLM-style servers report a failure mid-stream), or `script` (the assistant
-message `script(body)` returns, text and/or `tool_calls`, streamed or not: a model that calls
-tools). Requests for `model_modes[model]` get that mode instead (a fallback model answering while
-the first fails).
+text>`), `json` (the same as `{"answer": ...}`), `fail` (HTTP 500 asking for a retry after 1 ms,
+once the `gate` opens), `hang` (waits until the mode changes), `drop` (a stream that opens, sends
+the assistant's empty first chunk, then loses its connection), `unauthorized` (HTTP 401),
+`rate_limited` (HTTP 429 with `retry-after: 7`), `error_event` (a 200 stream whose second event is
+an `error`, as vLLM-style servers report a failure mid-stream), or `script` (the assistant message
+`script(body)` returns, text and/or `tool_calls`, streamed or not: a model that calls tools).
+Requests for `model_modes[model]` get that mode instead (a fallback model answering while the first
+fails).
 Every request body is kept in `requests`, so tests count upstream calls and read what the model
 was given. A server process reaches it with `LITELLM_API_BASE` (see `provider_env`), or with
 `OPENAI_BASE_URL`; `client_model` builds an `openai/...` model on either client pointed at it."""
@@ -42,6 +43,7 @@ UNAUTHORIZED = {
     }
 }
 
+RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
 OVERLOADED = {"error": {"message": "the engine is overloaded", "type": "server_error", "code": 503}}
 
 
@@ -77,6 +79,8 @@ class FakeProvider:
         mode = self.model_modes.get(body["model"], self.mode)
         if mode == "unauthorized":
             return JSONResponse(UNAUTHORIZED, status_code=401)
+        if mode == "rate_limited":
+            return JSONResponse(RATE_LIMITED, status_code=429, headers={"retry-after": "7"})
         if mode == "drop":
             return StreamingResponse(_dropped(body["model"]), media_type="text/event-stream")
         if mode == "error_event":
@@ -95,6 +99,8 @@ class FakeProvider:
         if mode == "script":
             return _scripted(body, self.script(body))
         text = f"echo: {_text(body['messages'][-1])}"
+        if mode == "json":  # a JSON object, as a provider honouring `response_format` answers
+            text = json.dumps({"answer": text})
         if body.get("stream"):
             return StreamingResponse(_stream(body["model"], text), media_type="text/event-stream")
         message = {"role": "assistant", "content": text}

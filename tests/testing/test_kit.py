@@ -130,7 +130,7 @@ async def test_receipt_assertions_name_what_was_dropped(
 ) -> None:
     from orrery.context.working_context import assemble_working_context
 
-    session = await orrery_orchestrator.start_session(orrery_user.id, orrery_user.project_id)
+    session = await orrery_orchestrator.start_session(orrery_user)  # the fixture's user and project
     for n in range(14):
         await orrery_orchestrator.chat(
             orrery_user.id, session, f"Message {n}: " + "words " * 40, agent="coach"

@@ -22,6 +22,7 @@ from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from orrery.agents.caller import StructuredOutputError
 from orrery.agents.credentials import PROXY_KEY, REFUSED, ProviderCredentialsError
 from orrery.db.failures import as_unavailable, outage_line
 
@@ -99,6 +100,10 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
         return "model_timeout", str(exc)
     if isinstance(exc, ProviderCredentialsError):
         return "model_auth", str(exc)
+    if isinstance(exc, StructuredOutputError):
+        return "invalid_output", str(exc)
+    if getattr(exc, "status_code", None) == 429:
+        return "rate_limited", "the model provider is limiting requests (HTTP 429); retry after a pause"
     if isinstance(exc, ModelHTTPError) and exc.status_code in REFUSED:  # pydantic-ai's client: the proxy's
         return "model_auth", f"the provider refused the credentials: set {PROXY_KEY}"
     outage = as_unavailable(exc)
@@ -143,9 +148,41 @@ def failure_data(exc: BaseException, session_id: object, *, logged: bool = False
         if as_unavailable(exc) is not None:  # a database outage: one line per turn, not a traceback
             log.error("turn on session %s failed: %s (%s)", session_id, message, outage_line(exc))
         else:
-            trace = None if code == "model_auth" else exc
-            log.error("turn on session %s failed: %s", session_id, message, exc_info=trace)
-    return {"message": message, "code": code, "retry": code != "model_auth"}
+            one_line = code in ("model_auth", "rate_limited")
+            log.error(
+                "turn on session %s failed: %s", session_id, message, exc_info=None if one_line else exc
+            )
+    data: dict[str, Any] = {"message": message, "code": code, "retry": code != "model_auth"}
+    if code == "rate_limited":
+        data["retry_after"] = provider_retry_after(exc)
+    return data
+
+
+def provider_retry_after(exc: BaseException) -> int | None:
+    """The seconds a rate-limited provider asked to wait (its `Retry-After`), when it said: read
+    from the error, or from the error it wraps (litellm keeps the OpenAI SDK's)."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # a chain is short; a bound in case it loops
+        while isinstance(seen, BaseExceptionGroup) and seen.exceptions:
+            seen = seen.exceptions[-1]
+        if seen is None:
+            return None
+        for headers in (
+            getattr(getattr(seen, "response", None), "headers", None),
+            getattr(seen, "headers", None),
+        ):
+            value = _seconds((headers or {}).get("retry-after"))
+            if value is not None:
+                return value
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _seconds(value: object) -> int | None:
+    try:
+        return max(1, int(float(str(value)))) if value is not None else None
+    except ValueError:
+        return None
 
 
 def shared_failure_data() -> dict[str, Any]:

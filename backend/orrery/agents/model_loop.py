@@ -40,6 +40,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
@@ -66,6 +67,8 @@ class LoopSpec(Generic[DepsT]):
     """The agent's name on the run's span."""
     require_tool: bool = False
     """The first request must call a tool (the caller's `tool_choice`: `required` or a function)."""
+    settings: ModelSettings | None = None
+    """The caller's sampling settings and reply format (`agents.caller`), sent with every request."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,9 @@ async def _steps(
         tools = await tools.for_run_step(replace(ctx, run_step=usage.requests + 1))
         first = usage.requests == 0 and spec.require_tool
         params = ModelRequestParameters(function_tools=tools.tool_defs, allow_text_output=not first)
-        async with model_request_stream(spec.model, messages, model_request_parameters=params) as stream:
+        async with model_request_stream(
+            spec.model, messages, model_settings=spec.settings, model_request_parameters=params
+        ) as stream:
             async for streamed in stream:
                 yield streamed
             response = stream.get()

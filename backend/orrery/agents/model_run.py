@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic_ai import AgentRunResultEvent, RunContext
 from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
@@ -85,15 +86,19 @@ async def stream_model(
     on_model_event: Callable[[ModelEvent], None] | None = None,
     client: ClientTools | None = None,
     resumed: Resumed | None = None,
+    settings: ModelSettings | None = None,
 ) -> AsyncIterator[TurnEvent]:
     """Run the model on `text` and yield its turn events; the result and tool calls land in `run`.
     `on_model_event` sees every raw pydantic-ai event, ending with the run's result event. `client`:
-    the caller's tools (OpenAI doors); `resumed`: a suspended run to continue instead."""
+    the caller's tools (OpenAI doors); `resumed`: a suspended run to continue instead; `settings`:
+    the caller's model settings (`agents.caller`)."""
     from orrery.roster import AGENTS
 
     toolset = with_client_tools(toolset_for(chosen.tools, tuple(AGENTS)), client)
     require = client is not None and client.require_tool
-    spec = LoopSpec(model, toolset, system_prompt, deps, name=chosen.id, require_tool=require)
+    spec = LoopSpec(
+        model, toolset, system_prompt, deps, name=chosen.id, require_tool=require, settings=settings
+    )
     async for event in run_loop(spec, history, text, resumed):
         if on_model_event is not None:
             on_model_event(event)

@@ -70,6 +70,7 @@ from orrery.agents.offline_facts import fact_step
 from orrery.agents.offline_knowledge import after_entry, after_packet, from_packet, greeting, tool_error
 from orrery.agents.offline_search import search_step
 from orrery.agents.offline_stream import OfflineModel
+from orrery.agents.offline_structured import shaped
 from orrery.graph.linked_format import parse_abbreviated_line
 from orrery.knowledge.message_intent import asks_about_focus, asks_for_knowledge, is_link_question
 from orrery.knowledge.search import query_codes
@@ -356,4 +357,4 @@ def _focus_or_knowledge(user: str, instructions: str, tools: set[str]) -> ModelR
 
 def offline_model() -> FunctionModel:
     """The deterministic offline model (a pydantic-ai FunctionModel with streaming)."""
-    return OfflineModel(_decide, model_name="offline")
+    return OfflineModel(shaped(_decide), model_name="offline")

@@ -86,11 +86,13 @@ class OfflineModel(FunctionModel):
         items = _pieces(decided)
         if not items:
             raise ValueError("Stream function must return at least one item")
-        yield _OfflineStream(
+        stream = _OfflineStream(
             model_request_parameters=model_request_parameters,
             _model_name=self.model_name,
             _iter=_replay(items),
         )
+        stream.finish_reason = decided.finish_reason  # `length` when cut at the caller's max_tokens
+        yield stream
 
 
 @dataclass

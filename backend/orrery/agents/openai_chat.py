@@ -102,6 +102,9 @@ def request_body(
         for key, name in SETTINGS.items():
             if settings.get(key) is not None:
                 body[name] = settings[key]  # type: ignore[literal-required]
+        extra = settings.get("extra_body")  # a caller's `response_format` (`agents.caller`)
+        if isinstance(extra, dict):
+            body.update(extra)
     return body
 
 

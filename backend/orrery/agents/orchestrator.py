@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.arrivals import Arrival, arrival_of
 from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
+from orrery.agents.caller import CallerRequest, caller_section, check_output, model_settings
 from orrery.agents.client_tools import ClientTools
 from orrery.agents.client_turn import resume_events, suspended_event
 from orrery.agents.detach import run_detached
@@ -141,6 +142,7 @@ class Orchestrator:
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
         client: ClientTools | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn; `message=None` retries the latest unanswered user message; a repeated
         `client_key` (Idempotency-Key) replays the original turn instead of running it twice, and a
@@ -149,8 +151,9 @@ class Orchestrator:
         way; `on_model_event` sees every raw pydantic-ai event (for UI protocols pydantic-ai maps
         itself); `before_store` writes in the message's own transaction, under the turn lock (an
         edit's supersede); `reply_id` is the id the reply is stored under (a door announced it before
-        the run); `client`: the caller's tools (a call of one suspends the turn, `resume` goes on).
-        Refusals raise before the first event and store nothing."""
+        the run); `client`: the caller's tools (a call of one suspends the turn, `resume` goes on);
+        `caller`: an application's instructions, reply format and sampling settings
+        (`agents.caller`). Refusals raise before the first event and store nothing."""
         if agent is not None:
             get_agent(agent)
         sid = as_uuid(session_id, "session")  # whose session it is, the store checks (else not found)
@@ -170,6 +173,7 @@ class Orchestrator:
             before_store,
             reply_id,
             client,
+            caller,
         )
         failed = lambda exc: _failed(exc, sid)  # noqa: E731
         events = run_detached(source, self.background, failed, joined, TEXT_WINDOW_SECONDS, is_text)
@@ -190,6 +194,7 @@ class Orchestrator:
         before_store: BeforeStore | None = None,
         reply_id: uuid.UUID | None = None,
         client: ClientTools | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         # the turn's read session (no transaction): the message may be stored in it (one
         # statement); `_turn` closes it after assembly, before the model runs
@@ -219,7 +224,7 @@ class Orchestrator:
             if reply_id is not None:
                 pending = replace(pending, reply_id=reply_id)
             try:
-                turn = self._turn(user_id, sid, pending, agent, model, on_model_event, reads, client)
+                turn = self._turn(user_id, sid, pending, agent, model, on_model_event, reads, client, caller)
                 async for event in turn:
                     yield event
             except BaseException:
@@ -236,6 +241,7 @@ class Orchestrator:
         on_model_event: Callable[[ModelEvent], None] | None,
         reads: AsyncSession,
         client: ClientTools | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Choose the agent, assemble the context, stream the model's run, then store the reply: the
         turn's path in order. Choosing and assembling share one read-only session outside any
@@ -250,7 +256,7 @@ class Orchestrator:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
-            wc = await self._assemble(s, user_id, record, pending, chosen, model)
+            wc = await self._assemble(s, user_id, record, pending, chosen, model, caller)
             memos = pending_memos(s)
         deps = TurnDeps(
             db=self.db,
@@ -266,9 +272,8 @@ class Orchestrator:
         yield context_event(wc)
         run = ModelRun()
         try:
-            async for out in self._run_model(
-                chosen, wc, deps, pending.text, model, run, on_model_event, client
-            ):
+            outs = self._run_model(chosen, wc, deps, pending.text, model, run, on_model_event, client, caller)
+            async for out in outs:
                 yield out
         except Exception as exc:  # any model or tool failure: report it, keep the session consistent
             observe.turn_failed(exc, agent=chosen.id, user_id=user_id, session_id=sid)  # logs it in full
@@ -295,15 +300,32 @@ class Orchestrator:
         run: ModelRun,
         on_model_event: Callable[[ModelEvent], None] | None,
         client: ClientTools | None = None,
+        caller: CallerRequest | None = None,
     ) -> AsyncIterator[TurnEvent]:
-        """The model's run as turn events; its result and tool calls are left in `run`."""
+        """The model's run as turn events; its result and tool calls are left in `run`. A reply in
+        the caller's format is checked against it (a reply cut by the token limit is not: it says
+        so with its finish reason)."""
         metered = MeteredModel(self._turn_model(model), chosen.id)
         history = history_for(wc.messages, text)
+        settings = model_settings(caller)
         events = stream_model(
-            chosen, metered, wc.system_prompt, history, text, deps, run, on_model_event, client
+            chosen,
+            metered,
+            wc.system_prompt,
+            history,
+            text,
+            deps,
+            run,
+            on_model_event,
+            client,
+            settings=settings,
         )
         async for out in events:
             yield out
+        if isinstance(run.result.output, DeferredToolRequests):
+            return  # the caller's tools answer first: the format is checked on the reply
+        if caller and caller.output and not is_truncated(run.result.response):
+            check_output(caller.output, str(run.result.output))
 
     async def _finish(
         self,
@@ -428,8 +450,10 @@ class Orchestrator:
         pending: PendingTurn,
         chosen: AgentDefinition,
         model: str | None,
+        caller: CallerRequest | None = None,
     ) -> WorkingContext:
-        """The chosen agent's working context, with the notes after failed turns."""
+        """The chosen agent's working context, with the notes after failed turns and the caller's
+        instructions as a section of their own."""
         failed = await unanswered_texts(s, record.id, live=True) if pending.any_failed else frozenset()
         wc = await assemble_working_context(
             s,
@@ -442,6 +466,7 @@ class Orchestrator:
             summarizer=self.summarizer(model),
             chat=record,
             focus=pending.focus,
+            sections=[section] if (section := caller_section(caller)) else (),
         )
         return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
 

@@ -66,7 +66,13 @@ def openai_shaped(
 
 
 def invalid_body(errors: list[dict[str, Any]]) -> JSONResponse:
-    """A request body that fails validation: 400 naming the first offending parameter."""
+    """A request body that fails validation: 400 naming the first offending parameter (a body
+    that is not JSON at all names `body` and where the JSON broke, not a bare position)."""
+    if errors and errors[0].get("type") == "json_invalid":
+        at = [p for p in errors[0].get("loc", ()) if isinstance(p, int)]
+        where = f" (at character {at[0]})" if at else ""
+        message = f"Invalid request: the body is not valid JSON{where}: {errors[0].get('msg')}"
+        return JSONResponse(openai_body(message, "invalid_request_error", "invalid_json", "body"), 400)
     described = [f"{_param(e.get('loc', ())) or 'body'}: {e.get('msg')}" for e in errors]
     param = (_param(errors[0].get("loc", ())) or _scanned_path(errors[0])) if errors else None
     message = "Invalid request: " + "; ".join(described)

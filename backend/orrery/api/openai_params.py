@@ -1,9 +1,9 @@
 """OpenAI request parameters Orrery does not serve, refused with a 400 that names them rather than
-ignored: a client that asks for structured output would otherwise break only when it parses a
-reply that never honoured it. The caller's `tools` and `tool_choice` are served (`api.openai_tools`);
-the legacy `functions` / `function_call`, structured outputs (`response_format`, `text.format`) and
-several choices (`n`) are refused; asking for nothing (`functions: []`, `function_call: "auto"` or
-`"none"`, a `text` format, `n: 1`) is accepted. Sampling settings stay ignored (documented)."""
+ignored: a client that asks for what is not served would otherwise break only when it parses a
+reply that never honoured it. The caller's `tools` and `tool_choice` are served (`api.openai_tools`),
+and so are reply formats and sampling settings (`api.openai_caller`); the legacy `functions` /
+`function_call` and several choices (`n`) are refused; asking for nothing (`functions: []`,
+`function_call: "auto"` or `"none"`, `n: 1`) is accepted."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from orrery.api.openai_errors import openai_body
 _WHY = {
     "functions": "the legacy functions are not served; send them as `tools`",
     "function_call": "the legacy function_call is not served; send `tool_choice`",
-    "response_format": "structured outputs are not served; the reply is text",
-    "text.format": "structured outputs are not served; the reply is text",
     "n": "Orrery answers one choice per turn",
 }
 
@@ -33,24 +31,18 @@ def _tool_choice_asks(choice: Any) -> bool:
     return choice is not None and choice not in ("auto", "none")
 
 
-def _format_asks(format_: Any) -> bool:
-    return format_ is not None and (not isinstance(format_, dict) or format_.get("type") != "text")
-
-
 def refused_completion_param(body: Any) -> str | None:
     """The first chat-completions parameter that asks for what is not served, or None."""
     asks = {
         "functions": bool(body.functions),
         "function_call": _tool_choice_asks(body.function_call),
-        "response_format": _format_asks(body.response_format),
         "n": body.n not in (None, 1),
     }
     return next((param for param, ask in asks.items() if ask), None)
 
 
 def refused_response_param(body: Any) -> str | None:
-    """The first Responses parameter that asks for what is not served, or None."""
-    asks = {
-        "text.format": _format_asks(body.text.format if body.text else None),
-    }
-    return next((param for param, ask in asks.items() if ask), None)
+    """The first Responses parameter that asks for what is not served, or None: tools, reply formats
+    and sampling settings are all served there now."""
+    del body
+    return None

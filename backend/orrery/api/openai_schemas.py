@@ -10,7 +10,7 @@ import json
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from orrery.services.limits import Text
 from orrery.validation import ClientBody
@@ -45,8 +45,9 @@ class StreamOptions(ClientBody):
 
 
 class CompletionRequest(ClientBody):
-    """The parts of an OpenAI chat-completions request Orrery reads. Sampling settings and other
-    fields are ignored; tools, structured outputs and `n` > 1 are refused (`api.openai_params`);
+    """The parts of an OpenAI chat-completions request Orrery reads: the last user message is the
+    turn, system/developer messages, `response_format` and the sampling settings are the caller's
+    options (`api.openai_caller`); tools and `n` > 1 are refused (`api.openai_params`);
     `store: false` maps to a chat not remembered (`remember_for_store`)."""
 
     model: str = Field(default="orrery", max_length=200)
@@ -77,9 +78,16 @@ class CompletionRequest(ClientBody):
         default=None, description='Refused unless "auto"/"none".'
     )
     response_format: dict[str, Any] | None = Field(
-        default=None, description='Refused unless `{"type": "text"}`.'
+        default=None,
+        description="`json_schema` (validated reply) or `json_object`; `text` is the default.",
     )
     n: int | None = Field(default=None, ge=1, le=128, description="Refused unless 1.")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1, description="Capped by the operator's limit.")
+    max_completion_tokens: int | None = Field(default=None, ge=1, description="As `max_tokens`.")
+    stop: Text | list[Text] | None = Field(default=None, max_length=4)
+    seed: StrictInt | None = None
 
 
 def remember_for_store(store: bool | None) -> bool:
@@ -121,7 +129,9 @@ class Choice(BaseModel):
 
     index: int = 0
     message: AssistantMessage
-    finish_reason: Literal["stop", "tool_calls"] = "stop"
+    finish_reason: Literal["stop", "tool_calls", "length"] = "stop"
+    """`tool_calls`: the turn waits for the caller's tools; `length`: the reply was cut by the token
+    limit (stored `truncated`)."""
 
 
 class Usage(BaseModel):
@@ -186,6 +196,18 @@ def openai_error(
     """An error response in OpenAI's shape."""
     body = OpenAIError(error=OpenAIErrorDetail(message=message, type=type_, param=param, code=code))
     return JSONResponse(body.model_dump(), status_code=status)
+
+
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+"""What an OpenAI-door stream sends so a proxy neither caches nor buffers it."""
+
+
+def finish_reason(done: dict[str, Any]) -> Literal["stop", "length", "tool_calls"]:
+    """A finished turn's `finish_reason`: `tool_calls` when it waits for the caller's tools,
+    `length` when the reply was cut by the token limit."""
+    if done.get("client_tool_calls"):
+        return "tool_calls"
+    return "length" if done.get("truncated") else "stop"
 
 
 def sse(data: dict[str, Any] | str) -> str:

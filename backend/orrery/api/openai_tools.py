@@ -86,19 +86,25 @@ async def turn_events(
     agent: str | None,
     key: str | None,
     client: ClientTools | None,
+    caller: Any = None,
+    **turn: Any,
 ) -> AsyncIterator[Any]:
     """The turn's events: a plain turn; a resumed one when the request carries tool results; a
     turn with the caller's tools, or the pending calls again when it repeats the request that
-    suspended the turn (nothing runs twice)."""
+    suspended the turn (nothing runs twice). `caller`: the application's instructions, reply format
+    and sampling settings (`agents.caller`); `turn`: the rest of `Orchestrator.turn`'s options (a
+    reply id, a branch to take before the message is stored)."""
     if client is None:
-        return orchestrator.turn(user_id, sid, text, agent=agent, client_key=key, resend=True)  # type: ignore[no-any-return]
+        return orchestrator.turn(  # type: ignore[no-any-return]
+            user_id, sid, text, agent=agent, client_key=key, resend=True, caller=caller, **turn
+        )
     if client.results:
         return orchestrator.resume(user_id, sid, client)  # type: ignore[no-any-return]
     replay = await waiting_on(orchestrator, user_id, sid, text)
     if replay is not None:
         return _once(replay)
     return orchestrator.turn(  # type: ignore[no-any-return]
-        user_id, sid, text, agent=agent, client_key=key, resend=True, client=client
+        user_id, sid, text, agent=agent, client_key=key, resend=True, client=client, caller=caller, **turn
     )
 
 

@@ -4,6 +4,7 @@ and the stream's events (`response.created` ... `response.completed`), each with
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,17 +40,17 @@ class InputMessage(BaseModel):
 
 
 class TextConfig(BaseModel):
-    """`text`: only the plain-text format is served (`format: {"type": "text"}`)."""
+    """`text.format`: `text`, `json_object`, or `json_schema` (the reply is validated against it)."""
 
     format: dict[str, Any] | None = None
     verbosity: Text | None = None
 
 
 class ResponsesRequest(ClientBody):
-    """The parts of a Responses API request Orrery reads. Sampling settings, `include`,
-    `metadata`, `reasoning` and `instructions` are accepted and ignored (Orrery assembles the
-    context itself); `tools`, `tool_choice` and `text.format` are refused unless they ask for
-    nothing (`api.openai_params`)."""
+    """The parts of a Responses API request Orrery reads. `instructions`, system/developer messages,
+    `text.format`, `temperature`, `top_p` and `max_output_tokens` are the caller's options
+    (`api.openai_caller`); `include`, `metadata` and `reasoning` are accepted and not used; `tools`
+    and `tool_choice` are refused unless they ask for nothing (`api.openai_params`)."""
 
     model: str = Field(default="orrery", max_length=200)
     input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem] = Field(
@@ -63,6 +64,9 @@ class ResponsesRequest(ClientBody):
     tools: list[dict[str, Any]] | None = Field(default=None, max_length=128)
     tool_choice: str | dict[str, Any] | None = None
     text: TextConfig | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: int | None = Field(default=None, ge=1, description="Capped by the operator.")
 
     def messages(self) -> list[InputMessage]:
         """`input` as messages (a text is one user message)."""
@@ -71,21 +75,28 @@ class ResponsesRequest(ClientBody):
         return [item for item in self.input if isinstance(item, InputMessage)]
 
 
-def response_id(session_id: uuid.UUID) -> str:
-    """A response id that names its session, so `previous_response_id` finds it with no lookup table
-    (the session is still checked to be the caller's)."""
-    return f"resp_{session_id.hex}{uuid.uuid4().hex[:16]}"
+def response_id(session_id: uuid.UUID, reply_id: uuid.UUID | None = None) -> str:
+    """A response id that names its session and the reply it is stored as, so `previous_response_id`
+    finds both with no lookup table (the session is still checked to be the caller's)."""
+    return f"resp_{session_id.hex}{(reply_id or uuid.uuid4()).hex}"
+
+
+def _hexes(previous_response_id: str) -> str | None:
+    hexes = previous_response_id.removeprefix("resp_")
+    ours = previous_response_id.startswith("resp_") and len(hexes) in (48, 64)
+    return hexes if ours and all(c in "0123456789abcdef" for c in hexes) else None
 
 
 def session_of(previous_response_id: str) -> str | None:
     """The session id inside a response id, or None when it is not one of ours."""
-    hexes = previous_response_id.removeprefix("resp_")
-    if not previous_response_id.startswith("resp_") or len(hexes) != 48:
-        return None
-    try:
-        return str(uuid.UUID(hex=hexes[:32]))
-    except ValueError:
-        return None
+    hexes = _hexes(previous_response_id)
+    return str(uuid.UUID(hex=hexes[:32])) if hexes else None
+
+
+def reply_of(previous_response_id: str) -> uuid.UUID | None:
+    """The stored reply a response id names (ids made before replies were named carry none)."""
+    hexes = _hexes(previous_response_id)
+    return uuid.UUID(hex=hexes[32:]) if hexes and len(hexes) == 64 else None
 
 
 @dataclass
@@ -115,19 +126,27 @@ class ResponseDraft:
         }
 
     def body(
-        self, status: str, text: str | None = None, usage: dict[str, Any] | None = None, error: Any = None
+        self,
+        status: str,
+        text: str | None = None,
+        usage: dict[str, Any] | None = None,
+        error: Any = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """The `response` object."""
+        """The `response` object; `tools`: the server-run tool calls (`mcp_call` items) before the
+        message; `status: "incomplete"` says the reply was cut by the token limit."""
+        output = [*(tools or []), *([] if text is None else [self.message(text)])]
+        incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
         return {
             "id": self.id,
             "object": "response",
             "created_at": self.created_at,
             "status": status,
             "model": self.model,
-            "output": [] if text is None else [self.message(text)],
+            "output": output,
             "usage": _usage(usage) if usage is not None else None,
             "error": error,
-            "incomplete_details": None,
+            "incomplete_details": incomplete,
             "instructions": None,
             "metadata": {},
             "parallel_tool_calls": False,
@@ -146,6 +165,27 @@ class ResponseDraft:
         self.sequence += 1
         payload = {"type": type_, "sequence_number": self.sequence - 1, **data}
         return f"event: {type_}\n" + sse(payload)
+
+
+def finished_status(done: dict[str, Any]) -> str:
+    """`incomplete` for a reply cut by the token limit, else `completed`."""
+    return "incomplete" if done.get("truncated") else "completed"
+
+
+def tool_item(call: dict[str, Any]) -> dict[str, Any]:
+    """A server-run tool call as stored (`id`, `name`, `args`, `result`, `error`) as an `mcp_call`
+    output item (name, arguments, output), so a client's trace shows what Orrery ran."""
+    failed, content = bool(call.get("error")), call.get("result")
+    return {
+        "type": "mcp_call",
+        "id": f"mcp_{call.get('id') or uuid.uuid4().hex}",
+        "server_label": "orrery",
+        "name": call.get("name") or "",
+        "arguments": json.dumps(call.get("args") or {}),
+        "output": None if failed else content,
+        "error": (content or "the tool failed") if failed else None,
+        "status": "failed" if failed else "completed",
+    }
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:

@@ -58,14 +58,19 @@ def with_calls(body: dict[str, Any], done: dict[str, Any]) -> dict[str, Any]:
     """The response with the caller's pending calls as output items (an empty text message left out)."""
     calls = done.get("client_tool_calls") or []
     if calls:
-        texts = [o for o in body["output"] if any(p.get("text") for p in o.get("content", []))]
+        texts = [
+            o
+            for o in body["output"]
+            if o.get("type") != "message" or any(p.get("text") for p in o.get("content", []))
+        ]
         body["output"] = [*texts, *(call_item(c) for c in calls)]
     return body
 
 
-def call_events(draft: Any, calls: list[dict[str, Any]]) -> Iterator[str]:
-    """The stream events of the pending calls, each its own output item after the message."""
-    for index, call in enumerate(calls, start=1):
+def call_events(draft: Any, calls: list[dict[str, Any]], start: int = 1) -> Iterator[str]:
+    """The stream events of the pending calls, each its own output item from `start` (after the
+    server's tool items and the message, when there is one)."""
+    for index, call in enumerate(calls, start=start):
         item_id = f"fc_{call['id']}"
         yield draft.event(
             "response.output_item.added", output_index=index, item=call_item(call, "in_progress")

@@ -4,11 +4,12 @@ and a wrong API key answered as a clear refusal rather than an invitation to OAu
 A CORS preflight (`OPTIONS /mcp` from an origin in `ORRERY_CORS_ORIGINS`) is answered 204 before
 authentication, as browsers send it without credentials. A request with **no** key gets the SDK's
 401 Bearer challenge (authorization is required). A request whose key is **wrong** gets 403
-`invalid_key` naming the problem: on a 401, OAuth-capable clients such as the Inspector start the MCP
-authorization flow (protected-resource discovery, client registration) against a server that has no
-authorization server, and the user sees that flow fail instead of "invalid key". The MCP
-specification's 401-for-an-invalid-token rule belongs to its OAuth profile, which is optional and
-which an API-key server does not implement.
+`invalid_key` with a JSON-RPC error body naming the problem (an MCP client shows its message): on a
+401, OAuth-capable clients such as the Inspector start the MCP authorization flow
+(protected-resource discovery, client registration) against a server that has no authorization
+server, and the user sees that flow fail instead of "invalid key". The MCP specification's
+401-for-an-invalid-token rule belongs to its OAuth profile, which is optional and which an API-key
+server does not implement.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ INVALID_KEY = (
     "invalid Orrery API key: it is unknown, revoked or malformed; send 'Authorization: Bearer orr_...' "
     "with a key from `orrery keys create` (or `orrery demo load`)"
 )
+REFUSAL = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32001, "message": INVALID_KEY, "data": {"error": "invalid_key"}},
+}
+"""The 403's body: a JSON-RPC error, so an MCP client (the Python SDK's) shows its message."""
 _MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-Authenticate"]
 
 
@@ -57,7 +64,7 @@ class InvalidKeyRefusal:
             nonlocal refused
             if message["type"] == "http.response.start" and message["status"] == 401:
                 refused = True
-                body = json.dumps({"error": "invalid_key", "error_description": INVALID_KEY}).encode()
+                body = json.dumps(REFUSAL).encode()
                 headers = [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),

@@ -8,7 +8,7 @@ imported (`orrery serve --workers N` does it); every process then writes its sam
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -92,8 +92,24 @@ def record_turn(
     TOKENS.labels(agent=agent, direction="out").inc(output_tokens or 0)
     for call in tool_calls:
         outcome = "error" if call.get("error") else "ok"
-        tool = "_client" if call.get("client") else str(call.get("name"))  # a caller's: any name at all
+        tool = "_client" if call.get("client") else tool_label(call.get("name"))  # a caller's: any name
         TOOL_CALLS.labels(agent=agent, tool=tool, outcome=outcome).inc()
+
+
+def tool_label(name: object) -> str:
+    """A tool's metric label: its name when it is a registered tool, else `_unknown` (a name the
+    model invented would otherwise start a new series per invention)."""
+    return name if isinstance(name, str) and name in _known_tools() else UNKNOWN_TOOL
+
+
+def know_tools(names: Callable[[], Container[str]]) -> None:
+    """Where the registered tool names are read (the tool registry says, plugins' tools included)."""
+    global _known_tools  # noqa: PLW0603 - set once, by the registry, at import
+    _known_tools = names
+
+
+UNKNOWN_TOOL = "_unknown"
+_known_tools: Callable[[], Container[str]] = frozenset
 
 
 def record_embedding(texts: int, cpu_seconds: float) -> None:

@@ -8,6 +8,9 @@ each finished span's attributes once, as it is exported:
   cannot read them;
 - an `invoke_agent` span names its model and provider (`gen_ai.request.model`,
   `gen_ai.provider.name`: the prefix of a litellm id, `openai/gpt-4o-mini` -> `openai`);
+- a model request's span on Orrery's offline model names the provider `orrery` (pydantic-ai says
+  `function`), and `gen_ai.tool.definitions` (every tool's schema, ~14 KB a span) leaves only when
+  content is traced (`ORRERY_TRACE_CONTENT`);
 - a failed span carries `error.type`, the exception's class from its `exception` event.
 
 HTTP and database spans get the stable attribute names from the instrumentations themselves
@@ -39,10 +42,14 @@ def provider_of(model: str) -> str:
     return "orrery" if first == "offline" else first
 
 
-def conventional_attributes(span: ReadableSpan) -> dict[str, Any]:
-    """`span`'s attributes as they should be exported (see the module docstring)."""
+def conventional_attributes(span: ReadableSpan, *, content: bool = False) -> dict[str, Any]:
+    """`span`'s attributes as they should be exported (see the module docstring); `content`: whether
+    content is traced (the tool definitions go with it)."""
     source = dict(span.attributes or {})
-    out = {k: v for k, v in source.items() if k not in DROPPED and not k.startswith(DROPPED_PREFIXES)}
+    dropped = DROPPED if content else DROPPED | {"gen_ai.tool.definitions"}
+    out = {k: v for k, v in source.items() if k not in dropped and not k.startswith(DROPPED_PREFIXES)}
+    if source.get("gen_ai.request.model") == "offline" and "gen_ai.provider.name" in out:
+        out["gen_ai.provider.name"] = "orrery"
     model = source.get("model_name")
     if source.get("gen_ai.operation.name") == "invoke_agent" and isinstance(model, str):
         out.setdefault("gen_ai.request.model", model)
@@ -53,8 +60,8 @@ def conventional_attributes(span: ReadableSpan) -> dict[str, Any]:
     return out
 
 
-def _rewritten(span: ReadableSpan) -> ReadableSpan:
-    attributes: Attributes = conventional_attributes(span)
+def _rewritten(span: ReadableSpan, content: bool) -> ReadableSpan:
+    attributes: Attributes = conventional_attributes(span, content=content)
     return ReadableSpan(
         name=span.name,
         context=span.context,
@@ -72,13 +79,15 @@ def _rewritten(span: ReadableSpan) -> ReadableSpan:
 
 
 class ConventionalExporter(SpanExporter):
-    """Exports through `inner` with every span's attributes made conventional."""
+    """Exports through `inner` with every span's attributes made conventional (`content`: whether
+    content is traced)."""
 
-    def __init__(self, inner: SpanExporter) -> None:
+    def __init__(self, inner: SpanExporter, *, content: bool = False) -> None:
         self.inner = inner
+        self.content = content
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self.inner.export([_rewritten(s) for s in spans])
+        return self.inner.export([_rewritten(s, self.content) for s in spans])
 
     def shutdown(self) -> None:
         self.inner.shutdown()

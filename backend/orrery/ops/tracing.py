@@ -53,19 +53,19 @@ def setup_tracing(
         resource=Resource.create({"service.name": settings.otel_service_name}), sampler=_sampler()
     )
     provider.add_span_processor(_stamp_processor())
+    content = settings.trace_content
     if exporter is not None:
-        provider.add_span_processor(SimpleSpanProcessor(ConventionalExporter(exporter)))
+        provider.add_span_processor(SimpleSpanProcessor(ConventionalExporter(exporter, content=content)))
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         assert settings.otel_exporter_otlp_endpoint is not None
         endpoint = settings.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
-        otlp = ConventionalExporter(OTLPSpanExporter(endpoint=endpoint))
+        otlp = ConventionalExporter(OTLPSpanExporter(endpoint=endpoint), content=content)
         provider.add_span_processor(BatchSpanProcessor(otlp))
     FastAPIInstrumentor.instrument_app(
         app, tracer_provider=provider, excluded_urls="health,metrics", exclude_spans=["receive", "send"]
     )
-    content = settings.trace_content
     Agent.instrument_all(
         InstrumentationSettings(
             tracer_provider=provider,

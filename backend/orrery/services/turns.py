@@ -166,7 +166,8 @@ so a client's own retries (the OpenAI SDKs retry 5xx twice) would only multiply 
 
 
 def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
-    """A failed turn as JSON: 503 + `Retry-After` for an outage, else 502 (the model failed) with
+    """A failed turn as JSON: 503 + `Retry-After` for an outage, 429 + `Retry-After` when the
+    provider rate-limits, else 502 (the model failed) with
     the code the stream's `error` event carries (`model_timeout`, `model_auth` or `model_error`), and
     `x-should-retry: false`; `details.retry` says whether sending it again later can help."""
     if data.get("code") == "unavailable":
@@ -174,6 +175,13 @@ def failed_turn(data: dict[str, Any], retry_after: int) -> JSONResponse:
             error_body("unavailable", data["message"], {"retry_after": retry_after}),
             status_code=503,
             headers={"Retry-After": str(retry_after)},
+        )
+    if data.get("code") == "rate_limited":  # the provider's limit: wait as it asked, then retry
+        wait = data.get("retry_after") or retry_after
+        return JSONResponse(
+            error_body("rate_limited", data["message"], {"retry_after": wait, "retry": True}),
+            status_code=429,
+            headers={"Retry-After": str(wait)},
         )
     details = {"retry": data.get("retry", True), "code": data.get("code")}
     code = data.get("code") or "model_error"

@@ -48,17 +48,21 @@ class TestOrchestrator(Orchestrator):
 
     async def start_session(
         self,
-        user_id: uuid.UUID,
+        user_id: uuid.UUID | Any,
         project_id: uuid.UUID | None = None,
         *,
         focus: tuple[str, uuid.UUID] | None = None,
         agent: str | None = None,
         strategy: str | None = None,
     ) -> uuid.UUID:
-        """A new chat session (optionally focused, with an agent and a scoping strategy)."""
+        """A new chat session (optionally focused, with an agent and a scoping strategy); `user_id`
+        is an id, or the `orrery_user` fixture's user (its project is the default)."""
         from orrery.memory.scoping import get_strategy
         from orrery.repo import chat
 
+        if not isinstance(user_id, uuid.UUID):  # the kit's user: its id and project
+            project_id = project_id or getattr(user_id, "project_id", None)
+            user_id = user_id.id
         async with self.db.transaction() as s:
             record = await chat.create_session(
                 s,

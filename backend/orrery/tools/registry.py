@@ -15,6 +15,7 @@ from pydantic_ai import Tool
 
 from orrery.deps import TurnDeps
 from orrery.errors import ValidationError
+from orrery.ops import metrics
 from orrery.tools import docs, facts, graph, knowledge, memory
 
 
@@ -58,6 +59,10 @@ REGISTRY: dict[str, ToolSpec] = {
         ToolSpec("search_memory", memory.search_memory, read_only=True, group="memory"),
     )
 }
+
+
+HANDOFF_TOOL = "handoff_to_agent"
+metrics.know_tools(lambda: {*REGISTRY, HANDOFF_TOOL})  # plugins' tools join REGISTRY when loaded
 
 
 SEED_ALIASES: dict[str, tuple[str, dict[str, str]]] = {

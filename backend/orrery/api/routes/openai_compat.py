@@ -42,10 +42,12 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from orrery.agents.client_tools import check_client_tools
 from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_caller import BadFormat, completion_caller
 from orrery.api.openai_params import refused, refused_completion_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
+    STREAM_HEADERS,
     AssistantMessage,
     ChatCompletion,
     Choice,
@@ -54,6 +56,7 @@ from orrery.api.openai_schemas import (
     ModelList,
     OpenAIError,
     Usage,
+    finish_reason,
     openai_error,
     remember_for_store,
     sse,
@@ -71,6 +74,21 @@ router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ER
 def model_ids() -> list[str]:
     """`orrery` (routed) and `orrery/<agent>` for every agent registered now, plugins' included."""
     return ["orrery", *(f"orrery/{a}" for a in AGENTS)]
+
+
+def canonical_model(model: str) -> str | None:
+    """The listed id a request's `model` names, or None: `orrery`, `orrery/<agent>`, and for
+    clients that treat a slash as a provider prefix (the Agents SDK) `orrery-<agent>` or the bare
+    agent id `<agent>`."""
+    if model in model_ids():
+        return model
+    agent = model.removeprefix("orrery-")
+    return f"orrery/{agent}" if agent in AGENTS else None
+
+
+def agent_of(model: str) -> str | None:
+    """The agent a listed id names (None: `orrery`, the router chooses)."""
+    return model.removeprefix("orrery/") if model != "orrery" else None
 
 
 def unknown_model(model: str) -> JSONResponse:
@@ -111,7 +129,8 @@ async def models(user: CurrentUser, settings: SettingsDep) -> ModelList:
 )
 async def model(model_id: str, user: CurrentUser, settings: SettingsDep) -> Any:
     """The model object of an id `GET /v1/models` lists; any other id is OpenAI's 404."""
-    return model_card(model_id, settings.model) if model_id in model_ids() else unknown_model(model_id)
+    canonical = canonical_model(model_id)
+    return model_card(canonical, settings.model) if canonical else unknown_model(model_id)
 
 
 async def _session_for(
@@ -155,11 +174,16 @@ async def completions(
     `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
-    if body.model not in model_ids():  # exact ids only: no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    model = canonical_model(body.model)  # no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    if model is None:
         return unknown_model(body.model)
     if (param := refused_completion_param(body)) is not None:  # never silently ignored
         return refused(param)
-    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    try:
+        caller = completion_caller(body, request.app.state.settings)
+    except BadFormat as exc:
+        return bad_format(exc)
+    agent = agent_of(model)
     text = _last_user_text(body)
     client = client_tools(body.tools, body.tool_choice, chat_results(body.messages))
     if client is not None:
@@ -171,14 +195,14 @@ async def completions(
             404, str(exc), type_="invalid_request_error", code="not_found", param="X-Orrery-Session"
         )
     orchestrator = request.app.state.orchestrator
-    events = await turn_events(orchestrator, user.id, sid, text, agent, idempotency_key, client)
+    events = await turn_events(orchestrator, user.id, sid, text, agent, idempotency_key, client, caller)
     first = await anext(events)  # validation errors surface as HTTP errors before anything streams
     completion = _Completion.new(body.model)
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
         chunks = _stream(completion, chain(first, events), include_usage=usage)
-        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers | STREAM_HEADERS)
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
@@ -196,21 +220,27 @@ def _choice(done: dict[str, Any]) -> Choice:
     """The reply, or the caller's tool calls the turn waits for (`finish_reason: "tool_calls"`)."""
     calls = done.get("client_tool_calls")
     if not calls:
-        return Choice(message=AssistantMessage(content=done["reply"]))
+        return Choice(message=AssistantMessage(content=done["reply"]), finish_reason=finish_reason(done))
     message = AssistantMessage(content=done["reply"] or None, tool_calls=chat_tool_calls(calls))
     return Choice(message=message, finish_reason="tool_calls")
 
 
+def bad_format(exc: BadFormat) -> JSONResponse:
+    """OpenAI's 400 for a reply format Orrery cannot ask for, naming the parameter."""
+    return openai_error(400, str(exc), type_="invalid_request_error", code="invalid_value", param=exc.param)
+
+
 def failed_turn(error: dict[str, Any], headers: dict[str, str], retry_after: int) -> JSONResponse:
-    """A failed turn in OpenAI's error shape: 502 for the model, 503 + `Retry-After` when the
-    database was unavailable (the client should retry later, not give up)."""
-    outage = error.get("code") == "unavailable"
-    failed = openai_error(
-        503 if outage else 502, error["message"], type_="api_error", code=error.get("code", "model_error")
-    )
+    """A failed turn in OpenAI's error shape: 502 for the model, 429 + `Retry-After` when the
+    provider is rate-limiting (its own wait when it said one), 503 + `Retry-After` when the database
+    was unavailable (the client should retry later, not give up)."""
+    code = error.get("code", "model_error")
+    status = {"unavailable": 503, "rate_limited": 429}.get(code, 502)
+    type_ = "rate_limit_error" if status == 429 else "api_error"
+    failed = openai_error(status, error["message"], type_=type_, code=code)
     failed.headers.update(headers)
-    if outage:
-        failed.headers["Retry-After"] = str(retry_after)
+    if status != 502:
+        failed.headers["Retry-After"] = str(error.get("retry_after") or retry_after)
     else:  # retried here already, or a key to fix: the SDK's own retries would multiply upstream calls
         failed.headers["x-should-retry"] = "false"
     return failed
@@ -264,7 +294,7 @@ async def _stream(
     if calls:  # the turn waits for the caller's tools
         pieces = [{"index": i, **call} for i, call in enumerate(chat_tool_calls(calls))]
         yield completion.delta({"tool_calls": pieces})
-    yield completion.delta({}, "tool_calls" if calls else "stop")
+    yield completion.delta({}, finish_reason(done))
     if include_usage:
         yield completion.chunk([], usage=Usage.of(done.get("usage") or {}).model_dump())
     yield sse("[DONE]")

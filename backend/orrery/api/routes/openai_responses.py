@@ -20,24 +20,44 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.client_tools import check_client_tools
+from orrery.agents.turn_store import BeforeStore
 from orrery.api.errors import SSE_CONTENT
+from orrery.api.openai_caller import BadFormat, responses_caller
 from orrery.api.openai_params import refused, refused_response_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
+    STREAM_HEADERS,
     OpenAIError,
     openai_error,
     remember_for_store,
 )
 from orrery.api.openai_sessions import session_for
 from orrery.api.openai_tools import client_tools, turn_events
-from orrery.api.responses_schemas import ResponseDraft, ResponsesRequest, response_id, session_of
+from orrery.api.responses_schemas import (
+    ResponseDraft,
+    ResponsesRequest,
+    finished_status,
+    reply_of,
+    response_id,
+    session_of,
+    tool_item,
+)
 from orrery.api.responses_tools import call_events, results_of, with_calls
-from orrery.api.routes.openai_compat import chain, failed_turn, model_ids, unknown_model
+from orrery.api.routes.openai_compat import (
+    agent_of,
+    bad_format,
+    canonical_model,
+    chain,
+    failed_turn,
+    unknown_model,
+)
 from orrery.db.engine import Database
 from orrery.errors import NotFoundError
+from orrery.repo.branches import branch_after
 from orrery.services.deps import CurrentUser
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=OPENAI_ERROR_RESPONSES)
@@ -70,13 +90,18 @@ async def create_response(
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """Runs one turn on the server-side session and answers as a `response` (or its events)."""
-    if body.model not in model_ids():
+    model = canonical_model(body.model)
+    if model is None:
         return unknown_model(body.model)
     if (param := refused_response_param(body)) is not None:  # never silently ignored
         return refused(param)
+    try:
+        caller = responses_caller(body, request.app.state.settings)
+    except BadFormat as exc:
+        return bad_format(exc)
     users = [m.text() for m in body.messages() if m.role == "user"]
     results = results_of(body.input) if isinstance(body.input, list) else {}
-    agent = body.model.removeprefix("orrery/") if body.model != "orrery" else None
+    agent = agent_of(model)
     client = client_tools(body.tools, body.tool_choice, results)
     if client is not None:
         check_client_tools(client, agent)  # a clash is refused before any session is made
@@ -89,21 +114,36 @@ async def create_response(
     except NotFoundError as exc:
         param = "X-Orrery-Session" if x_orrery_session else "previous_response_id"
         return openai_error(404, str(exc), type_="invalid_request_error", code="not_found", param=param)
-    orchestrator = request.app.state.orchestrator
-    events = await turn_events(orchestrator, user.id, sid, users[-1], agent, idempotency_key, client)
+    reply_id = uuid.uuid4()  # the new response's id names it
+    events = await turn_events(
+        request.app.state.orchestrator,
+        user.id,
+        sid,
+        users[-1],
+        agent,
+        idempotency_key,
+        client,
+        caller=caller,
+        reply_id=reply_id,
+        before_store=_branch(user.id, sid, body.previous_response_id),
+    )
     first = await anext(events)  # refusals surface as HTTP errors before anything streams
-    draft = ResponseDraft(response_id(sid), body.model, body.store, body.previous_response_id)
+    draft = ResponseDraft(response_id(sid, reply_id), body.model, body.store, body.previous_response_id)
     headers = {"X-Orrery-Session": str(sid)}
     if body.stream:
         return StreamingResponse(
-            _stream(draft, chain(first, events)), media_type="text/event-stream", headers=headers
+            _stream(draft, chain(first, events)),
+            media_type="text/event-stream",
+            headers=headers | STREAM_HEADERS,
         )
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
     draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
-    answer = with_calls(draft.body("completed", done.data["reply"], done.data["usage"]), done.data)
-    return JSONResponse(answer, headers=headers)
+    data = done.data
+    tools = [tool_item(c) for c in data.get("tool_calls") or []]
+    body_ = draft.body(finished_status(data), data["reply"], data["usage"], tools=tools)
+    return JSONResponse(with_calls(body_, data), headers=headers)
 
 
 def _no_user_message() -> JSONResponse:
@@ -111,43 +151,106 @@ def _no_user_message() -> JSONResponse:
     return openai_error(400, message, type_="invalid_request_error", code="invalid_value", param="input")
 
 
+def _branch(user_id: uuid.UUID, sid: uuid.UUID, previous: str | None) -> BeforeStore | None:
+    """With `previous_response_id` naming an earlier reply, the turn continues from it: what came
+    after it is dropped in the new message's own transaction (OpenAI's branching)."""
+    reply = reply_of(previous) if previous else None
+    if reply is None:
+        return None
+
+    async def branch(s: AsyncSession) -> int:
+        return await branch_after(s, user_id, sid, reply)
+
+    return branch
+
+
 async def _session(
     db: Database, user_id: uuid.UUID, header: str | None, body: ResponsesRequest, first: str
 ) -> uuid.UUID:
     """`X-Orrery-Session`, else the session `previous_response_id` names, else the conversation's."""
     if body.previous_response_id and not header:
-        header = session_of(body.previous_response_id)
-        if header is None:
-            raise NotFoundError("response", body.previous_response_id)
+        named = session_of(body.previous_response_id)
+        try:
+            if named is None:
+                raise NotFoundError("session", body.previous_response_id)
+            return await session_for(db, user_id, named, body.user, first, remember=remember_of(body))
+        except NotFoundError:  # named as the caller knows it, never as an internal session
+            raise NotFoundError("response", body.previous_response_id) from None
     return await session_for(db, user_id, header, body.user, first, remember=remember_of(body))
 
 
 async def _stream(draft: ResponseDraft, events: AsyncIterator[Any]) -> AsyncIterator[str]:
-    """The turn's events as Responses stream events; a model failure ends in `response.failed`."""
+    """The turn's events as Responses stream events: each server-run tool call an `mcp_call` item
+    when its result is in, the message item opened at its first text; a model failure ends in
+    `response.failed` (with the JSON answer's code), a reply cut by the token limit in
+    `response.incomplete`."""
     yield draft.event("response.created", response=draft.body("in_progress"))
     yield draft.event("response.in_progress", response=draft.body("in_progress"))
-    item = {"item_id": draft.message_id, "output_index": 0}
-    empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-    yield draft.event("response.output_item.added", output_index=0, item=draft.message("", "in_progress", []))
-    yield draft.event("response.content_part.added", **item, content_index=0, part=empty)
-    text, done = "", {}
+    tools: list[dict[str, Any]] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    text, done, opened = "", {}, False
     async for event in events:
         delta = event.data["delta"] if event.type == "text" else None
-        if event.type == "done":
+        if event.type == "tool_call":
+            calls[event.data.get("id")] = dict(event.data)
+        elif event.type == "tool_result" and not opened:
+            call = calls.get(event.data.get("id")) or {
+                "id": event.data.get("id"),
+                "name": event.data.get("name"),
+            }
+            tools.append(
+                tool_item({**call, "result": event.data.get("content"), "error": event.data.get("error")})
+            )
+            for kind in ("response.output_item.added", "response.output_item.done"):
+                yield draft.event(kind, output_index=len(tools) - 1, item=tools[-1])
+        elif event.type == "done":
             done = event.data
-            draft.model = done.get("model") or draft.model  # `response.completed` names who answered
+            draft.model = done.get("model") or draft.model  # the final event names who answered
             delta = done["reply"] if done.get("replayed") else None  # a replay streams no text
         elif event.type == "error":
-            error = {"code": "server_error", "message": event.data["message"]}
-            yield draft.event("response.failed", response=draft.body("failed", error=error))
+            error = {"code": event.data.get("code") or "model_error", "message": event.data["message"]}
+            yield draft.event("response.failed", response=draft.body("failed", error=error, tools=tools))
             return
         if delta:
+            if not opened:
+                opened = True
+                for opening in _open_message(draft, len(tools)):
+                    yield opening
             text += delta
+            item = {"item_id": draft.message_id, "output_index": len(tools)}
             yield draft.event("response.output_text.delta", **item, content_index=0, delta=delta, logprobs=[])
-    yield draft.event("response.output_text.done", **item, content_index=0, text=text, logprobs=[])
-    yield draft.event("response.content_part.done", **item, content_index=0, part={**empty, "text": text})
-    yield draft.event("response.output_item.done", output_index=0, item=draft.message(text))
-    for call_event in call_events(draft, done.get("client_tool_calls") or []):
+    waiting = done.get("client_tool_calls") or []
+    if not opened and not waiting:
+        for opening in _open_message(draft, len(tools)):
+            yield opening
+        opened = True
+    if opened:
+        for closing in _close_message(draft, len(tools), text):
+            yield closing
+    for call_event in call_events(draft, waiting, start=len(tools) + int(opened)):
         yield call_event
-    completed = with_calls(draft.body("completed", text, done.get("usage") or {}), done)
-    yield draft.event("response.completed", response=completed)
+    status = finished_status(done)
+    final = with_calls(draft.body(status, text, done.get("usage") or {}, tools=tools), done)
+    yield draft.event(f"response.{status}", response=final)
+
+
+def _open_message(draft: ResponseDraft, index: int) -> list[str]:
+    item = {"item_id": draft.message_id, "output_index": index}
+    return [
+        draft.event(
+            "response.output_item.added", output_index=index, item=draft.message("", "in_progress", [])
+        ),
+        draft.event("response.content_part.added", **item, content_index=0, part=_EMPTY),
+    ]
+
+
+def _close_message(draft: ResponseDraft, index: int, text: str) -> list[str]:
+    item = {"item_id": draft.message_id, "output_index": index}
+    return [
+        draft.event("response.output_text.done", **item, content_index=0, text=text, logprobs=[]),
+        draft.event("response.content_part.done", **item, content_index=0, part={**_EMPTY, "text": text}),
+        draft.event("response.output_item.done", output_index=index, item=draft.message(text)),
+    ]
+
+
+_EMPTY = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}

@@ -17,7 +17,8 @@ input/output, `tool-output-error` for failed tools, an `error` chunk when the mo
 the `x-vercel-ai-ui-message-stream: v1`, `cache-control: no-cache` and `x-accel-buffering: no`
 headers. `start` carries the reply's `messageId`, which is the id it is stored under, and `finish`
 its `finishReason`. `GET .../chat` reloads the chat as `UIMessage`s with the same ids, and
-`GET .../chat/stream` is what `resumeStream()` calls: a running turn's reply once it is done, or 204.
+`GET .../chat/stream` is what `resumeStream()` calls: a running turn's reply once it is done, or 204;
+`GET .../chat/{chatId}/stream` answers the same at the transport's default resume URL.
 """
 
 from __future__ import annotations
@@ -187,6 +188,31 @@ async def ui_messages(
     },
 )
 async def resume_stream(session_id: str, request: Request, user: CurrentUser) -> Response:
+    """When a turn runs on the session (in any process), wait for it and stream its stored reply
+    (or its failure) as one UI-message stream; 204 when none runs."""
+    return await _resume(session_id, request, user)
+
+
+@router.get(
+    "/{session_id}/chat/{chat_id}/stream",
+    summary="Resume at the AI SDK's default URL (`{api}/{chatId}/stream`)",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/event-stream": SSE_CONTENT}, "description": "The running turn's reply"},
+        204: {"description": "No turn is running on the session"},
+    },
+)
+async def resume_at_default_url(
+    session_id: str, chat_id: str, request: Request, user: CurrentUser
+) -> Response:
+    """What `resume: true` calls with the transport's default `prepareReconnectToStreamRequest`
+    (`api` is this session's `.../chat`; `chatId`, the client's own chat id, is not needed): the
+    same as `GET .../chat/stream`."""
+    del chat_id
+    return await _resume(session_id, request, user)
+
+
+async def _resume(session_id: str, request: Request, user: CurrentUser) -> Response:
     """When a turn runs on the session (in any process), wait for it and stream its stored reply
     (or its failure) as one UI-message stream; 204 when none runs."""
     orchestrator, db = request.app.state.orchestrator, request.app.state.db
