@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from orrery.api.openai_schemas import sse
 from orrery.api.responses_tools import FunctionCallItem, FunctionCallOutputItem
@@ -39,6 +39,16 @@ class InputMessage(BaseModel):
         return " ".join(p.text or "" for p in self.content if p.type in {"input_text", "output_text", "text"})
 
 
+class EchoedItem(BaseModel):
+    """An output item a client sends back in its next `input` (the Agents SDK resends a response's
+    items): the `mcp_call` items of Orrery's own tools, reasoning, references. Accepted, not read:
+    Orrery has them stored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["mcp_call", "mcp_list_tools", "reasoning", "item_reference"]
+
+
 class TextConfig(BaseModel):
     """`text.format`: `text`, `json_object`, or `json_schema` (the reply is validated against it)."""
 
@@ -53,7 +63,7 @@ class ResponsesRequest(ClientBody):
     and `tool_choice` are refused unless they ask for nothing (`api.openai_params`)."""
 
     model: str = Field(default="orrery", max_length=200)
-    input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem] = Field(
+    input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem | EchoedItem] = Field(
         description="A text, or messages; the last user message is the turn.", max_length=500
     )
     instructions: Text | None = None
