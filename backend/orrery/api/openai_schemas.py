@@ -46,7 +46,8 @@ class StreamOptions(ClientBody):
 
 class CompletionRequest(ClientBody):
     """The parts of an OpenAI chat-completions request Orrery reads. Sampling settings and other
-    fields are ignored; tools, structured outputs and `n` > 1 are refused (`api.openai_params`);
+    fields are ignored; `tools` are served (`api.openai_tools`); structured outputs and `n` > 1
+    are refused (`api.openai_params`);
     `store: false` maps to a chat not remembered (`remember_for_store`)."""
 
     model: str = Field(default="orrery", max_length=200)

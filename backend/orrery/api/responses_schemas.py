@@ -25,7 +25,8 @@ class InputPart(BaseModel):
 
 
 class InputMessage(BaseModel):
-    """A message item of `input` (the only item type Orrery reads; ids and statuses are ignored)."""
+    """A message item of `input` (ids and statuses are ignored; the tool items are
+    `api.responses_tools`')."""
 
     type: Literal["message"] = "message"
     role: Literal["user", "assistant", "system", "developer"]
@@ -48,8 +49,8 @@ class TextConfig(BaseModel):
 class ResponsesRequest(ClientBody):
     """The parts of a Responses API request Orrery reads. Sampling settings, `include`,
     `metadata`, `reasoning` and `instructions` are accepted and ignored (Orrery assembles the
-    context itself); `tools`, `tool_choice` and `text.format` are refused unless they ask for
-    nothing (`api.openai_params`)."""
+    context itself); `tools` and `tool_choice` are served (`api.openai_tools`); `text.format` is
+    refused unless it asks for nothing (`api.openai_params`)."""
 
     model: str = Field(default="orrery", max_length=200)
     input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem] = Field(
