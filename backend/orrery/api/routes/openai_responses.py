@@ -8,8 +8,8 @@ derived from the conversation's first user message. `instructions`, system messa
 settings are ignored (Orrery assembles the context); the caller's function `tools` are served
 (`function_call` items suspend the turn, `function_call_output` items resume it: `api.openai_tools`);
 a `text.format` that asks for something is refused with a 400 naming it. `store: false` starts a
-chat that is not remembered across chats. `Idempotency-Key`, resends and errors behave as on `/v1/chat/completions`. Streams carry
-the Responses events (`response.created` ... `response.completed`, or `response.failed`). The
+chat that is not remembered across chats. `Idempotency-Key`, resends and errors behave as on
+`/v1/chat/completions`. Streams carry the Responses events (`response.created` ... `response.completed`, or `response.failed`). The
 completed response's `model` names the model that answered, as on chat completions.
 """
 
