@@ -9,8 +9,9 @@ settings are ignored (Orrery assembles the context); the caller's function `tool
 (`function_call` items suspend the turn, `function_call_output` items resume it: `api.openai_tools`);
 a `text.format` that asks for something is refused with a 400 naming it. `store: false` starts a
 chat that is not remembered across chats. `Idempotency-Key`, resends and errors behave as on
-`/v1/chat/completions`. Streams carry the Responses events (`response.created` ... `response.completed`, or `response.failed`). The
-completed response's `model` names the model that answered, as on chat completions.
+`/v1/chat/completions`. Streams carry the Responses events (`response.created` ...
+`response.completed`, or `response.failed`). The completed response's `model` names the model that
+answered, as on chat completions.
 """
 
 from __future__ import annotations
