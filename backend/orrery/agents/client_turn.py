@@ -33,7 +33,6 @@ from orrery.agents.suspensions import (
 from orrery.agents.turn_events import TurnEvent, done_data
 from orrery.agents.turn_store import PendingTurn
 from orrery.db.models import Message, TurnSuspension
-from orrery.deps import TurnDeps
 from orrery.ops import observe
 from orrery.ops.metered_model import MeteredModel
 from orrery.repo import chat
@@ -61,8 +60,12 @@ async def suspended_event(
     model: str | None,
     run: ModelRun,
     prior: dict[str, int] | None = None,
+    *,
+    retried: bool = False,
+    memos: list[Any] | None = None,
 ) -> TurnEvent:
-    """Store the suspension; the `done` event names the calls the caller is to run."""
+    """Store the suspension (with what assembling the context left to write, `memos`); the `done`
+    event names the calls the caller is to run."""
     assert message_id is not None
     row = {
         "session_id": sid,
@@ -70,9 +73,10 @@ async def suspended_event(
         "message_id": message_id,
         "agent_id": agent_id,
         "model": model,
+        "retried": retried,
     }
     usage = _usage(run, prior)
-    waiting = await suspend(orch.db, orch.settings, row, run.result, run.calls, usage)
+    waiting = await suspend(orch.db, orch.settings, row, run.result, run.calls, usage, memos)
     answered_by = run.result.response.model_name or model or orch.settings.model
     return TurnEvent("done", suspension_data(agent_id, answered_by, waiting.calls, waiting.text, usage))
 
@@ -175,15 +179,7 @@ async def _continue(
     client = replace(client, results=fresh(row, client.results))
     going_on = resumed(row, client.results)
     chosen = get_agent(row.agent_id)
-    deps = TurnDeps(
-        db=orch.db,
-        user_id=user_id,
-        settings=orch.settings,
-        project_id=record.project_id,
-        session_id=sid,
-        focus_kind=record.focus_kind,
-        focus_id=record.focus_id,
-    )
+    deps = orch.deps_for(user_id, record)
     yield TurnEvent("agent", {"agent": chosen.id})
     run = ModelRun(calls=calls_with_results(row, client.results))
     metered = MeteredModel(orch._turn_model(row.model), chosen.id)  # noqa: SLF001 - the turn's model
@@ -201,13 +197,16 @@ async def _continue(
         return
     prior = row.state.get("usage") or {}
     if isinstance(run.result.output, DeferredToolRequests):
-        yield await suspended_event(orch, user_id, sid, row.message_id, chosen.id, row.model, run, prior)
+        retried = bool(row.state.get("retried"))
+        yield await suspended_event(
+            orch, user_id, sid, row.message_id, chosen.id, row.model, run, prior, retried=retried
+        )
         return
     run.result.usage.incr(
         RunUsage(input_tokens=prior.get("input_tokens", 0), output_tokens=prior.get("output_tokens", 0))
     )
     latency = int((time.perf_counter() - started) * 1000)
-    pending = PendingTurn(text="", message_id=row.message_id)
+    pending = PendingTurn(text="", message_id=row.message_id, retried=bool(row.state.get("retried")))
     saved = await orch._finish(  # noqa: SLF001 - the turn's own ending
         user_id, sid, pending, chosen.id, run, latency, deps.handoff, row.model, [closing(sid)], None
     )

@@ -46,6 +46,7 @@ from orrery.agents.models import build_model, summarizer_for
 from orrery.agents.patterns import queue_refresh, refresh_user_summary
 from orrery.agents.preload import preload_provider
 from orrery.agents.router import choose_agent
+from orrery.agents.suspensions import EXPIRE_JOB, expire_job
 from orrery.agents.turn_events import (
     UNANSWERED,
     ModelEvent,
@@ -122,6 +123,7 @@ class Orchestrator:
                 REFRESH_SUMMARY_JOB: self._refresh_summary_job,
                 EMBED_JOB: self._embed_job,
                 DIGEST_JOB: self.digests.run,
+                EXPIRE_JOB: lambda payload: expire_job(db, payload),
             },
             brief=(EmbeddingError,),  # the provider is down: its message says so, in one line
         )
@@ -258,15 +260,7 @@ class Orchestrator:
             yield TurnEvent("agent", {"agent": chosen.id})
             wc = await self._assemble(s, user_id, record, pending, chosen, model, caller)
             memos = pending_memos(s)
-        deps = TurnDeps(
-            db=self.db,
-            user_id=user_id,
-            settings=self.settings,
-            project_id=record.project_id,
-            session_id=sid,
-            focus_kind=record.focus_kind,
-            focus_id=record.focus_id,
-        )
+        deps = self.deps_for(user_id, record)
         if self.on_context is not None:
             self.on_context(wc)
         yield context_event(wc)
@@ -281,7 +275,8 @@ class Orchestrator:
             yield _failed(exc, sid, logged=True)
             return
         if isinstance(run.result.output, DeferredToolRequests):  # the caller's tools: wait for results
-            yield await suspended_event(self, user_id, sid, pending.message_id, chosen.id, model, run)
+            ids = (user_id, sid, pending.message_id, chosen.id, model)
+            yield await suspended_event(self, *ids, run, retried=pending.retried, memos=memos)
             return
         latency = int((time.perf_counter() - started) * 1000)
         summarized = wc.memory.user_summary.last_updated if wc.memory.user_summary else None
@@ -289,6 +284,18 @@ class Orchestrator:
             user_id, sid, pending, chosen.id, run, latency, deps.handoff, model, memos, summarized
         )
         yield TurnEvent("done", done_data(saved, handoff=deps.handoff.to))
+
+    def deps_for(self, user_id: uuid.UUID, record: ChatSession) -> TurnDeps:
+        """What the turn's tools get: the user, and the session's project and focus."""
+        return TurnDeps(
+            db=self.db,
+            user_id=user_id,
+            settings=self.settings,
+            project_id=record.project_id,
+            session_id=record.id,
+            focus_kind=record.focus_kind,
+            focus_id=record.focus_id,
+        )
 
     async def _run_model(
         self,

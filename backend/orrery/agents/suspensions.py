@@ -26,9 +26,13 @@ from orrery.agents.model_loop import Resumed
 from orrery.config import Settings
 from orrery.db.base import utcnow
 from orrery.db.engine import Database
-from orrery.db.memos import Memo
+from orrery.db.memos import Memo, write_memos
 from orrery.db.models import Message, TurnSuspension
 from orrery.errors import ValidationError
+from orrery.ops.jobs import RunLater, enqueue_once
+
+EXPIRE_JOB = "expire_suspension"
+"""The durable job that abandons a suspension nobody resumed, on any worker, once it is due."""
 
 
 class NotPendingError(ValidationError):
@@ -59,9 +63,12 @@ async def suspend(
     result: Any,
     calls: dict[str, dict[str, Any]],
     usage: dict[str, int],
+    memos: list[Memo] | None = None,
 ) -> Suspended:
     """Store (or replace) the session's suspension: `row` names its session, user, message, agent
-    and model; `result` is the run's, ending in `DeferredToolRequests`."""
+    and model (and `retried`: its message was marked failed before); `result` is the run's, ending
+    in `DeferredToolRequests`. What assembling the context left to write (`memos`) is written
+    with it, and the job that abandons it when it is due is queued in the same transaction."""
     requests: DeferredToolRequests = result.output
     pending = pending_calls(requests)
     for call in requests.calls:  # the stored reply lists the caller's calls with the server's, in order
@@ -77,11 +84,17 @@ async def suspend(
         "pending": pending,
         "calls": list(calls.values()),
         "usage": usage,
+        "retried": row.pop("retried", False),
     }
     expires = utcnow() + timedelta(seconds=settings.client_tool_timeout_seconds)
+    sid, message = row["session_id"], row["message_id"]
     async with db.transaction() as s:
-        await s.execute(delete(TurnSuspension).where(TurnSuspension.session_id == row["session_id"]))
+        await write_memos(s, memos or [])
+        await s.execute(delete(TurnSuspension).where(TurnSuspension.session_id == sid))
         s.add(TurnSuspension(**row, state=state, expires_at=expires))
+        payload = {"session_id": str(sid), "message_id": str(message)}
+        key = f"{EXPIRE_JOB}:{sid}:{message}"
+        await enqueue_once(s, EXPIRE_JOB, payload, key=key, max_attempts=5, run_after=expires)
     text = "".join(getattr(p, "content", "") for p in messages[-2].parts if p.part_kind == "text")
     return Suspended(pending, text, usage)
 
@@ -142,3 +155,16 @@ async def abandon(db: Database, row: TurnSuspension) -> None:
     async with db.transaction() as s:
         await s.execute(delete(TurnSuspension).where(TurnSuspension.session_id == row.session_id))
         await s.execute(update(Message).where(Message.id == row.message_id).values(status="failed"))
+
+
+async def expire_job(db: Database, payload: dict[str, Any]) -> None:
+    """Abandon the suspension the job was queued for, if it is still there and due (a resumed turn
+    that suspended again is due later: the job waits for it)."""
+    sid, message = uuid.UUID(payload["session_id"]), uuid.UUID(payload["message_id"])
+    async with db.sessions() as s:
+        row = await s.get(TurnSuspension, sid)
+    if row is None or row.message_id != message:
+        return
+    if row.expires_at > utcnow():
+        raise RunLater(row.expires_at)
+    await abandon(db, row)

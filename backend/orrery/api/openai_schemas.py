@@ -47,7 +47,8 @@ class StreamOptions(ClientBody):
 class CompletionRequest(ClientBody):
     """The parts of an OpenAI chat-completions request Orrery reads: the last user message is the
     turn, system/developer messages, `response_format` and the sampling settings are the caller's
-    options (`api.openai_caller`); tools and `n` > 1 are refused (`api.openai_params`);
+    options (`api.openai_caller`); `tools` are served (`api.openai_tools`); `n` > 1 and the legacy
+    `functions` are refused (`api.openai_params`);
     `store: false` maps to a chat not remembered (`remember_for_store`)."""
 
     model: str = Field(default="orrery", max_length=200)

@@ -26,7 +26,8 @@ class InputPart(BaseModel):
 
 
 class InputMessage(BaseModel):
-    """A message item of `input` (the only item type Orrery reads; ids and statuses are ignored)."""
+    """A message item of `input` (ids and statuses are ignored; the tool items are
+    `api.responses_tools`')."""
 
     type: Literal["message"] = "message"
     role: Literal["user", "assistant", "system", "developer"]
@@ -59,8 +60,8 @@ class TextConfig(BaseModel):
 class ResponsesRequest(ClientBody):
     """The parts of a Responses API request Orrery reads. `instructions`, system/developer messages,
     `text.format`, `temperature`, `top_p` and `max_output_tokens` are the caller's options
-    (`api.openai_caller`); `include`, `metadata` and `reasoning` are accepted and not used; `tools`
-    and `tool_choice` are refused unless they ask for nothing (`api.openai_params`)."""
+    (`api.openai_caller`); `tools` and `tool_choice` are served (`api.openai_tools`); `include`,
+    `metadata` and `reasoning` are accepted and not used."""
 
     model: str = Field(default="orrery", max_length=200)
     input: Text | list[InputMessage | FunctionCallItem | FunctionCallOutputItem | EchoedItem] = Field(

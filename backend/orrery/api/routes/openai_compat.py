@@ -19,7 +19,9 @@ switched off. `store: true` or no `store` opens a remembered chat and leaves an 
 choice alone (the person's switch wins over a client's default).
 
 From the client only the **last user message** is taken; earlier messages, system prompts and
-sampling settings are ignored because Orrery assembles the context itself. When that message is the
+sampling settings are ignored because Orrery assembles the context itself. The caller's `tools` run
+beside the agent's: a call of one ends the response with `tool_calls` and suspends the turn, and
+the `role: "tool"` messages of the next request resume it (`api.openai_tools`). When that message is the
 session's latest, still unanswered, the request is a resend (a client's retry): it retries that turn,
 or waits for it and shares its outcome, never storing a copy; `Idempotency-Key` works as on
 `POST /v1/sessions/{id}/messages`. Every response carries

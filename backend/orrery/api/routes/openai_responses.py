@@ -5,11 +5,13 @@ As on chat completions, `model` names an agent and the conversation lives on the
 the last user message of `input` (a text, or a list of messages), on the session
 `previous_response_id` names (response ids carry their session), or `X-Orrery-Session`, or the one
 derived from the conversation's first user message. `instructions`, system messages and sampling
-settings are ignored (Orrery assembles the context); `tools`, `tool_choice` and `text.format` that ask
-for something are refused with a 400 naming them. `store: false` starts a chat that is not remembered
-across chats. `Idempotency-Key`, resends and errors behave as on `/v1/chat/completions`. Streams carry
-the Responses events (`response.created` ... `response.completed`, or `response.failed`). The
-completed response's `model` names the model that answered, as on chat completions.
+settings are ignored (Orrery assembles the context); the caller's function `tools` are served
+(`function_call` items suspend the turn, `function_call_output` items resume it: `api.openai_tools`);
+a `text.format` that asks for something is refused with a 400 naming it. `store: false` starts a
+chat that is not remembered across chats. `Idempotency-Key`, resends and errors behave as on
+`/v1/chat/completions`. Streams carry the Responses events (`response.created` ...
+`response.completed`, or `response.failed`). The completed response's `model` names the model that
+answered, as on chat completions.
 """
 
 from __future__ import annotations
