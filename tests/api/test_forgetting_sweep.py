@@ -21,6 +21,7 @@ import json
 import re
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -227,18 +228,30 @@ async def _fact_ids(api: httpx.AsyncClient) -> list[str]:
     return [f["id"] for f in (await api.get("/v1/me/facts")).json()]
 
 
-Control = Callable[[httpx.AsyncClient, dict[str, str]], Awaitable[Kept]]
+@dataclass(frozen=True)
+class Sweep:
+    """What a control runs with: the first worker's client, the planted chats, the settings and demo."""
+
+    api: httpx.AsyncClient
+    chats: dict[str, str]
+    settings: Settings
+    demo: Any
+
+
+Control = Callable[[Sweep], Awaitable[Kept]]
 """Runs one forget control on the planted chats; what it keeps."""
 
 
-async def _delete_each_fact(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _delete_each_fact(sweep: Sweep) -> Kept:
+    api, chats = sweep.api, sweep.chats
     for fid in await _fact_ids(api):
         assert (await api.delete(f"/v1/me/facts/{fid}")).status_code == 204
     return _forgotten_turn_in(chats["a"], chats["b"])
 
 
-async def _forget_fact_tool(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _forget_fact_tool(sweep: Sweep) -> Kept:
     """The agent's `forget_fact` (the offline model), once per current fact, in chat B."""
+    api, chats = sweep.api, sweep.chats
     await _turn(api, chats["b"], f"Forget that my locker code is {FACT_NEW}.")
     await _turn(api, chats["b"], f"Forget that I always sign answers with {INSTRUCTION}.")
     left = (await api.get("/v1/me/facts")).json()
@@ -246,28 +259,47 @@ async def _forget_fact_tool(api: httpx.AsyncClient, chats: dict[str, str]) -> Ke
     return _forgotten_turn_in(chats["a"], chats["b"])
 
 
-async def _tool_door(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _tool_door(sweep: Sweep) -> Kept:
     """`forget_fact` through the HTTP tools door (the one MCP and `orrery tool` share)."""
+    api, chats = sweep.api, sweep.chats
     for fid in await _fact_ids(api):
         done = await api.post("/v1/tools/forget_fact", json={"arguments": {"fact_id": fid}})
         assert done.status_code == 200, done.text
     return _forgotten_turn_in(chats["a"], chats["b"])
 
 
-async def _delete_chats_with_facts(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _delete_chats_with_facts(sweep: Sweep) -> Kept:
+    api, chats = sweep.api, sweep.chats
     for chat in (chats["a"], chats["b"]):
         assert (await api.delete(f"/v1/sessions/{chat}?forget_facts=true")).status_code == 204
     return lambda table, row: False
 
 
-async def _remember_off(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _remember_off(sweep: Sweep) -> Kept:
+    api, chats = sweep.api, sweep.chats
     for chat in (chats["a"], chats["b"]):
         assert (await api.patch(f"/v1/sessions/{chat}", json={"remember": False})).status_code == 200
     return _messages_of(chats["a"], chats["b"])  # its own chat keeps its transcript
 
 
-async def _cli_forget(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _web_forget(sweep: Sweep) -> Kept:
+    """The facts page's forget button, as a signed-in browser posts it."""
+    from tests.support.web import signed_in_client
+
+    ids = await _fact_ids(sweep.api)
+    async with signed_in_client(sweep.settings, sweep.demo) as browser:
+        page = await browser.get("/me/facts")
+        token = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text)
+        assert token, page.text[:300]
+        for fid in ids:
+            done = await browser.post(f"/me/facts/{fid}/forget", data={"csrf_token": token.group(1)})
+            assert done.status_code == 303, done.text
+    return _forgotten_turn_in(sweep.chats["a"], sweep.chats["b"])
+
+
+async def _cli_forget(sweep: Sweep) -> Kept:
     """`orrery facts forget`, the CLI door, on the same database."""
+    api, chats = sweep.api, sweep.chats
     from tests.support.cli import invoke
 
     user = (await api.get("/v1/me")).json()["id"]
@@ -277,8 +309,9 @@ async def _cli_forget(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
     return _forgotten_turn_in(chats["a"], chats["b"])
 
 
-async def _edit_away(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _edit_away(sweep: Sweep) -> Kept:
     """An edit of the message the standing instruction was captured from takes it back."""
+    api, chats = sweep.api, sweep.chats
     page = (await api.get(f"/v1/sessions/{chats['a']}")).json()["messages"]
     seq = max(m["seq"] for m in page if m["role"] == "user")
     edited = await api.post(
@@ -290,15 +323,17 @@ async def _edit_away(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
     return _forgotten_turn_in(chats["a"], chats["b"])
 
 
-async def _delete_chat_keep_facts(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _delete_chat_keep_facts(sweep: Sweep) -> Kept:
     """Deleting chat A without `forget_facts`: what was said there goes, its facts stay (and the
     turns quoting them, which the person kept)."""
+    api, chats = sweep.api, sweep.chats
     assert (await api.delete(f"/v1/sessions/{chats['a']}")).status_code == 204
     return lambda table, row: False
 
 
-async def _store_false(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _store_false(sweep: Sweep) -> Kept:
     """OpenAI's `store: false` on the existing chats (named by `X-Orrery-Session`)."""
+    api, chats = sweep.api, sweep.chats
     for chat in (chats["a"], chats["b"]):
         done = await api.post(
             "/v1/chat/completions",
@@ -309,8 +344,9 @@ async def _store_false(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
     return _messages_of(chats["a"], chats["b"])
 
 
-async def _vercel_remember(api: httpx.AsyncClient, chats: dict[str, str]) -> Kept:
+async def _vercel_remember(sweep: Sweep) -> Kept:
     """The Vercel AI SDK body field `remember: false`, with the next message of each chat."""
+    api, chats = sweep.api, sweep.chats
     for chat in (chats["a"], chats["b"]):
         message = {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "ok"}]}
         body = {"trigger": "submit-message", "id": chat, "messages": [message], "remember": False}
@@ -321,6 +357,7 @@ async def _vercel_remember(api: httpx.AsyncClient, chats: dict[str, str]) -> Kep
 
 CONTROLS: dict[str, tuple[Control, set[str]]] = {
     "fact delete (CLI)": (_cli_forget, FACTS),
+    "fact delete (web)": (_web_forget, FACTS),
     "an edit of the source message": (_edit_away, {INSTRUCTION}),
     "chat delete without forget_facts": (_delete_chat_keep_facts, {SAID}),
     "store: false (OpenAI)": (_store_false, ALL),
@@ -349,7 +386,7 @@ async def test_after_each_forget_no_marker_is_anywhere(
     next(environment)
     chats = await _plant(api, db, demo.user_id)
     run, gone = CONTROLS[control]
-    kept = await run(api, chats)
+    kept = await run(Sweep(api, chats, settings, demo))
     assert await _leftovers(db, kept, gone) == []
     seen = await _next_turn_sees(
         settings,
