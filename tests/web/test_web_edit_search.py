@@ -16,6 +16,7 @@ from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.db.models import Message
+from orrery.memory.messages import NewMessage, append_message
 from orrery.repo import chat, identity
 from tests.support.factories import make_user
 from tests.support.web import sign_in, signed_in_client
@@ -96,12 +97,15 @@ async def test_search_finds_titles_and_message_text_of_my_chats_only(
         eve = await make_user(s, "Eve")
         project = await identity.create_project(s, eve.id, "Eve's")
         theirs = await chat.create_session(s, eve.id, project_id=project.id, title="Eve walrus plans")
+        said = NewMessage(role="user", content="Eve's walrus invoices and the zeppelin ledger")
+        await append_message(s, eve.id, theirs.id, said)
     by_title = (await client.get("/search", params={"q": "quarterly"})).text
     assert f"/s/{sid}" in by_title and "Quarterly pricing review" in by_title
     by_text = (await client.get("/search", params={"q": "walrus invoices"})).text
     assert f"/s/{sid}#m1" in by_text and "walrus invoices" in by_text
     assert str(theirs.id) not in by_text and "Eve walrus" not in by_text
     assert "No chat mentions" in (await client.get("/search", params={"q": "nonexistentword"})).text
+    assert "No chat mentions" in (await client.get("/search", params={"q": "zeppelin"})).text  # Eve's word
 
 
 async def test_sign_in_returns_to_the_page_asked_for(settings: Settings, demo: Any) -> None:

@@ -1,6 +1,7 @@
 """The sidebar's search over the user's chats: titles (substring, any case) and message text through
-the messages' full-text index (FTS5 on SQLite, the `search_vector` tsvector on PostgreSQL), every
-term required. Two queries, both scoped to the user; superseded messages are not searched."""
+a full-text index (FTS5's `recall_fts` on SQLite, the `search_vector` tsvector on PostgreSQL), every
+term required. Two queries, both scoped to the user before any text is matched; superseded (and,
+on both dialects alike, failed) messages are not searched."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy import Integer, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.models import ChatSession, Message
+from orrery.memory.recall.queries import OWNER_KEY
 from orrery.text import analyze, preview
 from orrery.web.views import plain
 
@@ -52,25 +54,44 @@ async def search_chats(session: AsyncSession, user_id: uuid.UUID, query: str) ->
 
 
 async def _message_rows(session: AsyncSession, user_id: uuid.UUID, terms: list[str]) -> list[Any]:
+    """The caller's messages holding every term, newest first. The index is read for the caller
+    alone, so the time taken says nothing about anyone else's messages (issue 51): on SQLite
+    through `recall_fts`, whose terms carry their owner's key (migration 0020rf; it leaves out
+    failed and superseded messages); on PostgreSQL the caller's messages are gathered first (a
+    materialized CTE) and only they are matched, never the whole GIN index."""
     terms = [t for t in terms if t.isalnum()][:8]
     if not terms:
         return []
     mine = (
-        select(Message.session_id, Message.seq, Message.content, ChatSession.title)
+        select(Message.id, Message.created_at)
         .join(ChatSession, ChatSession.id == Message.session_id)
-        .where(ChatSession.user_id == user_id, Message.superseded_at.is_(None), Message.role != "tool")
+        .where(
+            ChatSession.user_id == user_id,
+            Message.superseded_at.is_(None),
+            Message.status != "failed",
+            Message.role != "tool",
+        )
     )
     if session.get_bind().dialect.name == "sqlite":
+        key = user_id.hex[:OWNER_KEY]
         fts = (
-            text("SELECT rowid AS rid FROM messages_fts WHERE messages_fts MATCH :q")
-            .bindparams(q=f"search_terms : ({' AND '.join(terms)})")
+            text("SELECT rowid AS rid FROM recall_fts WHERE recall_fts MATCH :q")
+            .bindparams(q=f"terms : ({' AND '.join(key + t for t in terms)})")
             .columns(rid=Integer)
-            .subquery()
+            .cte("matched")
+            .prefix_with("MATERIALIZED")  # the caller's postings first, then their rows by rowid
         )
-        query = mine.join(fts, literal_column("messages.rowid") == fts.c.rid)
+        found = mine.join(fts, literal_column("messages.rowid") == fts.c.rid).subquery()
     else:
         vector: Any = literal_column("messages.search_vector")
+        scoped = mine.add_columns(vector.label("vector")).cte("mine").prefix_with("MATERIALIZED")
         tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " & ".join(terms))
-        query = mine.where(vector.op("@@")(tsquery))
-    rows = await session.execute(query.order_by(Message.created_at.desc()).limit(MAX_HITS * 5))
-    return list(rows.all())
+        found = select(scoped.c.id, scoped.c.created_at).where(scoped.c.vector.op("@@")(tsquery)).subquery()
+    query = (
+        select(Message.session_id, Message.seq, Message.content, ChatSession.title)
+        .join(found, found.c.id == Message.id)
+        .join(ChatSession, ChatSession.id == Message.session_id)
+        .order_by(found.c.created_at.desc())
+        .limit(MAX_HITS * 5)
+    )
+    return list((await session.execute(query)).all())
