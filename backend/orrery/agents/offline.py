@@ -99,7 +99,7 @@ RELATION_WORDS = (
     "supports",
     "dependents",
 )
-DOMAIN_AGENTS = ("coach", "planner", "goal architect")
+DOMAIN_AGENTS = ("coach", "planner", "goal architect", "accountability partner")
 _FOCUS = re.compile(
     r"You are focused on the (task|plan|goal|milestone|document|output) \*\*(.+?)\*\* \[([0-9a-f-]{36})\]"
 )

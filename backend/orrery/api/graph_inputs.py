@@ -42,6 +42,11 @@ class EntityIn(StorableBody):
         description="A scratch document: kept out of linked context and search (documents only; "
         "true on another kind is refused).",
     )
+    is_context_document: StrictBool = Field(
+        default=False,
+        description="The project context document, shown in every entity's linked context (documents "
+        "only; one per project: a second answers 409).",
+    )
 
 
 class EntityPatch(StorableBody):
@@ -53,12 +58,15 @@ class EntityPatch(StorableBody):
     description: Text | None = Field(default=None, max_length=20_000)
     props: JsonObject | SkipJsonSchema[None] = None
     due_at: BoundedDatetime | None = None
+    is_context_document: StrictBool | SkipJsonSchema[None] = Field(
+        default=None,
+        description="Designate (true) or release (false) the project context document (documents only).",
+    )
 
     @model_validator(mode="after")
     def _required_fields_not_null(self) -> EntityPatch:
-        nulls = [
-            f for f in ("name", "state", "props") if f in self.model_fields_set and getattr(self, f) is None
-        ]
+        keep = ("name", "state", "props", "is_context_document")
+        nulls = [f for f in keep if f in self.model_fields_set and getattr(self, f) is None]
         if nulls:
             raise ValueError(f"{', '.join(nulls)} cannot be null; omit a field to keep its value")
         return self

@@ -16,6 +16,7 @@ from orrery.cli import (
     demo,
     docs,
     embeddings,
+    entities,
     eval,
     facts,
     jobs,
@@ -38,6 +39,7 @@ app.add_typer(db.db_app, name="db")
 app.add_typer(sessions.sessions_app, name="sessions")
 app.add_typer(context.context_app, name="context")
 app.add_typer(kb.kb_app, name="kb")
+app.add_typer(entities.entities_app, name="entities")
 app.add_typer(keys.keys_app, name="keys")
 app.add_typer(docs.docs_app, name="docs")
 app.add_typer(demo.demo_app, name="demo")

@@ -48,6 +48,13 @@ _WORK_REQUEST = re.compile(
     r"document|review|adjust|extend|replace|migrate|ship|finalize|finalise|set up|clean up)\b",
     re.IGNORECASE,
 )
+_SEARCH_REQUEST = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?(?:search|look up|look for|find|check)\b.*?"
+    r"\b(?:knowledge base|knowledge|kb)\b",
+    re.IGNORECASE,
+)
+"""An imperative search of the knowledge base ("Search the knowledge base for hazmat declarations",
+"Look up the free delivery threshold in the KB")."""
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|myself)\b", re.IGNORECASE)
 
 
@@ -75,5 +82,8 @@ def asks_for_work(message: str) -> bool:
 
 
 def asks_for_knowledge(message: str) -> bool:
-    """A how/what/why question about how things work here, not about the person asking."""
+    """A how/what/why question about how things work here, not about the person asking, or an
+    imperative search of the knowledge base (it asks the same question)."""
+    if _SEARCH_REQUEST.search(message):
+        return True
     return bool(_KNOWLEDGE_QUESTION.search(message)) and not _FIRST_PERSON.search(message)

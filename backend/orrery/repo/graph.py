@@ -29,7 +29,10 @@ from orrery.repo.graph_versions import bump_entities, bump_neighbourhood, bump_p
 from orrery.repo.scope import as_uuid, member_project_ids, require_project
 from orrery.vocabulary import ENTITY_KINDS, GOAL_TYPES, RELATIONS
 
-ENTITY_FIELDS = ("name", "state", "type_key", "description", "props", "due_at", "goal_type", "is_scratch")
+ENTITY_FIELDS = (
+    "name", "state", "type_key", "description", "props", "due_at", "goal_type", "is_scratch",
+    "is_context_document",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -190,10 +193,18 @@ async def update_entity(
     await require_project(session, user_id, entity.project_id, write=True)
     current = {f: getattr(entity, f) for f in ENTITY_FIELDS}
     validate_entity_spec(EntitySpec(kind=entity.kind, **{**current, **changes}))
-    for field, value in changes.items():
-        setattr(entity, field, value)
-    await session.flush()
-    await bump_neighbourhood(session, entity)
+    was_context = entity.is_context_document
+    try:
+        async with session.begin_nested():
+            for field, value in changes.items():
+                setattr(entity, field, value)
+            await session.flush()
+    except IntegrityError as exc:
+        raise _what_conflicted(exc) from None
+    if was_context != entity.is_context_document:  # it shows (or showed) in every entity's context
+        await bump_project(session, entity.project_id)
+    else:
+        await bump_neighbourhood(session, entity)
     await session.refresh(entity, ["graph_version"])
     return entity
 
