@@ -11,7 +11,8 @@ intersects the chat's postings with the terms' inside the index.
 Without the extension (a server without contrib, a role that may not create it) the migration
 creates nothing and says so; the same query then reads each chat's messages by the
 `(session_id, seq)` unique index and filters them: still only the person's rows, just more of them.
-The global index stays for the person-wide search of the web app (`orrery.web.search`). SQLite needs
+The global index on the terms alone is dropped when the composite one is made (the composite serves
+a search by terms alone too, e.g. the web app's search of all a person's chats). SQLite needs
 nothing (`recall_fts` already prefixes each term with its owner: 0020rf).
 
 Revision ID: 0026pg
@@ -34,6 +35,11 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 INDEX = "ix_messages_session_search"
+GLOBAL = "ix_messages_search_vector"
+"""0004cq's index on the terms alone, dropped once the composite one exists: a GIN index answers a
+condition on any of its columns, so the composite serves a search by terms alone as well, and
+with the global one beside it a generic plan combined it with each chat's seq index (`BitmapAnd`),
+reading every user's matches once per chat."""
 log = logging.getLogger("alembic.runtime.migration")
 
 
@@ -51,9 +57,11 @@ def upgrade() -> None:
         return
     savepoint.commit()
     op.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON messages USING gin (session_id, search_vector)")
+    op.execute(f"DROP INDEX IF EXISTS {GLOBAL}")
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
+    op.execute(f"CREATE INDEX IF NOT EXISTS {GLOBAL} ON messages USING gin (search_vector)")
     op.execute(f"DROP INDEX IF EXISTS {INDEX}")
