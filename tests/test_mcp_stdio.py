@@ -145,3 +145,37 @@ async def test_a_client_that_pipelines_its_first_messages_is_served(db_url: str,
     assert first == initialize_answer(_initialize("2025-06-18", 1))
     assert second["id"] == 2 and "search_knowledge" in {t["name"] for t in second["result"]["tools"]}
     assert "initialize answered" not in (await proc.stderr.read()).decode()
+
+
+@SQLITE_ONLY
+async def test_a_request_with_unstorable_text_gets_a_readable_error(db_url: str, demo: Any) -> None:
+    """`resources/read` (or any request) holding a lone surrogate or a NUL is answered with the rule
+    every door applies, in words; the SDK's parser would drop the line with no answer at all."""
+    proc = await asyncio.create_subprocess_exec(
+        ORRERY,
+        "mcp",
+        f"--project={demo.project_id}",
+        env=_env(db_url, demo.api_key),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    reads = "".join(
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "resources/read", "params": {"uri": uri}}) + "\n"
+        for i, uri in ((2, "orrery://kb/\ud800"), (3, "orrery://kb/a\x00b"), (4, "orrery://kb/BR-012"))
+    )
+    proc.stdin.write((_initialize("2025-06-18", 1) + initialized + reads).encode())
+    await proc.stdin.drain()
+    answers = [json.loads(await asyncio.wait_for(proc.stdout.readline(), 120)) for _ in range(4)]
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 60) == 0
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[2]["error"] == {
+        "code": -32602,
+        "message": "params.uri contains a lone surrogate (U+D800, invalid Unicode), which cannot be stored",
+    }
+    nul = "params.uri contains a NUL character (U+0000), which cannot be stored"
+    assert by_id[3]["error"]["message"] == nul
+    assert "BR-012" in by_id[4]["result"]["contents"][0]["text"]  # the connection serves on

@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ERROR_OUTCOMES,
+    ModelMessage,
+    ModelRequest,
+    RetryPromptPart,
+    ToolReturnPart,
+)
 
 from orrery.text import search_terms
 
@@ -94,6 +100,8 @@ def fact_step(messages: list[ModelMessage], user: str, instructions: str, tools:
         if isinstance(last, RetryPromptPart):
             refusal = last.model_response().removesuffix("Fix the errors and try again.").strip()
             return Step(text=f"I could not do that: {refusal}")
+        if last.outcome in ERROR_OUTCOMES:  # a refusal in words, not pydantic-ai's `{"error": ...}`
+            return Step(text=f"I could not do that: {last.model_response_str(wrap_if_error=False)}")
         return Step(text=last.model_response_str())
     asked = _REQUEST.search(user.strip())
     if not asked or user.strip().endswith("?"):

@@ -63,13 +63,45 @@ def _is_initialize(message: Any) -> bool:
 
 
 class Incoming:
-    """The client's messages as the SDK reads them: the replayed first line, then the wire."""
+    """The client's messages as the SDK reads them: the replayed first line, then the wire. A request
+    holding text no door accepts (a lone surrogate, a NUL) is answered here with the rule's own
+    words (`invalid params`): the SDK's parser drops such a line without a reply, and the client
+    would wait for ever."""
 
-    def __init__(self, first: str, wire: TextIO) -> None:
-        self._first, self._wire = [first] if first else [], wire
+    def __init__(self, first: str, wire: TextIO, answer: TextIO | None = None) -> None:
+        self._first, self._wire, self._answer = [first] if first else [], wire, answer
 
     def readline(self) -> str:
-        return self._first.pop() if self._first else self._wire.readline()
+        while True:
+            line = self._first.pop() if self._first else self._wire.readline()
+            refusal = _refusal(line) if self._answer is not None else None
+            if refusal is None:
+                return line
+            if refusal:  # a notification gets no answer: it is dropped
+                assert self._answer is not None
+                self._answer.write(refusal + "\n")
+                self._answer.flush()
+
+
+def _refusal(line: str) -> str | None:
+    """The JSON-RPC error answering `line` when it holds unstorable text (`""` for a notification),
+    else None."""
+    from orrery.validation import UNSTORABLE, UnstorableValue, scan
+
+    if not UNSTORABLE.search(line) and "\\u" not in line and "\\U" not in line:
+        return None
+    try:
+        message = json.loads(line)
+        scan(message)
+    except UnstorableValue as exc:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if type(request_id) not in (int, str):
+            return ""
+        error = {"code": -32602, "message": str(exc)}
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}, separators=(",", ":"))
+    except ValueError:
+        return None  # not JSON: the SDK answers a parse error its own way
+    return None
 
 
 class Outgoing:

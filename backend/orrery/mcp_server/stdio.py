@@ -39,7 +39,7 @@ def serve_stdio(api_key: str | None, project: str | None) -> None:
         if first:
             from orrery.mcp_server.server import run_stdio
 
-            run_stdio(api_key, project, Incoming(first, wire_in), Outgoing(wire_out, answer))
+            run_stdio(api_key, project, Incoming(first, wire_in, wire_out), Outgoing(wire_out, answer))
     finally:
         restore()
 
