@@ -347,3 +347,25 @@ async def test_recall_off_deletes_the_stored_receipts_and_recalls_no_other_chat(
     assert [t for t, _ in await every_row(db, ALL) if t == "turn_receipts"] == []
     seen = await _next_turn_sees(settings, demo.api_key, QUESTION)
     assert "side project" not in seen.replace(QUESTION, "")
+
+
+async def test_a_title_taken_from_a_forgotten_first_message_goes_with_it(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    """The OpenAI door titles a chat from its first message, and a title is shown to other chats
+    (recall's labels, the timeline): forgetting the fact said there untitles the chat."""
+    said = f"Remember that my gate code is {FACT_OLD}."
+    done = await api.post("/v1/chat/completions", json={"model": "orrery", "messages": [_said(said)]})
+    assert done.status_code == 200, done.text
+    titles = [c["title"] or "" for c in (await api.get("/v1/sessions")).json()["items"]]
+    assert any(FACT_OLD in t for t in titles), titles
+    for fid in await _fact_ids(api):
+        assert (await api.delete(f"/v1/me/facts/{fid}")).status_code == 204
+    titles = [c["title"] or "" for c in (await api.get("/v1/sessions")).json()["items"]]
+    assert not [t for t in titles if FACT_OLD in t]
+    forgotten = [row for table, row in await every_row(db, ALL) if row.get("forgotten_at") is not None]
+    assert await _leftovers(db, lambda table, row: row in forgotten, {FACT_OLD}) == []
+
+
+def _said(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
