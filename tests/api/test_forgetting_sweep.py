@@ -28,7 +28,6 @@ import httpx
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from sqlalchemy import inspect
 
 from orrery.agents.patterns import refresh_user_summary
 from orrery.app.http import create_app
@@ -36,6 +35,7 @@ from orrery.config import Settings
 from orrery.db.engine import Database
 from orrery.memory.digests import digest_chat
 from orrery.repo import sessions
+from tests.support.db_sweep import cell_text, every_row
 from tests.support.models import streaming
 from tests.support.serving import serving
 
@@ -101,85 +101,15 @@ def _far_future() -> Any:
     return datetime(2100, 1, 1, tzinfo=UTC)
 
 
-def _rows_sqlite(sync: Any) -> list[tuple[str, dict[str, Any]]]:
-    """Every row of every table. A full-text index (an FTS5 virtual table) is read through its own
-    MATCH, each hit as the row it indexes (its shadow tables are compressed index structures)."""
-    virtual = dict(
-        sync.exec_driver_sql(
-            "SELECT name, sql FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'"
-        ).all()
-    )
-    out: list[tuple[str, dict[str, Any]]] = []
-    for name in inspect(sync).get_table_names():
-        if any(name == v or name.startswith(f"{v}_") for v in virtual):
-            continue
-        result = sync.exec_driver_sql(f'SELECT * FROM "{name}"')
-        out += [(name, dict(zip(result.keys(), row, strict=True))) for row in result]
-    return out + _index_hits(sync, virtual)
-
-
-def _index_hits(sync: Any, virtual: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each marker's matches in each full-text index (its terms as they are, or prefixed with an
-    owner's key as recall's are), as the rows they index; a match whose row is gone is a leftover."""
-    users = sync.exec_driver_sql("SELECT id FROM users").all()
-    keys = ["", *(str(uid).replace("-", "")[:12] for (uid,) in users)]
-    out: list[tuple[str, dict[str, Any]]] = []
-    for name, sql in virtual.items():
-        source = _indexed_table(sync, name, sql)
-        for mark in ALL:
-            for key in keys:
-                query = f'SELECT rowid FROM "{name}" WHERE "{name}" MATCH ?'
-                for (rid,) in sync.exec_driver_sql(query, (f"{key}{mark}*",)).all():
-                    row = sync.exec_driver_sql(f'SELECT * FROM "{source}" WHERE rowid = ?', (rid,))
-                    found = row.first()
-                    indexed = dict(zip(row.keys(), found, strict=True)) if found else {"rowid": rid}
-                    out.append((source if found else name, {**indexed, "index": name, "match": mark}))
-    return out
-
-
-def _indexed_table(sync: Any, name: str, sql: str) -> str:
-    """The table an FTS5 index covers: its `content=` table, else the one whose triggers fill it."""
-    given = re.search(r"content\s*=\s*'(\w+)'", sql)
-    if given:
-        return given.group(1)
-    like = f"%INSERT INTO {name}%"
-    rows = sync.exec_driver_sql(
-        "SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE ?", (like,)
-    )
-    return str(rows.scalars().first())
-
-
-def _rows_postgres(sync: Any) -> list[tuple[str, dict[str, Any]]]:
-    """Every row of every table as PostgreSQL renders the whole row as text (every column, the
-    `tsvector` and the binary ones included)."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    for name in inspect(sync).get_table_names():
-        result = sync.exec_driver_sql(f'SELECT t::text, to_jsonb(t) FROM "{name}" AS t')
-        out += [(name, {"row": row[0], **dict(row[1])}) for row in result]
-    return out
-
-
-async def _rows(db: Database) -> list[tuple[str, dict[str, Any]]]:
-    async with db.engine.connect() as conn:
-        sqlite = conn.dialect.name == "sqlite"
-        return await conn.run_sync(_rows_sqlite if sqlite else _rows_postgres)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("latin-1")
-    return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
 async def _dump(db: Database) -> str:
-    return "\n".join(_text(v) for _, row in await _rows(db) for v in row.values())
+    return "\n".join(cell_text(v) for _, row in await every_row(db, ALL) for v in row.values())
 
 
 async def _leftovers(db: Database, kept: Kept, gone: set[str]) -> list[tuple[str, set[str], str]]:
     """Each row still holding a marker of `gone` that the control does not keep."""
     found = []
-    for table, row in await _rows(db):
-        line = " ".join(_text(v) for v in row.values())
+    for table, row in await every_row(db, ALL):
+        line = " ".join(cell_text(v) for v in row.values())
         marks = set(MARK.findall(line)) & gone
         if marks and not kept(table, row):
             found.append((table, marks, line[:600]))
@@ -414,6 +344,28 @@ async def test_recall_off_deletes_the_stored_receipts_and_recalls_no_other_chat(
     on another worker recalls no other chat's words."""
     await _plant(api, db, demo.user_id)
     assert (await api.patch("/v1/me/memory", json={"recall_across_chats": False})).status_code == 200
-    assert [t for t, _ in await _rows(db) if t == "turn_receipts"] == []
+    assert [t for t, _ in await every_row(db, ALL) if t == "turn_receipts"] == []
     seen = await _next_turn_sees(settings, demo.api_key, QUESTION)
     assert "side project" not in seen.replace(QUESTION, "")
+
+
+async def test_a_title_taken_from_a_forgotten_first_message_goes_with_it(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    """The OpenAI door titles a chat from its first message, and a title is shown to other chats
+    (recall's labels, the timeline): forgetting the fact said there untitles the chat."""
+    said = f"Remember that my gate code is {FACT_OLD}."
+    done = await api.post("/v1/chat/completions", json={"model": "orrery", "messages": [_said(said)]})
+    assert done.status_code == 200, done.text
+    titles = [c["title"] or "" for c in (await api.get("/v1/sessions")).json()["items"]]
+    assert any(FACT_OLD in t for t in titles), titles
+    for fid in await _fact_ids(api):
+        assert (await api.delete(f"/v1/me/facts/{fid}")).status_code == 204
+    titles = [c["title"] or "" for c in (await api.get("/v1/sessions")).json()["items"]]
+    assert not [t for t in titles if FACT_OLD in t]
+    forgotten = [row for table, row in await every_row(db, ALL) if row.get("forgotten_at") is not None]
+    assert await _leftovers(db, lambda table, row: row in forgotten, {FACT_OLD}) == []
+
+
+def _said(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}

@@ -17,6 +17,8 @@ NEGATIVES = (
     "If I said always use tabs, would that break the formatter?",
     "I love camping trips with my family.",
     "Don't be afraid to ask for help.",
+    "Forget that I always sign my answers with a smiley.",  # a request to forget takes one back
+    "Please stop remembering that I never want emojis.",
 )
 
 

@@ -319,15 +319,8 @@ async def persist_reply(
     switched = handoff.to if handoff.to != reply.agent_id else None  # the agent the model handed to
     checked_in = _CHECKED_IN.get(user_id) == today.date()
     forgot = any(c.get("name") == "forget_fact" and not c.get("error") for c in reply.calls)
-    alone = not (
-        memos
-        or answered
-        or switched
-        or settings.limit_tokens_per_day
-        or embedding.remote
-        or not checked_in
-        or forgot
-    )
+    busy = memos or answered or switched or settings.limit_tokens_per_day or embedding.remote
+    alone = not (busy or not checked_in or forgot)
     async with db.statement() if alone else db.transaction() as s:
         await write_memos(s, memos or [])
         await mark_answered(s, answered)

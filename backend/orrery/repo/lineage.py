@@ -33,6 +33,8 @@ REFRESH_SUMMARY_JOB = "refresh_user_summary"
 DIGEST_JOB = "chat_digest"
 """A chat's digest job (`orrery.memory.digests`)."""
 JOB_ATTEMPTS = 5
+OPENAI_TITLE = "openai: "
+"""How the OpenAI-compatible door titles a chat from its first message (`api.openai_sessions`)."""
 MIN_QUOTED_CHARS = 12
 """A fact's text is looked for in messages only from this length: a shorter one ("tea") would mark
 every message that happens to contain the word."""
@@ -109,7 +111,34 @@ async def mark_turns(session: AsyncSession, hits: Sequence[tuple[uuid.UUID, int]
         )
         .execution_options(synchronize_session=False)
     )
+    await _untitle(session, [sid for (sid, _), (lo, _) in zip(hits, spans, strict=True) if lo <= 1])
     return chats
+
+
+async def _untitle(session: AsyncSession, chats: Sequence[uuid.UUID]) -> None:
+    """A chat whose title was taken from its first message (the CLI's and the OpenAI door's titles),
+    now forgotten, loses that title: a title is shown to other chats (recall's labels, the timeline)."""
+    if not chats:
+        return
+    firsts = await session.execute(
+        select(ChatSession.id, ChatSession.title, Message.content)
+        .join(Message, and_(Message.session_id == ChatSession.id, Message.seq == 1))
+        .where(ChatSession.id.in_(set(chats)), ChatSession.title.is_not(None))
+    )
+    drawn = [cid for cid, title, content in firsts.all() if _drawn_from(title or "", content)]
+    if drawn:
+        await session.execute(
+            update(ChatSession)
+            .where(ChatSession.id.in_(drawn))
+            .values(title=None)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def _drawn_from(title: str, content: str) -> bool:
+    """Whether `title` is (the start of) `content`, as a title taken from a first message is."""
+    core = " ".join(title.removeprefix(OPENAI_TITLE).rstrip(".…").split()).casefold()
+    return bool(core) and " ".join(content.split()).casefold().startswith(core)
 
 
 def _turn(user_seqs: Sequence[int], seq: int) -> tuple[int, int]:
