@@ -87,24 +87,10 @@ async def create_response(
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """Runs one turn on the server-side session and answers as a `response` (or its events)."""
-    model = canonical_model(body.model)
-    if model is None:
-        return unknown_model(body.model)
-    if (param := refused_response_param(body)) is not None:  # never silently ignored
-        return refused(param)
-    try:
-        caller = responses_caller(body, request.app.state.settings)
-    except BadFormat as exc:
-        return bad_format(exc)
-    users = [m.text() for m in body.messages() if m.role == "user"]
-    if not users or not users[-1].strip():
-        return openai_error(
-            400,
-            "input has no user message with text",
-            type_="invalid_request_error",
-            code="invalid_value",
-            param="input",
-        )
+    checked = _checked(body, request.app.state.settings)
+    if isinstance(checked, JSONResponse):
+        return checked
+    model, caller, users = checked
     try:
         sid = await _session(request.app.state.db, user.id, x_orrery_session, body, users[0])
     except NotFoundError as exc:
@@ -153,6 +139,29 @@ def _branch(user_id: uuid.UUID, sid: uuid.UUID, previous: str | None) -> BeforeS
         return await branch_after(s, user_id, sid, reply)
 
     return branch
+
+
+def _checked(body: ResponsesRequest, settings: Any) -> JSONResponse | tuple[str, Any, list[str]]:
+    """The request's refusal, else its listed model id, caller options and user messages' texts."""
+    model = canonical_model(body.model)
+    if model is None:
+        return unknown_model(body.model)
+    if (param := refused_response_param(body)) is not None:  # never silently ignored
+        return refused(param)
+    try:
+        caller = responses_caller(body, settings)
+    except BadFormat as exc:
+        return bad_format(exc)
+    users = [m.text() for m in body.messages() if m.role == "user"]
+    if not users or not users[-1].strip():
+        return openai_error(
+            400,
+            "input has no user message with text",
+            type_="invalid_request_error",
+            code="invalid_value",
+            param="input",
+        )
+    return model, caller, users
 
 
 async def _session(
