@@ -57,7 +57,7 @@ MAX_DEPTH = 30
 """The deepest one answer nests; below 3 levels only required properties are filled."""
 
 
-def _value(schema: dict[str, Any], text: str, root: dict[str, Any], left: list[int]) -> Any:
+def _value(schema: Any, text: str, root: dict[str, Any], left: list[int]) -> Any:
     """`left`: [values the answer may still build, the current depth]."""
     left[0] -= 1
     if left[0] < 0 or left[1] > MAX_DEPTH or not isinstance(schema, dict):  # huge, or `true`/`false`
