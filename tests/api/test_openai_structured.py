@@ -165,3 +165,28 @@ async def test_the_callers_instructions_are_a_quoted_section_with_a_receipt_line
     assert "- instructions: Be terse." in seen[-1].system_prompt
     await client.responses.create(model="orrery/planner", input="Plan my night")
     assert "The caller's instructions" not in seen[-1].system_prompt
+
+
+async def test_streams_are_not_cached_or_buffered_and_bad_json_names_the_body(
+    live: LiveServer, demo: Any
+) -> None:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {demo.api_key}"}
+    async with httpx.AsyncClient(base_url=live.base_url, headers=headers, timeout=60) as http:
+        for path, body in (
+            (
+                "/chat/completions",
+                {"model": "orrery", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+            ),
+            ("/responses", {"model": "planner", "stream": True, "input": "hello there"}),
+        ):
+            streamed = await http.post(path, json=body)
+            assert streamed.headers["cache-control"] == "no-cache", path
+            assert streamed.headers["x-accel-buffering"] == "no", path
+        broken = await http.post(
+            "/chat/completions", content=b'{"model": "orrery",', headers={"Content-Type": "application/json"}
+        )
+    error = broken.json()["error"]
+    assert broken.status_code == 400 and error["param"] == "body" and error["code"] == "invalid_json"
+    assert "not valid JSON" in error["message"]

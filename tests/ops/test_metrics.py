@@ -86,3 +86,25 @@ async def test_metrics_speak_openmetrics_when_asked_and_keep_no_created_series(
     assert plain.headers["content-type"].startswith("text/plain")
     for body in (response.text, plain.text):
         assert "_created" not in body
+
+
+async def test_a_tool_name_the_model_invented_is_counted_as_unknown(
+    api: httpx.AsyncClient, demo: Any, db: Database, settings: Settings
+) -> None:
+    from tests.support.models import calls
+
+    async with db.transaction() as s:
+        session = await chat.create_session(s, demo.user_id, project_id=demo.project_id, active_agent="coach")
+    before = await scrape(api)
+    for invented in ("made_up_tool_1", "made_up_tool_2"):
+        model = calls(invented, {})
+        inventing = Orchestrator(db, settings, lambda name, s, m=model: streaming(m.function))
+        events = [
+            e async for e in inventing.turn(demo.user_id, session.id, f"use {invented}", model="scripted")
+        ]
+        assert events[-1].type == "done"
+    after = await scrape(api)
+    assert (
+        delta(before, after, "orrery_tool_calls_total", agent="coach", tool="_unknown", outcome="error") == 2
+    )
+    assert not [k for k in after if k[0] == "orrery_tool_calls_total" and ("tool", "made_up_tool_1") in k[1]]

@@ -83,6 +83,9 @@ async def test_a_turn_is_one_trace_with_http_agent_model_tool_and_sql_spans(
     assert {"gen_ai.request.model": "offline", "gen_ai.provider.name": "orrery"}.items() <= dict(
         run.attributes or {}
     ).items(), dict(run.attributes or {})
+    # the offline model's chat spans name Orrery as the provider; no tool schemas without content
+    assert {(s.attributes or {}).get("gen_ai.provider.name") for s in model_spans} == {"orrery"}
+    assert "gen_ai.tool.definitions" not in keys
 
 
 class _Collector(BaseHTTPRequestHandler):
@@ -154,6 +157,7 @@ async def test_content_is_traced_only_when_asked_and_a_failed_model_call_is_an_e
         shutdown_tracing(app)
     values = [str(v) for s in spans for v in (s.attributes or {}).values()]
     assert [v for v in values if "remember the blue invoice" in v]
+    assert [s for s in spans if "gen_ai.tool.definitions" in (s.attributes or {})]  # with content only
     failed_runs = [
         s for s in spans if s.name.startswith("invoke_agent") and s.status.status_code == StatusCode.ERROR
     ]

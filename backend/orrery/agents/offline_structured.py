@@ -48,14 +48,30 @@ def structured(format_: dict[str, Any], text: str) -> Any:
     if format_.get("type") != "json_schema":
         return {"answer": text}
     schema = (format_.get("json_schema") or {}).get("schema") or {"type": "object"}
-    return _value(schema, text, schema)
+    return _value(schema, text, schema, [MAX_VALUES, 0])
 
 
-def _value(schema: dict[str, Any], text: str, root: dict[str, Any], depth: int = 0) -> Any:  # noqa: PLR0911
-    if depth > 20:  # a recursive schema: stop where null or an empty value would do
-        return None
+MAX_VALUES = 2_000
+"""The most values one answer builds: a recursive or very wide schema stops there (null)."""
+MAX_DEPTH = 30
+"""The deepest one answer nests; below 3 levels only required properties are filled."""
+
+
+def _value(schema: Any, text: str, root: dict[str, Any], left: list[int]) -> Any:
+    """`left`: [values the answer may still build, the current depth]."""
+    left[0] -= 1
+    if left[0] < 0 or left[1] > MAX_DEPTH or not isinstance(schema, dict):  # huge, or `true`/`false`
+        return text if schema is True else None
+    left[1] += 1
+    try:
+        return _shaped(schema, text, root, left)
+    finally:
+        left[1] -= 1
+
+
+def _shaped(schema: dict[str, Any], text: str, root: dict[str, Any], left: list[int]) -> Any:  # noqa: PLR0911
     if "$ref" in schema:
-        return _value(_resolve(schema["$ref"], root), text, root, depth + 1)
+        return _value(_resolve(schema["$ref"], root), text, root, left)
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
@@ -63,16 +79,18 @@ def _value(schema: dict[str, Any], text: str, root: dict[str, Any], depth: int =
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         typed = [o for o in options if o.get("type") != "null"] or options
-        return _value(typed[0], text, root, depth + 1)
+        return _value(typed[0], text, root, left)
     kind = schema.get("type", "object" if "properties" in schema else "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties") or {}
-        return {name: _value(sub, text, root, depth + 1) for name, sub in props.items()}
+        required = set(schema.get("required") or props) if left[1] > 3 else set(props)
+        return {name: _value(sub, text, root, left) for name, sub in props.items() if name in required}
     if kind == "array":
-        count = max(1, int(schema.get("minItems", 1)))
-        return [_value(schema.get("items") or {}, text, root, depth + 1) for _ in range(count)]
+        count = min(max(1, int(schema.get("minItems", 1))), 100)
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return [_value(items, text, root, left) for _ in range(count)]
     return _scalar(kind, schema, text)
 
 

@@ -8,7 +8,7 @@ imported (`orrery serve --workers N` does it); every process then writes its sam
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -99,17 +99,17 @@ def record_turn(
 def tool_label(name: object) -> str:
     """A tool's metric label: its name when it is a registered tool, else `_unknown` (a name the
     model invented would otherwise start a new series per invention)."""
-    return name if isinstance(name, str) and name in _known_tools() else UNKNOWN_TOOL
+    return name if isinstance(name, str) and _is_known_tool(name) else UNKNOWN_TOOL
 
 
-def know_tools(names: Callable[[], Container[str]]) -> None:
-    """Where the registered tool names are read (the tool registry says, plugins' tools included)."""
-    global _known_tools  # noqa: PLW0603 - set once, by the registry, at import
-    _known_tools = names
+def know_tools(is_known: Callable[[str], bool]) -> None:
+    """How a registered tool name is recognised (the tool registry says, plugins' tools included)."""
+    global _is_known_tool  # noqa: PLW0603 - set once, by the registry, at import
+    _is_known_tool = is_known
 
 
 UNKNOWN_TOOL = "_unknown"
-_known_tools: Callable[[], Container[str]] = frozenset
+_is_known_tool: Callable[[str], bool] = lambda _name: False  # noqa: E731 - until the registry says
 
 
 def record_embedding(texts: int, cpu_seconds: float) -> None:

@@ -62,7 +62,7 @@ REGISTRY: dict[str, ToolSpec] = {
 
 
 HANDOFF_TOOL = "handoff_to_agent"
-metrics.know_tools(lambda: {*REGISTRY, HANDOFF_TOOL})  # plugins' tools join REGISTRY when loaded
+metrics.know_tools(lambda name: name in REGISTRY or name == HANDOFF_TOOL)  # plugins' join REGISTRY
 
 
 SEED_ALIASES: dict[str, tuple[str, dict[str, str]]] = {

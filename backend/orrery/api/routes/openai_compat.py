@@ -42,6 +42,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from orrery.agents.client_tools import check_client_tools
+from orrery.agents.caller import CallerRequest
 from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_caller import BadFormat, completion_caller
@@ -176,15 +177,10 @@ async def completions(
     `Idempotency-Key`, or a resent conversation whose last user message is stored and unanswered
     (the SDK's own retries), retries or replays that turn instead of storing a copy; a duplicate
     that arrives while the turn runs waits for it and shares its outcome."""
-    model = canonical_model(body.model)  # no `orreryplanner`, `orrery//coach`, `orrery/coach/`
-    if model is None:
-        return unknown_model(body.model)
-    if (param := refused_completion_param(body)) is not None:  # never silently ignored
-        return refused(param)
-    try:
-        caller = completion_caller(body, request.app.state.settings)
-    except BadFormat as exc:
-        return bad_format(exc)
+    checked = _checked(body, request.app.state.settings)
+    if isinstance(checked, JSONResponse):
+        return checked
+    model, caller = checked
     agent = agent_of(model)
     text = _last_user_text(body)
     client = client_tools(body.tools, body.tool_choice, chat_results(body.messages))
@@ -225,6 +221,19 @@ def _choice(done: dict[str, Any]) -> Choice:
         return Choice(message=AssistantMessage(content=done["reply"]), finish_reason=finish_reason(done))
     message = AssistantMessage(content=done["reply"] or None, tool_calls=chat_tool_calls(calls))
     return Choice(message=message, finish_reason="tool_calls")
+
+
+def _checked(body: CompletionRequest, settings: Any) -> JSONResponse | tuple[str, CallerRequest | None]:
+    """The request's refusal, else its listed model id and caller options."""
+    model = canonical_model(body.model)  # no `orreryplanner`, `orrery//coach`, `orrery/coach/`
+    if model is None:
+        return unknown_model(body.model)
+    if (param := refused_completion_param(body)) is not None:  # never silently ignored
+        return refused(param)
+    try:
+        return model, completion_caller(body, settings)
+    except BadFormat as exc:
+        return bad_format(exc)
 
 
 def bad_format(exc: BadFormat) -> JSONResponse:

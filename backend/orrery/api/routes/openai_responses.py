@@ -92,25 +92,14 @@ async def create_response(
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """Runs one turn on the server-side session and answers as a `response` (or its events)."""
-    model = canonical_model(body.model)
-    if model is None:
-        return unknown_model(body.model)
-    if (param := refused_response_param(body)) is not None:  # never silently ignored
-        return refused(param)
-    try:
-        caller = responses_caller(body, request.app.state.settings)
-    except BadFormat as exc:
-        return bad_format(exc)
-    users = [m.text() for m in body.messages() if m.role == "user"]
-    results = results_of(body.input) if isinstance(body.input, list) else {}
+    checked = _checked(body, request.app.state.settings)
+    if isinstance(checked, JSONResponse):
+        return checked
+    model, caller, users, results = checked
     agent = agent_of(model)
     client = client_tools(body.tools, body.tool_choice, results)
     if client is not None:
         check_client_tools(client, agent)  # a clash is refused before any session is made
-    if results and not users:  # only the results, after `previous_response_id`
-        users = [""]
-    elif not users or not users[-1].strip():
-        return _no_user_message()
     try:
         sid = await _session(request.app.state.db, user.id, x_orrery_session, body, users[0])
     except NotFoundError as exc:
@@ -164,6 +153,29 @@ def _branch(user_id: uuid.UUID, sid: uuid.UUID, previous: str | None) -> BeforeS
         return await branch_after(s, user_id, sid, reply)
 
     return branch
+
+
+def _checked(
+    body: ResponsesRequest, settings: Any
+) -> JSONResponse | tuple[str, Any, list[str], dict[str, str]]:
+    """The request's refusal, else its listed model id, caller options, user messages' texts and the
+    caller's tool results (only results, after `previous_response_id`: the turn they resume)."""
+    model = canonical_model(body.model)
+    if model is None:
+        return unknown_model(body.model)
+    if (param := refused_response_param(body)) is not None:  # never silently ignored
+        return refused(param)
+    try:
+        caller = responses_caller(body, settings)
+    except BadFormat as exc:
+        return bad_format(exc)
+    users = [m.text() for m in body.messages() if m.role == "user"]
+    results = results_of(body.input) if isinstance(body.input, list) else {}
+    if results and not users:
+        users = [""]
+    elif not users or not users[-1].strip():
+        return _no_user_message()
+    return model, caller, users, results
 
 
 async def _session(
