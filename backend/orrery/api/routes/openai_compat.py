@@ -41,8 +41,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from orrery.agents.client_tools import check_client_tools
 from orrery.agents.caller import CallerRequest
+from orrery.agents.client_tools import check_client_tools
 from orrery.agents.offline import NOTICE as OFFLINE_NOTICE
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_caller import BadFormat, completion_caller
