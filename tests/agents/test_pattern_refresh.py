@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select, update
 from typer.testing import CliRunner
 
-from orrery.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
+from orrery.agents.orchestrator import Orchestrator
 from orrery.agents.patterns import refresh_due
 from orrery.config import Settings
 from orrery.db.base import utcnow
@@ -23,6 +23,7 @@ from orrery.db.models import Job, UserSummary
 from orrery.memory.digests import DIGEST_JOB
 from orrery.ops.jobs import enqueue_once
 from orrery.repo import chat
+from orrery.repo.lineage import REFRESH_SUMMARY_JOB
 from tests.support.models import streaming
 
 

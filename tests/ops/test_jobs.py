@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy import select
 
-from orrery.agents.orchestrator import REFRESH_SUMMARY_JOB, Orchestrator
+from orrery.agents.orchestrator import Orchestrator
 from orrery.app.http import create_app
 from orrery.config import Settings
 from orrery.db.base import utcnow
@@ -22,6 +22,7 @@ from orrery.db.models import Job, UserSummary
 from orrery.memory.digests import DIGEST_JOB
 from orrery.ops.jobs import JobWorker, enqueue
 from orrery.repo import chat
+from orrery.repo.lineage import REFRESH_SUMMARY_JOB
 from tests.support.db_events import count_statements, transactions_begun
 from tests.support.models import streaming
 from tests.support.serving import serving

@@ -182,7 +182,7 @@ async def _continue(
     deps = orch.deps_for(user_id, record)
     yield TurnEvent("agent", {"agent": chosen.id})
     run = ModelRun(calls=calls_with_results(row, client.results))
-    metered = MeteredModel(orch._turn_model(row.model), chosen.id)  # noqa: SLF001 - the turn's model
+    metered = MeteredModel(orch.models.turn_model(row.model), chosen.id)
     instructions = _instructions(going_on.messages)
     try:
         async for out in stream_model(

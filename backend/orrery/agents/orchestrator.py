@@ -31,22 +31,19 @@ from datetime import datetime
 from typing import Any
 
 from pydantic_ai import DeferredToolRequests
-from pydantic_ai.models import Model
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.agents.arrivals import Arrival, arrival_of
-from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data, timed
-from orrery.agents.caller import CallerRequest, caller_section, check_output, model_settings
+from orrery.agents.attempts import failure_data, is_truncated, shared_failure_data
+from orrery.agents.caller import CallerRequest, check_output, model_settings
 from orrery.agents.client_tools import ClientTools
 from orrery.agents.client_turn import resume_events, suspended_event
 from orrery.agents.detach import run_detached
-from orrery.agents.digest_writer import DigestJobs
 from orrery.agents.model_run import ModelRun, history_for, stream_model
-from orrery.agents.models import build_model, summarizer_for
-from orrery.agents.patterns import queue_refresh, refresh_user_summary
+from orrery.agents.models import build_model
 from orrery.agents.preload import preload_provider
 from orrery.agents.router import choose_agent
-from orrery.agents.suspensions import EXPIRE_JOB, expire_job
+from orrery.agents.turn_context import turn_context
 from orrery.agents.turn_events import (
     UNANSWERED,
     ModelEvent,
@@ -56,7 +53,9 @@ from orrery.agents.turn_events import (
     is_text,
     joined,
 )
+from orrery.agents.turn_jobs import TurnJobs
 from orrery.agents.turn_lock import TurnLocks
+from orrery.agents.turn_models import ModelFactory, TurnModels
 from orrery.agents.turn_store import (
     MAX_MESSAGE_CHARS,
     BeforeStore,
@@ -68,22 +67,16 @@ from orrery.agents.turn_store import (
     store_user_message,
 )
 from orrery.config import Settings
-from orrery.context.working_context import WorkingContext, assemble_working_context
+from orrery.context.working_context import WorkingContext
 from orrery.db.engine import Database
 from orrery.db.memos import Memo, pending_memos
 from orrery.db.models import ChatSession, Message
 from orrery.deps import HandoffRequest, TurnDeps
-from orrery.memory.digests import DIGEST_JOB
-from orrery.memory.embedding_models import EmbeddingError, embedding_model
-from orrery.memory.embedding_store import EMBED_JOB, run_embed_job
 from orrery.memory.summaries import Summarizer
-from orrery.memory.turn_view import unanswered_texts, with_unanswered_notes
 from orrery.ops import observe
 from orrery.ops.cost import message_cost
-from orrery.ops.jobs import JobWorker
 from orrery.ops.logs import conversation_id
 from orrery.ops.metered_model import MeteredModel
-from orrery.repo.lineage import REFRESH_SUMMARY_JOB
 from orrery.repo.scope import as_uuid
 from orrery.roster import AgentDefinition, get_agent
 
@@ -100,35 +93,22 @@ class Orchestrator:
         self,
         db: Database,
         settings: Settings,
-        model_factory: Callable[[str, Settings], Model] = build_model,
+        model_factory: ModelFactory = build_model,
         on_context: Callable[[WorkingContext], None] | None = None,
     ) -> None:
         """`on_context` sees each turn's assembled working context (the testing kit records it).
         Plugins' agents, tools and strategies are those the composition root registered."""
         self.db = db
         self.settings = settings
-        self.model_factory = model_factory
+        self.models = TurnModels(settings, model_factory)
         self.on_context = on_context
         self.locks = TurnLocks(settings)
-        self._models: dict[str, Model] = {}
-        self._summarizers: dict[str, Summarizer | None] = {}
         self.background: set[asyncio.Task[Any]] = set()
         """Turns in flight (kept so they are not garbage-collected, and finish before shutdown)."""
-        self.embedding = embedding_model(settings)
-        self.digests = DigestJobs(db, settings, lambda name, s: self._job_model(name))
-        self.jobs = JobWorker(
-            db,
-            settings,
-            {
-                REFRESH_SUMMARY_JOB: self._refresh_summary_job,
-                EMBED_JOB: self._embed_job,
-                DIGEST_JOB: self.digests.run,
-                EXPIRE_JOB: lambda payload: expire_job(db, payload),
-            },
-            brief=(EmbeddingError,),  # the provider is down: its message says so, in one line
-        )
-        """Durable background work (pattern-analyst refreshes, a remote model's embeddings); the app
-        starts its polling loop."""
+        self.turn_jobs = TurnJobs(db, settings, self.models)
+        self.jobs = self.turn_jobs.worker
+        """Durable background work (`agents.turn_jobs`); the app starts its polling loop."""
+        self.embedding = self.turn_jobs.embedding
 
     async def turn(
         self,
@@ -214,7 +194,7 @@ class Orchestrator:
                 arrival,
                 before_store,
             )
-            self._embeddings_queued()
+            self.turn_jobs.embeddings_queued()
             if pending.shared_failure:  # the same request ran while this one waited, and failed
                 yield TurnEvent("error", shared_failure_data())
                 return
@@ -258,7 +238,8 @@ class Orchestrator:
             record = _session_row(s, sid, pending)
             chosen = await choose_agent(s, user_id, record, pending.text, agent)
             yield TurnEvent("agent", {"agent": chosen.id})
-            wc = await self._assemble(s, user_id, record, pending, chosen, model, caller)
+            summarizer = self.summarizer(model)
+            wc = await turn_context(s, self.settings, summarizer, user_id, record, pending, chosen, caller)
             memos = pending_memos(s)
         deps = self.deps_for(user_id, record)
         if self.on_context is not None:
@@ -312,7 +293,7 @@ class Orchestrator:
         """The model's run as turn events; its result and tool calls are left in `run`. A reply in
         the caller's format is checked against it (a reply cut by the token limit is not: it says
         so with its finish reason)."""
-        metered = MeteredModel(self._turn_model(model), chosen.id)
+        metered = MeteredModel(self.models.turn_model(model), chosen.id)
         history = history_for(wc.messages, text)
         settings = model_settings(caller)
         events = stream_model(
@@ -370,10 +351,8 @@ class Orchestrator:
         saved = await persist_reply(
             self.db, self.settings, self.embedding, user_id, sid, answered, reply, handoff, memos
         )
-        self._embeddings_queued()
         observe.turn_finished(agent_id, latency / 1000, usage, run.calls.values())
-        await self._maybe_refresh_patterns(user_id, summarized, model)
-        await self.digests.after_turn(user_id, sid)  # the chat's digest, once it is quiet
+        await self.turn_jobs.after_turn(user_id, sid, summarized, model)
         return saved
 
     async def resume(
@@ -389,49 +368,19 @@ class Orchestrator:
         async for event in events:
             yield event
 
-    def _turn_model(self, model: str | None) -> Model:
-        """The turn's model with its timeout: built once per process and name by the default factory
-        (a real provider's client), per turn by any other (a test may swap its model between turns)."""
-        name = model or self.settings.model
-        if self.model_factory is not build_model:
-            return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
-        if name not in self._models:
-            self._models[name] = timed(build_model(name, self.settings), self.settings.model_timeout_seconds)
-        return self._models[name]
+    @property
+    def model_factory(self) -> ModelFactory:
+        """How models are built (a test may swap it between turns)."""
+        return self.models.factory
+
+    @model_factory.setter
+    def model_factory(self, factory: ModelFactory) -> None:
+        self.models.factory = factory
 
     def summarizer(self, model: str | None = None) -> Summarizer | None:
-        """The turn's model compacts history for the `summary` strategy (offline: extractive); built
-        once per process and model, for turns and for the context views that preview them."""
-        name = model or self.settings.model
-        if self.model_factory is not build_model:  # a test's factory: its model of the moment
-            return summarizer_for(self.settings, name, self.model_factory)
-        if name not in self._summarizers:
-            self._summarizers[name] = summarizer_for(self.settings, name)
-        return self._summarizers[name]
-
-    async def _maybe_refresh_patterns(
-        self, user_id: uuid.UUID, summarized: datetime | None, model: str | None
-    ) -> None:
-        """Queue the person's summary refresh when it is due (`patterns.queue_refresh`); any worker
-        runs it."""
-        if await queue_refresh(self.db, self.settings, user_id, summarized, model or self.settings.model):
-            self.jobs.wake()
-
-    def _job_model(self, name: str) -> Model:
-        """A background job's model, with the turn's timeout."""
-        return timed(self.model_factory(name, self.settings), self.settings.model_timeout_seconds)
-
-    async def _refresh_summary_job(self, payload: dict[str, Any]) -> None:
-        model = self._job_model(payload.get("model") or self.settings.model)  # a forget queues none
-        await refresh_user_summary(self.db, model, uuid.UUID(payload["user_id"]))
-
-    def _embeddings_queued(self) -> None:
-        """A remote model's vectors are computed by the job worker: have it look now."""
-        if self.embedding.remote:
-            self.jobs.wake()
-
-    async def _embed_job(self, payload: dict[str, Any]) -> None:
-        await run_embed_job(self.db, self.embedding, payload)
+        """The turn's summarizer, built once per process and model (`agents.turn_models`), for turns
+        and for the context views that preview them."""
+        return self.models.summarizer(model)
 
     async def drain(self) -> None:
         """Let turns in flight finish, then run the background jobs that are due now, here (tests,
@@ -448,34 +397,6 @@ class Orchestrator:
         """Shutdown: let turns in flight finish, then release the cross-process turn locks."""
         await self.finish_turns()
         await self.locks.close()
-
-    async def _assemble(
-        self,
-        s: AsyncSession,
-        user_id: uuid.UUID,
-        record: ChatSession,
-        pending: PendingTurn,
-        chosen: AgentDefinition,
-        model: str | None,
-        caller: CallerRequest | None = None,
-    ) -> WorkingContext:
-        """The chosen agent's working context, with the notes after failed turns and the caller's
-        instructions as a section of their own."""
-        failed = await unanswered_texts(s, record.id, live=True) if pending.any_failed else frozenset()
-        wc = await assemble_working_context(
-            s,
-            agent=chosen.id,
-            base_prompt=chosen.prompt(),
-            session_id=record.id,
-            user_id=user_id,
-            settings=self.settings,
-            query=pending.text,
-            summarizer=self.summarizer(model),
-            chat=record,
-            focus=pending.focus,
-            sections=[section] if (section := caller_section(caller)) else (),
-        )
-        return replace(wc, messages=with_unanswered_notes(wc.messages, failed, ends_with_query=True))
 
 
 def _session_row(s: AsyncSession, sid: uuid.UUID, pending: PendingTurn) -> ChatSession:

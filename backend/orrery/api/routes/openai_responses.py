@@ -130,11 +130,15 @@ async def create_response(
     done = [first, *[e async for e in events]][-1]
     if done.type == "error":
         return failed_turn(done.data, headers, request.app.state.settings.retry_after_seconds)
-    draft.model = done.data.get("model") or draft.model  # the model that answered, also on a replay
-    data = done.data
+    return JSONResponse(_answer(draft, done.data), headers=headers)
+
+
+def _answer(draft: ResponseDraft, data: dict[str, Any]) -> dict[str, Any]:
+    """A finished turn as the response: server-run tools as `mcp_call` items, the reply, and the
+    caller's pending calls as `function_call` items."""
+    draft.model = data.get("model") or draft.model  # the model that answered, also on a replay
     tools = [tool_item(c) for c in data.get("tool_calls") or []]
-    body_ = draft.body(finished_status(data), data["reply"], data["usage"], tools=tools)
-    return JSONResponse(with_calls(body_, data), headers=headers)
+    return with_calls(draft.body(finished_status(data), data["reply"], data["usage"], tools=tools), data)
 
 
 def _no_user_message() -> JSONResponse:
