@@ -73,3 +73,15 @@ def test_the_summary_counts_the_rows() -> None:
 
 def test_the_readme_links_the_page() -> None:
     assert "docs/seeds.md" in (ROOT / "README.md").read_text()
+
+
+def test_the_per_seed_summary_table_counts_the_rows() -> None:
+    """Each line of the summary table (`| 000 load context | 33 | 29 | 0 | 4 | 0 |`) is its seed's rows,
+    counted."""
+    text = PAGE.read_text().split("## Summary", 1)[1]
+    table = re.findall(r"^\| (00\d) [^|]+ \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", text, re.M)
+    assert [seed for seed, *_ in table] == ["000", "001", "002", "003", "004"]
+    for seed, *numbers in table:
+        counts = Counter(r[2] for r in _rows() if r[0].startswith(f"{int(seed)}."))
+        expected = [sum(counts.values()), counts["working"], counts["partial"], counts["deviation"]]
+        assert [int(n) for n in numbers] == [*expected, counts["missing"]], seed

@@ -102,6 +102,7 @@ async def test_injection_with_summary_and_goals(db: Database, person: dict[str, 
         await memory.save_user_summary(
             s, person["user"], patterns=["Writes early"], wins=[], struggles=["Meetings"]
         )
+        await memory.add_check_in(s, person["user"], note="first", at=utcnow() - timedelta(days=9))
         await memory.add_check_in(s, person["user"], note="hi", at=utcnow() - timedelta(days=2))
     async with db.sessions() as s:
         text = build_context_injection(await fetch_long_term_memory(s, person["user"]))
@@ -137,3 +138,13 @@ def test_data_text_collapses_and_bounds() -> None:
     assert data_text("a\n\n# b") == '"a \\# b"'
     long = data_text("word " * 200, max_chars=50)
     assert long.endswith(' …"') and len(long) < 60
+
+
+async def test_one_chat_day_is_not_engagement(db: Database, person: dict[str, Any]) -> None:
+    """Issue 52 §4: a new person's first check-in (a day with a chat) leaves them `new`."""
+    now = utcnow()
+    async with db.transaction() as s:
+        await memory.add_check_in(s, person["user"], note="chatted with Orrery", at=now - timedelta(hours=1))
+    async with db.sessions() as s:
+        e = (await fetch_long_term_memory(s, person["user"], now=now)).engagement
+    assert (e.status, e.days_since_last_check_in) == ("new", 0)

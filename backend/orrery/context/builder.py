@@ -196,7 +196,7 @@ async def _knowledge_candidates(
 
 def _filtered(c: Candidate, request: BuildRequest, max_age_days: float | None) -> bool:
     ex, inc = request.exclude, request.include
-    if c.node.kind in ex.kinds or c.node.state in ex.states:
+    if c.node.kind in ex.kinds or ex.excludes_state(c.node.state):
         return True
     if inc.kinds is not None and c.node.kind not in inc.kinds:
         return True

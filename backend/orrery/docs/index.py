@@ -35,11 +35,17 @@ NO_DOCS_FOLDER = (
 )
 
 
+class NoDocsFolderError(ValidationError):
+    """No index and no docs folder configured: what to set or run."""
+
+    trusted = True  # fixed text and the project's id: reaches the model as written, no backslashes
+
+
 def _configured_folder(default_root: Path | None, project_id: uuid.UUID) -> Path:
     """`<ORRERY_DOCS_DIR>/<project id>/` when it exists, else the folder itself; without a setting, a
     `ValidationError` that says how to configure one."""
     if default_root is None:
-        raise ValidationError(NO_DOCS_FOLDER.format(project=project_id))
+        raise NoDocsFolderError(NO_DOCS_FOLDER.format(project=project_id))
     per_project = default_root / str(project_id)
     return per_project if per_project.is_dir() else default_root
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from orrery.errors import ConfigurationError, ValidationError
 from orrery.resources import prompts_dir
+from orrery.text import stem
 from orrery.vocabulary import ENTITY_KINDS, RELATIONS
 
 TEMPLATE_DIR = prompts_dir("templates", "context")
@@ -62,16 +63,21 @@ class RelatedSpec(BaseModel):
 
     depth: int | None = Field(default=None, ge=0, le=6)
     tags: list[str] | None = None
-    ignored: list[str] = Field(default_factory=list, exclude=True)
-    """Tags that name no entity kind (the seed's own template says `meeting`, `person`): ignored,
-    and said so in the response's `notes`."""
+    """Kept as given, so a template read, dumped and read again (the CLI's options over a template)
+    still says which tags it ignored."""
 
-    @model_validator(mode="after")
-    def _kinds_only(self) -> RelatedSpec:
-        if self.tags is not None:
-            self.ignored = [t for t in self.tags if t not in ENTITY_KINDS]
-            self.tags = [t for t in self.tags if t in ENTITY_KINDS] or None
-        return self
+    @property
+    def kinds(self) -> list[str] | None:
+        """The tags that name an entity kind (None: every kind)."""
+        if self.tags is None:
+            return None
+        return [t for t in self.tags if t in ENTITY_KINDS] or None
+
+    @property
+    def ignored(self) -> list[str]:
+        """Tags that name no entity kind (the seed's own template says `meeting`, `person`): ignored,
+        and said so in the response's `notes`."""
+        return [t for t in self.tags or [] if t not in ENTITY_KINDS]
 
 
 class IncludeSpec(BaseModel):
@@ -100,7 +106,7 @@ class IncludeSpec(BaseModel):
     def _seed_names(self) -> IncludeSpec:
         if self.related is not None:
             self.depth = self.depth if self.depth is not None else self.related.depth
-            self.kinds = self.kinds if self.kinds is not None else self.related.tags
+            self.kinds = self.kinds if self.kinds is not None else self.related.kinds
         dropped = (CHILD_RELATIONS if self.children is False else ()) + (
             REFERENCE_RELATIONS if self.references is False else ()
         )
@@ -146,6 +152,13 @@ class ExcludeSpec(BaseModel):
     older_than: str | None = Field(default=None, validation_alias=AliasChoices("older_than", "olderThan"))
     tags: list[str] = Field(default_factory=list)
     """Seed 003: kinds or states to leave out."""
+
+    def excludes_state(self, state: str | None) -> bool:
+        """Whether an item in `state` is left out: the state itself, or the same word in another form
+        (the seed's `archive` tag leaves out `archived` items; `draft`, `drafted`)."""
+        if not state or state in self.states:
+            return bool(state)
+        return bool(self.states) and stem(state.lower()) in {stem(s.lower()) for s in self.states}
 
     @model_validator(mode="after")
     def _tags(self) -> ExcludeSpec:

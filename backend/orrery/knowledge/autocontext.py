@@ -2,8 +2,9 @@
 
 The decision belongs to the first message with searchable content: a bare greeting or thanks, and
 a message that reads as conversation (small talk, feelings, the person's own planning, the weather,
-questions about the assistant: `message_kind`, by meaning) with no direct hit, decide nothing and
-load nothing, so the next message still gets its decision.
+questions about the assistant: `message_kind`, by meaning) that names no entry (by its code, its
+name or its meaning; a word in common is not enough), decide nothing and load nothing, so the next
+message still gets its decision.
 
 Relevance is decided cheaply: a message made of generic programming words (CSS, git, regex, ...)
 is skipped unless it hits the knowledge base directly, and a question about the focused entity's own
@@ -197,7 +198,7 @@ async def _decide(
     load = await load_context_for_task(session, user_id, chat.project_id, message)  # type: ignore[arg-type]
     if is_generic(message) and load.direct_hits == 0:
         return _skip("not domain work", load)
-    if load.direct_hits == 0 and await message_kind(message) == "chat":
+    if not _named(load) and await message_kind(message) == "chat":
         why = "conversation, not domain work (decided on the next message)"
         return replace(_skip(why, load), decided=False)
     if load.confidence == "low":
@@ -212,6 +213,15 @@ async def _decide(
     if load.confidence == "none" and not domain and not await _names_an_entity(session, chat, terms):
         return _skip("no KB terms or entities mentioned", load)
     return _loaded(load, counter)
+
+
+NAMING_EVIDENCE = frozenset({"code", "name", "name prefix", "meaning"})
+"""Evidence that the message is about an entry whatever its tone; word coverage alone ("Let's plan
+my week" covers "plan" of plan_upgraded and "week" of "Weekly active team") is not."""
+
+
+def _named(load: ContextLoad) -> bool:
+    return any(e.evidence in NAMING_EVIDENCE for e in load.entries)
 
 
 def _skip(why: str, load: ContextLoad) -> AutoContext:

@@ -64,8 +64,14 @@ def injection_items(memory: LongTermMemory) -> list[InjectionItem]:
     items.extend(_known(memory))
     e = memory.engagement
     items.append(InjectionItem("engagement", "header", "## Engagement", required=True))
-    if e.status == "new":
+    if e.status == "new" and e.days_since_last_check_in is None:
         items.append(InjectionItem("engagement", "status", "**Status:** new user (first conversation)", True))
+    elif e.status == "new":  # one check-in (a day with a chat): not a habit yet
+        items.append(
+            InjectionItem("engagement", "status", "**Status:** new user (one check-in so far)", True)
+        )
+        days = f"**Days since last check-in:** {e.days_since_last_check_in}"
+        items.append(InjectionItem("engagement", "days", days, required=True))
     else:
         # two lines, as the seed renders them
         items.append(InjectionItem("engagement", "status", f"**Status:** {e.status}", required=True))

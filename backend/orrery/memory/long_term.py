@@ -134,11 +134,17 @@ def parse_goal_type(value: str | None) -> GoalType | None:
     return goal_type
 
 
-def engagement_from(last: datetime | None, now: datetime, threshold_days: int) -> EngagementContext:
-    """`new` without check-ins; `engaged` within `threshold_days`; `returning` after that."""
+def engagement_from(
+    last: datetime | None, now: datetime, threshold_days: int, earlier: datetime | None = None
+) -> EngagementContext:
+    """`new` until the person has checked in twice (a day with a chat counts once: one chat is no
+    habit yet, issue 52); then `engaged` within `threshold_days` of the latest, `returning` after.
+    `earlier`: the check-in before the latest (None: fewer than two)."""
     if last is None:
         return EngagementContext("new", None, None)
     days = max(0, (now - last).days)
+    if earlier is None:
+        return EngagementContext("new", days, last.isoformat())
     status: EngagementStatus = "engaged" if days <= threshold_days else "returning"
     return EngagementContext(status, days, last.isoformat())
 
@@ -178,7 +184,9 @@ async def fetch_long_term_memory(
             if g.item == "goal"
         ],
         user_summary=_summary(first),
-        engagement=engagement_from(first.last_check_in, now or utcnow(), threshold_days),
+        engagement=engagement_from(
+            first.last_check_in, now or utcnow(), threshold_days, first.earlier_check_in
+        ),
         facts=[FactView(f.goal_id, f.name, f.state, f.due_at, f.noted) for f in rows if f.item == "fact"],
         standing=[
             FactView(f.goal_id, f.name, f.state, None, f.noted, f.item, f.goal_type == "global")
@@ -201,6 +209,15 @@ def _memory_query(in_project: bool) -> Any:
         select(func.max(CheckIn.created_at)).where(CheckIn.user_id == User.id).scalar_subquery(),
         UTCDateTime(),
     )
+    earlier_check_in = type_coerce(  # the one before the latest: is there a second check-in at all?
+        select(CheckIn.created_at)
+        .where(CheckIn.user_id == User.id)
+        .order_by(CheckIn.created_at.desc())
+        .limit(1)
+        .offset(1)
+        .scalar_subquery(),
+        UTCDateTime(),
+    )
     return (
         select(
             User.id,
@@ -217,6 +234,7 @@ def _memory_query(in_project: bool) -> Any:
             UserSummary.struggles,
             UserSummary.updated_at.label("summary_updated_at"),
             last_check_in.label("last_check_in"),
+            earlier_check_in.label("earlier_check_in"),
             goals.c.item,
             goals.c.id.label("goal_id"),
             goals.c.name,
