@@ -42,12 +42,15 @@ NO_POSITIVE_ACCEPTANCE = {
     # include/exclude come from backend/orrery/graph/templates.py, whose `older_than` format is unstated
     "POST /v1/context/build",
     # the *last* user message must have text (the document states that some user message exists);
-    # tools, tool_choice and n that ask for something are refused with a 400; a malformed schema too
+    # n > 1 and the legacy functions are refused with a 400; so are a malformed reply schema, a tool
+    # whose name clashes with a server tool and a tool result for a call that is not pending
     "POST /v1/chat/completions",
-    # the same for `input`; tools and tool_choice that ask for something are refused
+    # the same for `input`: a malformed `text.format`, a clash, a result for no pending call
     "POST /v1/responses",
     # the two ends must differ
     "POST /v1/edges",
+    # the collection must be one of the project's, or a standard one (named in the refusal)
+    "POST /v1/projects/{project_id}/kb/entries",
     "POST /v1/kb/relations",
 }
 """Operations that answer 422 (OpenAI's routes: 400) to some schema-valid requests, for the reason
