@@ -1,7 +1,8 @@
 """Agent frameworks' structured outputs against a live server on the offline model (issue 50 §2):
 an OpenAI Agents SDK agent with an `output_type` on both model classes, streamed and not, with an
-agent id without a slash; LangChain's `with_structured_output` by `json_schema` and `json_mode`.
-(Function calling, which needs client tools, is tested with them.)"""
+agent id without a slash; LangChain's `with_structured_output` by `json_schema`, `json_mode` and
+`function_calling` (the schema as a caller's tool the model is made to call: its arguments are the
+answer, and the turn waits for a result nobody sends until it expires)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,11 @@ async def test_langchain_with_structured_output(live: LiveServer, demo: Any) -> 
     assert isinstance(plan, Plan) and plan.title
     loose = await chat.with_structured_output(None, method="json_mode").ainvoke("Plan my day as JSON")
     assert isinstance(loose, dict) and loose["answer"]
+
+
+async def test_langchain_with_structured_output_by_function_calling(live: LiveServer, demo: Any) -> None:
+    from langchain_openai import ChatOpenAI
+
+    chat = ChatOpenAI(model="orrery/planner", base_url=live.base_url, api_key=demo.api_key, max_retries=0)
+    plan = await chat.with_structured_output(Plan, method="function_calling").ainvoke("Plan my week")
+    assert isinstance(plan, Plan) and plan.title == "Plan my week"

@@ -1,7 +1,7 @@
 """The offline model with the caller's own tools (OpenAI doors, issue 50): with no key, a demo or
 a test still sees the suspension work. It calls the caller's tool whose name or description shares
-a word with the message (any tool, the first, when a tool call is required), with arguments built
-from the tool's schema, and once the result is back it answers with it."""
+a word with the message (any tool, the first, when a tool call is required), with arguments valid
+against the tool's schema (built from the message), and once the result is back it answers with it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.tools import ToolDefinition
 
+from orrery.agents.offline_structured import structured
+
 _WORDS = re.compile(r"[a-z]{3,}")
 
 
@@ -19,18 +21,12 @@ def _words(text: str) -> set[str]:
     return set(_WORDS.findall(text.replace("_", " ").lower()))
 
 
-def _argument(schema: dict[str, Any], user: str) -> Any:
-    kind = schema.get("type")
-    if "enum" in schema and schema["enum"]:
-        return schema["enum"][0]
-    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(str(kind), user)
-
-
 def _arguments(tool: ToolDefinition, user: str) -> dict[str, Any]:
-    """The required arguments: the message for a text, an empty value of any other type."""
-    schema = tool.parameters_json_schema
-    properties = schema.get("properties") or {}
-    return {name: _argument(properties.get(name) or {}, user) for name in schema.get("required") or []}
+    """Arguments valid against the tool's schema, built from the message (`offline_structured`: every
+    string is the message, every other value the smallest the schema allows)."""
+    schema = tool.parameters_json_schema or {"type": "object"}
+    built = structured({"type": "json_schema", "json_schema": {"schema": schema}}, user)
+    return built if isinstance(built, dict) else {}
 
 
 def client_step(user: str, returned: list[Any], info: AgentInfo) -> ModelResponse | None:
