@@ -207,10 +207,9 @@ def _matches_query(sqlite: bool, no_project: bool) -> Any:
         select(*_CHAT_COLUMNS, *window_columns(sqlite))
         .select_from(hits)
         .join(Message, near)
-        # the hits come only from chats that may be recalled (checked where they are found, in the
-        # same statement): joining `users` again here cost a scan of it per row read on PostgreSQL
         .join(ChatSession, Message.session_id == ChatSession.id)
-        .where(*RECALLABLE)
+        .join(User, User.id == ChatSession.user_id)
+        .where(*chats_of(no_project), *RECALLABLE)
         .distinct()
         .order_by(ChatSession.created_at, ChatSession.id, Message.seq)
     )
