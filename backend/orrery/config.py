@@ -216,7 +216,8 @@ class Settings(BaseSettings):
     history_cache_mb: float = Field(default=128.0, ge=0)
     """MB of recent sessions' messages (text, vectors, index) one worker keeps between turns for
     `relevance` and recall (a turn then reads only the new ones; the least recently used go first;
-    0 keeps none). Size it from `orrery_history_cache_bytes` and the eviction rate (docs/operations.md)."""
+    0 keeps none). Size it from `orrery_history_cache_bytes` and the eviction rate
+    (docs/operations/workers.md)."""
 
     plugins: str = ""
     """Comma-separated modules contributing strategies, tools, agents and expertise (besides the
