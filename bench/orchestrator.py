@@ -47,11 +47,11 @@ async def _session(db: Database, demo: Any) -> Any:
 
 
 PHASES = {
-    "context": (("orchestrator", "_assemble"),),
+    "context": (("module", "turn_context"),),
     "persistence": (("module", "store_user_message"), ("module", "persist_reply")),
 }
-"""What is timed per phase: the orchestrator's method, or the turn-store function as the
-orchestrator's module calls it; the model run is the rest of the turn. A name that is gone fails
+"""What is timed per phase: the function as the orchestrator's module calls it (the turn's context,
+the turn store's writes); the model run is the rest of the turn. A name that is gone fails
 the benchmark (it no longer reads zero)."""
 
 

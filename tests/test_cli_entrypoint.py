@@ -585,6 +585,8 @@ ELSEWHERE = {
     "`orrery facts edit --kind`": "tests/test_cli_facts.py",
     "`orrery facts edit --project`": "tests/test_cli_facts.py",
     "`orrery facts edit --global`": "tests/test_cli_facts.py",
+    "command `orrery kb create-entry`": "tests/knowledge/test_capture.py",
+    "command `orrery entities`": "tests/api/test_context_document_doors.py",
 }
 
 

@@ -57,7 +57,7 @@ def test_two_workers_share_what_they_only_read(db_url: str) -> None:
         supervisor = STARTED[int(base.rsplit(":", 1)[1])]
         workers = _children(supervisor)
         command = Path(f"/proc/{supervisor}/cmdline").read_bytes()
-        assert len(workers) == 2
+        assert len(workers) == 2, [Path(f"/proc/{w}/cmdline").read_bytes()[:80] for w in workers]
         for worker in workers:
             assert Path(f"/proc/{worker}/cmdline").read_bytes() == command  # forked, not spawned
             memory = _memory(worker)

@@ -77,7 +77,9 @@ def _register_plugins(ctx: typer.Context) -> None:
 
 def cli_logging(settings: Any) -> None:
     """Logs on stderr, never stdout: stdout carries only the command's output (`--json` parses
-    while a background job logs). Warnings and errors only, unless `ORRERY_LOG_LEVEL` is set."""
+    while a background job logs). Warnings and errors only, as plain lines, unless
+    `ORRERY_LOG_LEVEL` is set (then every record at that level, in the log format)."""
     from orrery.ops.logs import configure_logging
 
-    configure_logging(settings, shown=None if "log_level" in settings.model_fields_set else "warning")
+    chosen = "log_level" in settings.model_fields_set
+    configure_logging(settings, shown=None if chosen else "warning", plain=not chosen)

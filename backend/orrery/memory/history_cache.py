@@ -24,7 +24,16 @@ from collections.abc import Callable, Hashable
 from cachetools import LRUCache
 
 from orrery.memory.scoping.window import HistoryWindow
-from orrery.ops.metrics import record_history_cache
+
+
+def _record(event: str, held_bytes: int | None = None) -> None:
+    """The cache's metrics. Imported when first counted, not with this module: `orrery serve` sizes
+    the cache before it sets the metrics directory, and prometheus_client picks how it counts (one
+    process or several) when first imported."""
+    from orrery.ops.metrics import record_history_cache
+
+    record_history_cache(event, held_bytes)
+
 
 DEFAULT_MB = 128.0
 MB = 1 << 20
@@ -52,7 +61,7 @@ class _Windows(LRUCache[Hashable, CachedWindow]):
     def popitem(self) -> tuple[Hashable, CachedWindow]:
         item = super().popitem()
         self.evictions += 1
-        record_history_cache("eviction")
+        _record("eviction")
         return item
 
 
@@ -88,7 +97,7 @@ class HistoryCache:
             self.misses += 1
         else:
             self.hits += 1
-        record_history_cache("hit" if entry is not None else "miss", self.held_bytes)
+        _record("hit" if entry is not None else "miss", self.held_bytes)
 
     def take(self, key: Hashable) -> CachedWindow | None:
         """Remove and return a session's window (the caller extends it, then `put`s it back), so two

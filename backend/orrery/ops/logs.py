@@ -71,11 +71,12 @@ def _is_stream(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
 
 
-def configure_logging(settings: Settings, *, shown: str | None = None) -> None:
+def configure_logging(settings: Settings, *, shown: str | None = None, plain: bool = False) -> None:
     """One handler, on the root logger, writes every record once in the chosen format with its
     request id, always to stderr: Orrery's, uvicorn's and third parties' (litellm's warnings,
     tracebacks) alike. A console handler installed by a library or `basicConfig` is removed, so no
-    line appears twice. `shown` raises the handler's own level (the CLI's default: warnings only)."""
+    line appears twice. `shown` raises the handler's own level (the CLI's default: warnings only);
+    `plain`: text lines are the message alone (a terminal user reads a warning, not a log record)."""
     handler = _OrreryHandler()
     if shown is not None:
         handler.setLevel(shown.upper())
@@ -85,7 +86,7 @@ def configure_logging(settings: Settings, *, shown: str | None = None) -> None:
             JsonFormatter(JSON_FIELDS, rename_fields={"levelname": "level", "name": "logger"})
         )
     else:
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+        handler.setFormatter(logging.Formatter("%(message)s" if plain else TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers = [h for h in root.handlers if not _is_console(h)] + [handler]
     level = settings.log_level.upper()
