@@ -121,10 +121,9 @@ async def test_the_console_script_serves_a_real_client(db_url: str, demo: Any) -
         assert not found.is_error and "BR-012" in found.content[0].text
 
 
-@SQLITE_ONLY
-async def test_a_client_that_pipelines_its_first_messages_is_served(db_url: str, demo: Any) -> None:
-    """`initialize`, `initialized` and `tools/list` in one write: the SDK gets all three, in order."""
-    proc = await asyncio.create_subprocess_exec(
+async def _stdio_server(db_url: str, demo: Any) -> asyncio.subprocess.Process:
+    """`orrery mcp` on stdio for the demo project, its three streams piped (the raw protocol's view)."""
+    return await asyncio.create_subprocess_exec(
         ORRERY,
         "mcp",
         f"--project={demo.project_id}",
@@ -133,6 +132,12 @@ async def test_a_client_that_pipelines_its_first_messages_is_served(db_url: str,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+@SQLITE_ONLY
+async def test_a_client_that_pipelines_its_first_messages_is_served(db_url: str, demo: Any) -> None:
+    """`initialize`, `initialized` and `tools/list` in one write: the SDK gets all three, in order."""
+    proc = await _stdio_server(db_url, demo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
     listing = '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
@@ -151,15 +156,7 @@ async def test_a_client_that_pipelines_its_first_messages_is_served(db_url: str,
 async def test_a_request_with_unstorable_text_gets_a_readable_error(db_url: str, demo: Any) -> None:
     """`resources/read` (or any request) holding a lone surrogate or a NUL is answered with the rule
     every door applies, in words; the SDK's parser would drop the line with no answer at all."""
-    proc = await asyncio.create_subprocess_exec(
-        ORRERY,
-        "mcp",
-        f"--project={demo.project_id}",
-        env=_env(db_url, demo.api_key),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    proc = await _stdio_server(db_url, demo)
     assert proc.stdin is not None and proc.stdout is not None
     initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
     reads = "".join(
