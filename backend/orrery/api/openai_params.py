@@ -39,10 +39,3 @@ def refused_completion_param(body: Any) -> str | None:
         "n": body.n not in (None, 1),
     }
     return next((param for param, ask in asks.items() if ask), None)
-
-
-def refused_response_param(body: Any) -> str | None:
-    """The first Responses parameter that asks for what is not served, or None: tools, reply formats
-    and sampling settings are all served there now."""
-    del body
-    return None

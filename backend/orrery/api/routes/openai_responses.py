@@ -28,7 +28,6 @@ from orrery.agents.client_tools import check_client_tools
 from orrery.agents.turn_store import BeforeStore
 from orrery.api.errors import SSE_CONTENT
 from orrery.api.openai_caller import BadFormat, responses_caller
-from orrery.api.openai_params import refused, refused_response_param
 from orrery.api.openai_schemas import (
     OPENAI_ERROR_RESPONSES,
     OPENAI_RATE_LIMITED,
@@ -167,8 +166,6 @@ def _checked(
     model = canonical_model(body.model)
     if model is None:
         return unknown_model(body.model)
-    if (param := refused_response_param(body)) is not None:  # never silently ignored
-        return refused(param)
     try:
         caller = responses_caller(body, settings)
     except BadFormat as exc:
