@@ -33,9 +33,11 @@ FULL_TEXT_OBJECTS = (
     "ix_messages_search_vector",
     "recall_fts",
     "ix_messages_session_search",
+    "chat_terms",
+    "ix_messages_chat_terms",
 )
-"""Created by raw SQL in migrations 0003, 0004cq, 0020rf and 0026pg (FTS5 / tsvector / GIN), not by
-the ORM models."""
+"""Created by raw SQL in migrations 0003, 0004cq, 0020rf, 0026pg and 0027ct (FTS5 / tsvector / GIN),
+not by the ORM models."""
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:

@@ -11,7 +11,7 @@ on PostgreSQL).
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from functools import cache
@@ -19,7 +19,6 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from sqlalchemy import (
-    Float,
     Integer,
     String,
     Uuid,
@@ -29,7 +28,6 @@ from sqlalchemy import (
     func,
     literal_column,
     select,
-    text,
     type_coerce,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -37,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from orrery.db.direct import Direct
 from orrery.db.models import ChatSession, Message
+from orrery.memory.archive_search import search_postgres, sqlite_query
 from orrery.memory.embedding_models import EmbeddingModel
 from orrery.memory.embeddings import DIMENSIONS, from_bytes
 from orrery.memory.history_cache import CachedWindow, history_cache
@@ -44,7 +43,6 @@ from orrery.memory.message_index import STORED_ENCODINGS
 from orrery.memory.scoping.base import HistoryMessage
 from orrery.memory.scoping.dense import DenseTurn
 from orrery.memory.scoping.window import HistoryWindow
-from orrery.text import bm25_scores
 
 _COLUMNS = (
     Message.seq,
@@ -276,65 +274,27 @@ class DbHistory:
         # the session's creation time too: a session id reused after a reset starts again at epoch 0
         return (int(rows[0][0]), str(rows[0][1])), [r[2:] for r in rows if r[2] is not None]
 
-    async def search(self, terms: Sequence[str], limit: int, before_seq: int | None = None) -> list[int]:
+    async def search(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        before_seq: int | None = None,
+        rates: Mapping[str, float] | None = None,
+    ) -> list[int]:
         """Numbers of the messages (older than `before_seq`, if given) matching any of the (analyzed)
         terms, best first, from the database's full-text index: how relevance reaches the messages
-        older than its window in a long session."""
+        older than its window in a long session. `rates`: each term's share of the window's messages,
+        which bounds what PostgreSQL reads for common terms (`memory/archive_search.py`)."""
         terms = [t for t in dict.fromkeys(terms) if t.isalnum()]
         end = self.latest_seq + 1 if before_seq is None else min(before_seq, self.latest_seq + 1)
         if not terms or limit <= 0 or end <= 1:
             return []
         self.queries += 1
-        if self.session.get_bind().dialect.name == "sqlite":
-            fts = (
-                text(
-                    "SELECT rowid AS rid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
-                    "WHERE messages_fts MATCH :q"
-                )
-                .bindparams(
-                    q=f'session_id : "{self.session_id.hex}" AND search_terms : ({" OR ".join(terms)})'
-                )
-                .columns(rid=Integer, score=Float)
-                .subquery()
-            )
-            query = (
-                select(Message.seq)
-                .join(fts, literal_column("messages.rowid") == fts.c.rid)
-                .where(Message.session_id == self.session_id, Message.seq < end, LIVE)
-                .order_by(fts.c.score, Message.seq.desc())
-                .limit(limit)
-            )
-        else:
-            return await self._search_postgres(terms, limit, end)
+        if self.session.get_bind().dialect.name != "sqlite":
+            return await search_postgres(self.session, self.session_id, terms, limit, end, rates)
         connection = await self.session.connection()
+        query = sqlite_query(self.session_id.hex, terms, limit, end, self.session_id)
         return [int(seq) for seq in (await connection.execute(query)).scalars()]
-
-    async def _search_postgres(self, terms: list[str], limit: int, end: int) -> list[int]:
-        """The GIN index finds the matches (the chat's own postings with `btree_gin`: 0026pg); they are
-        ranked by BM25 in Python, because `ts_rank` has no inverse document frequency. The session's
-        statistics come from the matches themselves, not from a count over every older message (a
-        statement whose cost grew with the chat's length, issue 53): a message holding a term matches,
-        so each term's document frequency is exact; the number of documents is `end - 1` (the older
-        seq numbers, superseded ones included) and the average length the matches' own."""
-        connection = await self.session.connection()
-        # `seq + 0`: not a range the (session_id, seq) index could serve, which a generic plan
-        # preferred, reading every older message of the chat; the GIN index reads only the matches
-        in_session = (Message.session_id == self.session_id, Message.seq + 0 < end, LIVE)
-        vector: Any = literal_column("messages.search_vector")
-        tsquery = func.to_tsquery(literal_column("'simple'::regconfig"), " | ".join(terms))
-        matches = (
-            await connection.execute(
-                select(Message.seq, Message.search_terms).where(*in_session, vector.op("@@")(tsquery))
-            )
-        ).all()
-        if not matches:
-            return []
-        docs = [(terms_text or "").split() for _, terms_text in matches]
-        freq = {t: sum(1 for d in docs if t in d) for t in terms}
-        avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
-        scores = bm25_scores(terms, docs, corpus=(max(end - 1, len(docs)), avg_len, freq))
-        order = sorted(range(len(matches)), key=lambda i: (-scores[i], -matches[i][0]))
-        return [int(matches[i][0]) for i in order[:limit]]
 
     async def totals(self, through_seq: int, encoding: str) -> tuple[int, int | None]:
         """How many messages up to `through_seq`, and their stored content tokens in `encoding`

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,8 +34,15 @@ class SessionArchive(Protocol):
     """Full-text search over a whole stored session: how relevance reaches messages older than its
     window in a session longer than the scan limit (one search and one read, only then)."""
 
-    async def search(self, terms: Sequence[str], limit: int, before_seq: int | None = None) -> list[int]:
-        """Seqs of messages older than `before_seq` matching any analyzed term, best first."""
+    async def search(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        before_seq: int | None = None,
+        rates: Mapping[str, float] | None = None,
+    ) -> list[int]:
+        """Seqs of messages older than `before_seq` matching any analyzed term, best first (`rates`:
+        each term's share of the recent window, a hint of how common it is in the whole session)."""
         ...
 
     async def fetch(self, seqs: Sequence[int]) -> list[HistoryMessage]:

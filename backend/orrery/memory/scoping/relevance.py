@@ -97,7 +97,9 @@ async def _archive(
     terms = analyze(ctx.query) if ctx.query else []
     if not isinstance(src, SessionArchive) or not terms or window.first_seq <= 1:
         return [], []
-    seqs = await src.search(terms, ARCHIVE_CANDIDATES, before_seq=window.first_seq)
+    held = len(window.messages) or 1  # each word's share of the window: how common it is in the chat
+    rates = {t: len(window.term_counts(t)) / held for t in dict.fromkeys(terms)}
+    seqs = await src.search(terms, ARCHIVE_CANDIDATES, before_seq=window.first_seq, rates=rates)
     if not seqs:
         return [], []
     near = {s + k for s in seqs for k in range(ARCHIVE_TOOL_RESULTS + 1) if s + k < window.first_seq}
