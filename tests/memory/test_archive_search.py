@@ -79,7 +79,9 @@ async def test_a_rare_word_is_found_however_old_and_a_common_one_among_the_newes
 async def test_common_words_are_matched_among_the_newest_older_messages(db: Database) -> None:
     sid = await _long_chat(db, "Ada")
     async with db.sessions() as s:
-        found = await DbHistory(s, sid, OLDER).search(["garden"], 5, before_seq=OLDER + 1, rates={"garden": 0.5})
+        found = await DbHistory(s, sid, OLDER).search(
+            ["garden"], 5, before_seq=OLDER + 1, rates={"garden": 0.5}
+        )
     assert len(found) == 5 and all(seq % 2 for seq in found)
     if db.engine.dialect.name == "postgresql":  # SQLite's FTS5 ranks every match inside its index
         assert min(found) >= OLDER + 1 - NEWEST_ROWS * 5
