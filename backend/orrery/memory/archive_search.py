@@ -8,15 +8,16 @@ chat's recurring words ("garden", the project's name) match thousands of its mes
 
 - each word's share of the older messages is estimated from the window the process already holds
   (its newest `history_scan_limit` messages; no query), and the rarest words, while their expected
-  matches fit `RARE_ROWS` per candidate, are looked up through the GIN index, every match;
-- the common words are matched only in the newest `NEWEST_ROWS` per candidate of the older
-  messages (a range of the `(session_id, seq)` index), where ties between near-equal scores are
-  broken anyway: the newer first.
+  matches fit `RARE_ROWS` per candidate, are looked up through `messages.chat_terms` (0027ct),
+  whose GIN index holds each term under its chat's key: every match, and only this chat's;
+- the common words are matched among the older messages newest first, by the `(session_id, seq)`
+  index, until twice the candidates wanted are found or `NEWEST_ROWS` per candidate were read:
+  their matches score alike, and ties go to the newer anyway.
 
-Both parts are capped by a `LIMIT`, so an estimate that was wrong (a word absent from the window
-but frequent long ago) reads more rows only up to the cap. BM25 then ranks what was read with the
-chat's statistics: a rare word's document frequency counted from its matches, a common word's
-estimated from the window. SQLite keeps its FTS5 query, which ranks inside the index.
+Both parts have a cap written into the statement, so an estimate that was wrong (a word absent
+from the window but frequent long ago) reads more rows only up to the cap. BM25 then ranks what was
+read with the chat's statistics: a rare word's document frequency counted from its matches, a
+common word's estimated from the window. SQLite keeps its FTS5 query, which ranks inside the index.
 """
 
 from __future__ import annotations
@@ -89,14 +90,15 @@ def _postgres_query(session_id: uuid.UUID, end: int, rare: list[str], common: li
         keyed: Any = literal_column("messages.chat_terms")
         found = (
             select(Message.seq, Message.search_terms, Message.session_id, Message.superseded_at)
-            .where(keyed.op("@@")(_tsquery([key + t for t in rare])))
+            # the window's own matches never count against the cap (`+ 0`: no index range on seq)
+            .where(keyed.op("@@")(_tsquery([key + t for t in rare])), Message.seq + 0 < end)
             .limit(_inline(2 * RARE_ROWS * limit))
             .cte("rare")
             .prefix_with("MATERIALIZED")
         )
         parts.append(
             select(found.c.seq, found.c.search_terms).where(
-                found.c.session_id == session_id, found.c.seq < end, found.c.superseded_at.is_(None)
+                found.c.session_id == session_id, found.c.superseded_at.is_(None)
             )
         )
     if common:
