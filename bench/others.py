@@ -87,14 +87,31 @@ def _sqlite(users: int, chats: int, per_chat: int) -> list[str]:
     ]
 
 
+_GIN = ("ix_messages_session_search", "ix_messages_chat_terms")
+BULK_BEGIN = [f"ALTER INDEX IF EXISTS {index} SET (fastupdate = on)" for index in _GIN]
+"""A bulk load goes through the GIN indexes' pending lists (merged in sorted batches: 200,000
+messages in ~9 s where writing each through took ~16 s)..."""
+BULK_END = [
+    *(
+        f"SELECT gin_clean_pending_list(to_regclass('{index}')) WHERE to_regclass('{index}') IS NOT NULL"
+        for index in _GIN
+    ),
+    *(f"ALTER INDEX IF EXISTS {index} SET (fastupdate = off)" for index in _GIN),
+]
+"""...which are then merged and switched off again, as the server runs (migration 0027ct)."""
+
+
 async def add_others(conn: AsyncConnection, messages: int, chats: int = 10, per_chat: int = 100) -> int:
     """Write about `messages` other people's messages (whole people: `chats` × `per_chat` each);
     return how many were written. No `ANALYZE`: the caller decides whether the planner has seen them."""
     if messages <= 0:
         return 0
     users = max(1, round(messages / (chats * per_chat)))
-    build = _sqlite if conn.dialect.name == "sqlite" else _pg
-    for statement in build(users, chats, per_chat):
+    postgres = conn.dialect.name != "sqlite"
+    build = _pg if postgres else _sqlite
+    for statement in (
+        (BULK_BEGIN if postgres else []) + build(users, chats, per_chat) + (BULK_END if postgres else [])
+    ):
         await conn.execute(text(statement))
     return users * chats * per_chat
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from sqlalchemy import delete, insert, text
 
 from orrery.db.base import utcnow
@@ -100,3 +101,21 @@ async def test_each_chat_keys_its_own_terms(db: Database) -> None:
                 {"m": mine, "q": FERRY_AT},
             )
             assert f"'{chat_key(mine)}ferri'" in stored
+
+
+async def test_the_chat_indexes_are_written_through(db: Database) -> None:
+    """No pending list for a search to read whole (0027ct): the GIN indexes on messages take each
+    row as it is written."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("GIN indexes are PostgreSQL's")
+    async with db.sessions() as s:
+        rows = (
+            await s.execute(
+                text(
+                    "SELECT relname, reloptions FROM pg_class WHERE relname IN "
+                    "('ix_messages_chat_terms', 'ix_messages_session_search')"
+                )
+            )
+        ).all()
+    assert {name for name, _ in rows} >= {"ix_messages_chat_terms"}
+    assert all("fastupdate=off" in (options or []) for _, options in rows)
