@@ -34,14 +34,12 @@ from typing import Any
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import insert
 
 from bench import procs
+from bench.chats import TOPICS, write_chat
 from bench.common import bench_settings
 from bench.door import database_cpu_seconds, server_pids
-from orrery.db.base import utcnow
 from orrery.db.engine import Database
-from orrery.db.models import ChatSession, Message
 from orrery.memory.message_index import index_columns
 from orrery.repo import chat
 from orrery.repo.identity import create_project, create_user, issue_api_key
@@ -49,7 +47,6 @@ from tests.support.load import prepare_database, server_process
 from tests.support.postgres import ThrowawayPostgres
 
 SECRET = "bench-secret"
-TOPICS = "garden ferry harbour budget invoice piano lessons marathon knee tomatoes".split()  # noqa: SIM905
 QUESTIONS = [f"What did we settle about the {topic} last time?" for topic in TOPICS]
 
 
@@ -69,18 +66,12 @@ def _contents(n: int) -> list[str]:
     return [f"About the {TOPICS[i % 10]} and the {TOPICS[(i * 3 + 1) % 10]}: note {i % 7}." for i in range(n)]
 
 
-def _history(chat_id: uuid.UUID, n: int, columns: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """A chat's `n` earlier messages with the columns the message path stores (counts, search terms,
-    local embeddings: computed once per distinct text)."""
-    contents = _contents(n)
-    missing = [c for c in dict.fromkeys(contents) if c not in columns]
-    columns.update(zip(missing, index_columns(missing), strict=True))
-    return [
-        {"session_id": chat_id, "seq": i + 1, "role": "user" if i % 2 == 0 else "assistant", "content": c}
-        | {"created_at": utcnow()}
-        | columns[c]
-        for i, c in enumerate(contents)
-    ]
+def _columns(contents: list[str], known: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The columns the message path stores (counts, search terms, local embeddings), computed once
+    per distinct text."""
+    missing = [c for c in dict.fromkeys(contents) if c not in known]
+    known.update(zip(missing, index_columns(missing), strict=True))
+    return [known[c] for c in contents]
 
 
 async def seed(url: str, people: int, chats: int, history: int) -> list[tuple[str, str]]:
@@ -96,10 +87,8 @@ async def seed(url: str, people: int, chats: int, history: int) -> list[tuple[st
                 _, key = await issue_api_key(s, user.id, "bench", SECRET)
                 for _ in range(chats):
                     c = await chat.create_session(s, user.id, project_id=project.id)
-                    await s.execute(insert(Message), _history(c.id, history, columns))
-                    record = await s.get(ChatSession, c.id)
-                    assert record is not None
-                    record.message_count = history
+                    contents = _contents(history)
+                    await write_chat(s, c.id, contents, _columns(contents, columns))
                     out.append((key, str(c.id)))
     finally:
         await db.dispose()

@@ -33,6 +33,7 @@ from sqlalchemy.engine import make_url
 
 from bench import procs
 from bench.common import REFERENCE_LOOP_MS, bench_settings, databases, loop_ms, normalised
+from bench.others import WORDS as TOPICS
 from bench.others import add_others
 from orrery.config import Settings
 from orrery.context.earlier import request_for
@@ -47,14 +48,6 @@ from orrery.repo.identity import create_project, create_user
 from orrery.tokens import counter_for
 from tests.support.db_events import count_statements
 
-TOPICS = (  # noqa: SIM905
-    "garden tomatoes watering roses compost shed fence soil seeds harvest greenhouse beans "
-    "ferry harbour sailing island kayak tide lighthouse pier boat storm anchor "
-    "budget invoice salary mortgage savings pension taxes receipt rent loan "
-    "marathon training knee physio stretching running shoes intervals race hill "
-    "piano lessons scales recital chords metronome teacher sheet music practice "
-    "sister wedding cousin birthday niece grandmother visit recipe dinner flowers"
-).split()
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 
 

@@ -16,49 +16,30 @@ import statistics
 import time
 import uuid
 
-from sqlalchemy import insert, text
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from bench import procs
+from bench.chats import TOPICS, write_chat
 from bench.common import bench_settings, databases
 from bench.others import add_others
 from orrery.config import Settings
 from orrery.context.working_context import assemble_working_context
-from orrery.db.base import utcnow
 from orrery.db.engine import Database
-from orrery.db.models import ChatSession, Message
 from orrery.memory.history_cache import history_cache
-from orrery.memory.message_index import index_fields
 from orrery.memory.messages import append_message
 from orrery.repo import chat
 from orrery.repo.identity import create_user
 
-WORDS = "garden ferry harbour budget invoice piano lessons marathon knee tomatoes".split()  # noqa: SIM905
 
-
-async def _chat(db: Database, length: int) -> tuple[uuid.UUID, uuid.UUID]:
+async def _chat(db: Database, n: int) -> tuple[uuid.UUID, uuid.UUID]:
     async with db.transaction() as s:
         user = await create_user(s, f"long-{uuid.uuid4().hex[:6]}@example.org", "Long")
         c = await chat.create_session(s, user.id)
-        rows = []
-        for i in range(length):
-            content = f"About the {WORDS[i % 10]} and the {WORDS[(i * 3 + 1) % 10]}: item {i}."
-            role = "user" if i % 2 == 0 else "assistant"
-            terms = index_fields(content)[1]
-            rows.append(
-                {
-                    "session_id": c.id,
-                    "seq": i + 1,
-                    "role": role,
-                    "content": content,
-                    "created_at": utcnow(),
-                    "search_terms": terms,
-                }
-            )
-        await s.execute(insert(Message), rows)
-        record = await s.get(ChatSession, c.id)
-        assert record is not None
-        record.message_count = length
+        contents = [
+            f"About the {TOPICS[i % 10]} and the {TOPICS[(i * 3 + 1) % 10]}: item {i}." for i in range(n)
+        ]
+        await write_chat(s, c.id, contents)
     return user.id, c.id
 
 

@@ -14,15 +14,13 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import event, text
 
+from bench.chats import TOPICS, write_chat
 from bench.others import add_others
 from orrery.config import Settings
 from orrery.context.working_context import assemble_working_context
-from orrery.db.base import utcnow
 from orrery.db.engine import Database
-from orrery.db.models import ChatSession, Message
-from orrery.memory.message_index import index_fields
 from orrery.memory.messages import append_message
 from orrery.repo import chat
 from orrery.repo.identity import create_user
@@ -39,7 +37,7 @@ EARLIER = (50, 40)
 READ_AT_MOST = 600
 """Rows of `messages` one statement may touch beyond twice those it returns (each read once in an
 index and once in the table): far below the chat's 3,000 messages and the others' 200,000."""
-WORDS = "garden ferry harbour budget invoice piano lessons marathon knee tomatoes".split()  # noqa: SIM905
+WORDS = TOPICS
 """The chats talk of the last eight (each in about a quarter of the messages), of the garden in one
 message of 50, and never of the ferry."""
 QUESTIONS = (
@@ -53,24 +51,11 @@ among the newest older messages)."""
 async def _chat(s: Any, user_id: uuid.UUID, n: int, offset: int) -> uuid.UUID:
     """A chat of `n` messages; one in 50 mentions the garden (what the turn asks about)."""
     c = await chat.create_session(s, user_id)
-    rows = []
+    contents = []
     for i in range(n):
         topic = "garden" if i % 50 == offset else WORDS[2 + (i + offset) % 8]
-        content = f"About the {topic} and the {WORDS[2 + (i * 3 + offset) % 8]}: item {i}."
-        rows.append(
-            {
-                "session_id": c.id,
-                "seq": i + 1,
-                "role": "user" if i % 2 == 0 else "assistant",
-                "content": content,
-                "created_at": utcnow(),
-                "search_terms": index_fields(content)[1],
-            }
-        )
-    await s.execute(insert(Message), rows)
-    record = await s.get(ChatSession, c.id)
-    assert record is not None
-    record.message_count = n
+        contents.append(f"About the {topic} and the {WORDS[2 + (i * 3 + offset) % 8]}: item {i}.")
+    await write_chat(s, c.id, contents)
     return c.id
 
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import delete, insert, text
+from sqlalchemy import delete, text
 
-from orrery.db.base import utcnow
+from bench.chats import write_chat
 from orrery.db.engine import Database
-from orrery.db.models import ChatSession, Message
+from orrery.db.models import Message
 from orrery.memory.archive_search import NEWEST_ROWS, RARE_ROWS, chat_key, split_terms
 from orrery.memory.history import DbHistory
-from orrery.memory.message_index import index_fields
 from orrery.repo import chat
 from orrery.text import analyze
 from tests.support.factories import make_user
@@ -35,21 +34,7 @@ async def _long_chat(db: Database, name: str) -> uuid.UUID:
     async with db.transaction() as s:
         user = await make_user(s, name)
         c = await chat.create_session(s, user.id)
-        rows = [
-            {
-                "session_id": c.id,
-                "seq": i,
-                "role": "user" if i % 2 else "assistant",
-                "content": _content(i),
-                "created_at": utcnow(),
-                "search_terms": index_fields(_content(i))[1],
-            }
-            for i in range(1, OLDER + 1)
-        ]
-        await s.execute(insert(Message), rows)
-        record = await s.get(ChatSession, c.id)
-        assert record is not None
-        record.message_count = OLDER
+        await write_chat(s, c.id, [_content(i) for i in range(1, OLDER + 1)])
         return c.id
 
 
