@@ -97,8 +97,8 @@ async def _archive(
     terms = analyze(ctx.query) if ctx.query else []
     if not isinstance(src, SessionArchive) or not terms or window.first_seq <= 1:
         return [], []
-    held = len(window.messages) or 1  # each word's share of the window: how common it is in the chat
-    rates = {t: len(window.term_counts(t)) / held for t in dict.fromkeys(terms)}
+    held = window.corpus(terms)  # each word's share of the window: how common it is in the chat
+    rates = {t: df / (held.messages or 1) for t, df in held.frequencies.items()}
     seqs = await src.search(terms, ARCHIVE_CANDIDATES, before_seq=window.first_seq, rates=rates)
     if not seqs:
         return [], []
