@@ -10,19 +10,16 @@ import pytest
 from typer.testing import CliRunner
 
 from orrery.cli import app
-from orrery.config import get_settings
+from tests.support.cli import cli_environment
 
 runner = CliRunner()
 
 
 @pytest.fixture
 def demo_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
-    get_settings.cache_clear()
-    assert runner.invoke(app, ["demo", "load"]).exit_code == 0
-    yield
-    get_settings.cache_clear()
+    for _ in cli_environment(db_url, monkeypatch):
+        assert runner.invoke(app, ["demo", "load"]).exit_code == 0
+        yield
 
 
 def _session(session_id: str) -> dict[str, object]:

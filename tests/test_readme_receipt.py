@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orrery.cli import app
-from orrery.config import get_settings
+from tests.support.cli import cli_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -22,12 +22,8 @@ runner = CliRunner()
 
 @pytest.fixture
 def demo_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("ORRERY_SECRET_KEY", "cli-secret")
     monkeypatch.setenv("COLUMNS", "100")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+    yield from cli_environment(db_url, monkeypatch)
 
 
 def _run(*args: str) -> str:
